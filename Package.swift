@@ -1,0 +1,98 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "parsley",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "parsley", targets: ["parsley"]),
+        .executable(name: "parsley-bench", targets: ["ParsleyBenchmarks"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+    ],
+    targets: [
+        // Pure Parse model: values, JSON, schema types, query AST, write operations, errors. No I/O.
+        .target(name: "ParsleyCore", swiftSettings: swiftSettings),
+        // Storage protocol and the dialect-neutral SQL compiler.
+        .target(name: "ParsleyStorage", dependencies: ["ParsleyCore"], swiftSettings: swiftSettings),
+        // Parse semantics over a store: schema evolution, object writes, queries, includes.
+        .target(
+            name: "ParsleyDomain",
+            dependencies: [
+                "ParsleyCore", "ParsleyStorage",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The embedded SQLite backend.
+        .target(
+            name: "ParsleySQLite",
+            dependencies: [
+                "ParsleyCore", "ParsleyStorage",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The Parse REST API over Hummingbird.
+        .target(
+            name: "ParsleyHTTP",
+            dependencies: [
+                "ParsleyCore", "ParsleyStorage", "ParsleyDomain",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "parsley",
+            dependencies: [
+                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyDomain", "ParsleyHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "ParsleyBenchmarks",
+            dependencies: [
+                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyDomain", "ParsleyHTTP",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/ParsleyBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "ParsleyCoreTests", dependencies: ["ParsleyCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ParsleyAPITests",
+            dependencies: [
+                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyDomain", "ParsleyHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,73 @@
+/// Serialises `JSONValue` to compact UTF-8 JSON, object keys sorted.
+public enum JSONWriter {
+    public static func bytes(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(value, into: &out)
+        return out
+    }
+
+    public static func string(_ value: JSONValue) -> String {
+        String(decoding: bytes(value), as: UTF8.self)
+    }
+
+    public static func write(_ value: JSONValue, into out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .double(let d): writeDouble(d, into: &out)
+        case .string(let s): writeString(s, into: &out)
+        case .array(let a):
+            out.append(UInt8(ascii: "["))
+            for (i, element) in a.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                write(element, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let o):
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for key in o.keys.sorted() {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                writeString(key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                write(o[key]!, into: &out)  // key comes from o.keys
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Numbers print the way JavaScript prints them where it matters to clients: integral doubles have no `.0`.
+    static func writeDouble(_ d: Double, into out: inout [UInt8]) {
+        guard d.isFinite else {
+            out.append(contentsOf: "null".utf8)
+            return
+        }
+        if d == d.rounded(), abs(d) < 9_007_199_254_740_992 {
+            out.append(contentsOf: String(Int64(d)).utf8)
+        } else {
+            out.append(contentsOf: d.description.utf8)
+        }
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0..<0x20:
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,38 @@
+/// Parse's `$relativeTime` grammar: `"in 2 days"`, `"3 hours ago"`, `"now"`, several `N unit` pairs allowed.
+public enum RelativeTime {
+    public static func resolve(_ text: String, now: ParseDate) -> ParseDate? {
+        var words = text.lowercased().split(separator: " ").map(String.init)
+        if words == ["now"] { return now }
+        var sign: Int64
+        if words.first == "in" {
+            sign = 1
+            words.removeFirst()
+        } else if words.last == "ago" {
+            sign = -1
+            words.removeLast()
+        } else {
+            return nil
+        }
+        guard !words.isEmpty, words.count % 2 == 0 else { return nil }
+        var seconds: Int64 = 0
+        var i = 0
+        while i < words.count {
+            guard let n = Int64(words[i]), let unit = unitSeconds(words[i + 1]) else { return nil }
+            seconds += n * unit
+            i += 2
+        }
+        return ParseDate(milliseconds: now.milliseconds + sign * seconds * 1000)
+    }
+
+    static func unitSeconds(_ unit: String) -> Int64? {
+        switch unit {
+        case "yr", "yrs", "year", "years": return 365 * 86400
+        case "wk", "wks", "week", "weeks": return 7 * 86400
+        case "d", "day", "days": return 86400
+        case "hr", "hrs", "hour", "hours": return 3600
+        case "min", "mins", "minute", "minutes": return 60
+        case "sec", "secs", "second", "seconds": return 1
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,79 @@
+/// The schema of one Parse class: its fields with their types, class-level permissions and indexes.
+public struct ClassSchema: Sendable, Equatable {
+    public var className: String
+    public var fields: [String: FieldType]
+    public var classLevelPermissions: JSONValue?
+    public var indexes: [String: JSONValue]
+
+    public static let defaultFields: [String: FieldType] = [
+        "objectId": .string, "createdAt": .date, "updatedAt": .date, "ACL": .acl,
+    ]
+
+    /// Fields every object of a system class has.
+    public static func systemFields(for className: String) -> [String: FieldType] {
+        switch className {
+        case "_User":
+            return ["username": .string, "password": .string, "email": .string, "emailVerified": .boolean, "authData": .object]
+        case "_Role":
+            return ["name": .string, "users": .relation("_User"), "roles": .relation("_Role")]
+        case "_Session":
+            return [
+                "user": .pointer("_User"), "installationId": .string, "sessionToken": .string, "expiresAt": .date,
+                "createdWith": .object,
+            ]
+        case "_Installation":
+            return [
+                "installationId": .string, "deviceToken": .string, "channels": .array, "deviceType": .string,
+                "pushType": .string, "GCMSenderId": .string, "timeZone": .string, "localeIdentifier": .string,
+                "badge": .number, "appVersion": .string, "appName": .string, "appIdentifier": .string,
+                "parseVersion": .string,
+            ]
+        default:
+            return [:]
+        }
+    }
+
+    public init(className: String, fields: [String: FieldType] = [:], classLevelPermissions: JSONValue? = nil, indexes: [String: JSONValue] = [:]) {
+        self.className = className
+        var all = Self.defaultFields
+        for (k, v) in Self.systemFields(for: className) { all[k] = v }
+        for (k, v) in fields { all[k] = v }
+        self.fields = all
+        self.classLevelPermissions = classLevelPermissions
+        self.indexes = indexes
+    }
+
+    /// The single GeoPoint field, if the class has one (Parse allows at most one).
+    public var geoPointField: String? { fields.first { $0.value == .geoPoint }?.key }
+
+    /// Default CLP (everything open) used when none is stored.
+    public static let openPermissions: JSONValue = [
+        "find": ["*": true], "get": ["*": true], "count": ["*": true], "create": ["*": true],
+        "update": ["*": true], "delete": ["*": true], "addField": ["*": true], "protectedFields": ["*": []],
+    ]
+
+    /// The `/schemas` JSON form of this class.
+    public var json: JSONValue {
+        var fieldJSON: [String: JSONValue] = [:]
+        for (name, type) in fields { fieldJSON[name] = type.json }
+        var o: [String: JSONValue] = [
+            "className": .string(className),
+            "fields": .object(fieldJSON),
+            "classLevelPermissions": classLevelPermissions ?? Self.openPermissions,
+        ]
+        if !indexes.isEmpty { o["indexes"] = .object(indexes) }
+        return .object(o)
+    }
+
+    /// Reads the stored form written by `json`.
+    public init?(json: JSONValue) {
+        guard let name = json["className"]?.stringValue, let fieldJSON = json["fields"]?.objectValue else { return nil }
+        var fields: [String: FieldType] = [:]
+        for (k, v) in fieldJSON {
+            guard let t = FieldType(json: v) else { return nil }
+            fields[k] = t
+        }
+        self.init(className: name, fields: fields, classLevelPermissions: json["classLevelPermissions"], indexes: json["indexes"]?.objectValue ?? [:])
+        if json["classLevelPermissions"] == Self.openPermissions { classLevelPermissions = nil }
+    }
+}

@@ -1,0 +1,215 @@
+public import ParsleyCore
+public import ParsleyStorage
+
+/// Creates, updates and deletes Parse objects: validates the body, evolves the schema, and runs the write
+/// in one transaction of the single writer (so `Increment` and array operations are atomic).
+public struct ObjectService: Sendable {
+    public let store: SQLStore
+    public let schemas: SchemaService
+    public let options: ParseServerOptions
+
+    public init(store: SQLStore, schemas: SchemaService, options: ParseServerOptions) {
+        self.store = store
+        self.schemas = schemas
+        self.options = options
+    }
+
+    /// Classes whose special rules (passwords, sessions) come with the security issue; until then only
+    /// the master key may write them through `/classes`.
+    static let guardedClasses: Set<String> = ["_User", "_Session", "_Role", "_Installation"]
+
+    func checkWritable(_ className: String, auth: Auth) throws(ParseError) {
+        guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
+        if Self.guardedClasses.contains(className), !auth.isMaster {
+            throw ParseError(.operationForbidden, "Clients aren't allowed to perform the write operation on the \(className) collection.")
+        }
+    }
+
+    /// Field types a patch needs in the schema; dotted paths need their top field to be an Object.
+    static func requiredTypes(_ patch: ObjectPatch) throws(ParseError) -> [String: FieldType] {
+        var types: [String: FieldType] = [:]
+        for (path, op) in patch.operations {
+            let type: FieldType?
+            if path.subpath.isEmpty { type = try op.impliedType() } else { type = .object }
+            guard let type else { continue }
+            if let previous = types[path.field], previous != type {
+                throw SchemaService.mismatch(path.field, expected: previous, got: type)
+            }
+            types[path.field] = type
+        }
+        return types
+    }
+
+    /// `POST /classes/:className`: returns `objectId`, `createdAt` and the results of any operations.
+    public func create(_ className: String, body: JSONValue, auth: Auth) async throws -> [String: JSONValue] {
+        try checkWritable(className, auth: auth)
+        let patch = try WriteParser(isCreate: true).parse(body)
+        let schema = try await schemas.ensure(
+            className, fields: try Self.requiredTypes(patch), auth: auth, allowClassCreation: options.allowClientClassCreation)
+        var values: [String: JSONValue] = [:]
+        var echoed: [String: JSONValue] = [:]
+        var relations: [(String, [Pointer])] = []
+        for (path, op) in patch.operations {
+            if case .relation(let add, _) = op {
+                relations.append((path.field, add))
+                continue
+            }
+            guard let value = op.valueOnEmpty else { continue }
+            if path.subpath.isEmpty {
+                values[path.field] = value
+            } else {
+                values[path.field] = Self.setting(values[path.field], path.subpath, to: value)
+            }
+            if op.echoesResult { echoed[path.field] = values[path.field] }
+        }
+        let objectId = ObjectID.make()
+        let now = ParseDate.now
+        let acl = patch.acl ?? nil
+        try await store.database.write { [store, values, relations] db in
+            let writer = store.writer(db)
+            try await writer.insert(className: className, schema: schema, objectId: objectId, createdAt: now, values: values, acl: acl)
+            for (field, pointers) in relations {
+                try await writer.addRelation(owner: className, field: field, owningId: objectId, related: pointers.map(\.objectId))
+            }
+        }
+        echoed["objectId"] = .string(objectId)
+        echoed["createdAt"] = .string(now.iso)
+        return echoed
+    }
+
+    /// `PUT /classes/:className/:objectId`: returns `updatedAt` and the new values of Increment/Add/AddUnique/Remove fields.
+    public func update(_ className: String, objectId: String, body: JSONValue, auth: Auth) async throws -> [String: JSONValue] {
+        try checkWritable(className, auth: auth)
+        guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
+        let patch = try WriteParser(isCreate: false).parse(body)
+        let schema = try await schemas.ensure(
+            className, fields: try Self.requiredTypes(patch), auth: auth, allowClassCreation: options.allowClientClassCreation)
+        let now = ParseDate.now
+        let principals = auth.principals
+        let needsRead = patch.operations.contains { path, op in
+            if !path.subpath.isEmpty { return true }
+            switch op {
+            case .add, .addUnique, .remove: return true
+            default: return false
+            }
+        }
+        let result: [String: JSONValue]? = try await store.database.write { [store] db in
+            let writer = store.writer(db)
+            var assignments: [SQLWriter.Assignment] = []
+            var echoed: [String: JSONValue] = [:]
+            var current: [String: JSONValue] = [:]
+            if needsRead {
+                guard let row = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: principals) else {
+                    return nil
+                }
+                current = row
+            }
+            var relationOps: [(String, [Pointer], [Pointer])] = []
+            var nested: [String: JSONValue] = [:]
+            for (path, op) in patch.operations {
+                if !path.subpath.isEmpty {
+                    let base = nested[path.field] ?? current[path.field]
+                    let existing = Self.value(at: path.subpath, in: base)
+                    let newValue: JSONValue?
+                    switch op {
+                    case .delete: newValue = nil
+                    case .increment(let amount): newValue = try Self.add(existing, amount)
+                    case .add, .addUnique, .remove: newValue = try op.applyArrayOperation(to: existing)
+                    case .set(let v): newValue = v
+                    case .relation: throw ParseError.invalidKeyName(path.description)
+                    }
+                    nested[path.field] = Self.setting(base, path.subpath, to: newValue)
+                    if op.echoesResult, let newValue { echoed[path.field] = Self.setting(echoed[path.field], path.subpath, to: newValue) }
+                    continue
+                }
+                switch op {
+                case .set(let v): assignments.append(.set(path.field, v))
+                case .delete: assignments.append(.set(path.field, .null))
+                case .increment(let amount): assignments.append(.increment(path.field, amount))
+                case .add, .addUnique, .remove:
+                    let v = try op.applyArrayOperation(to: current[path.field])
+                    assignments.append(.set(path.field, v))
+                    echoed[path.field] = v
+                case .relation(let add, let remove): relationOps.append((path.field, add, remove))
+                }
+            }
+            for (field, value) in nested { assignments.append(.set(field, value)) }
+            if let acl = patch.acl { assignments.append(.setACL(acl)) }
+            guard let incremented = try await writer.update(
+                className: className, schema: schema, objectId: objectId, updatedAt: now, assignments: assignments, writePrincipals: principals)
+            else { return nil }
+            for (k, v) in incremented { echoed[k] = v }
+            for (field, add, remove) in relationOps {
+                try await writer.addRelation(owner: className, field: field, owningId: objectId, related: add.map(\.objectId))
+                try await writer.removeRelation(owner: className, field: field, owningId: objectId, related: remove.map(\.objectId))
+            }
+            return echoed
+        }
+        guard var response = result else { throw ParseError.objectNotFound() }
+        response["updatedAt"] = .string(now.iso)
+        return response
+    }
+
+    /// `DELETE /classes/:className/:objectId`.
+    public func delete(_ className: String, objectId: String, auth: Auth) async throws {
+        try checkWritable(className, auth: auth)
+        guard let schema = schemas.schema(className) else { throw ParseError.objectNotFound() }
+        let principals = auth.principals
+        let relationFields = schema.fields.compactMap { name, type -> String? in
+            if case .relation = type { return name }
+            return nil
+        }
+        let deleted = try await store.database.write { [store] db in
+            let writer = store.writer(db)
+            guard try await writer.delete(className: className, objectId: objectId, writePrincipals: principals) else { return false }
+            for field in relationFields {
+                _ = try await db.query(
+                    SQLFragment("DELETE FROM \(store.dialect.quote(WhereCompiler.joinTable(field: field, owner: className))) WHERE owningId = ?", [.text(objectId)]))
+            }
+            return true
+        }
+        if !deleted { throw ParseError.objectNotFound() }
+    }
+
+    // MARK: Nested values
+
+    static func value(at path: [String], in value: JSONValue?) -> JSONValue? {
+        var current = value
+        for key in path {
+            guard case .object(let o)? = current else { return nil }
+            current = o[key]
+        }
+        return current
+    }
+
+    static func setting(_ base: JSONValue?, _ path: [String], to newValue: JSONValue?) -> JSONValue {
+        var object = base?.objectValue ?? [:]
+        guard let key = path.first else { return newValue ?? .null }
+        if path.count == 1 {
+            object[key] = newValue
+        } else {
+            object[key] = setting(object[key], Array(path.dropFirst()), to: newValue)
+        }
+        return .object(object)
+    }
+
+    static func add(_ current: JSONValue?, _ amount: JSONValue) throws(ParseError) -> JSONValue {
+        switch (current ?? .int(0), amount) {
+        case (.int(let a), .int(let b)):
+            let (sum, overflow) = a.addingReportingOverflow(b)
+            return overflow ? .double(Double(a) + Double(b)) : .int(sum)
+        case (.null, _): return amount
+        case (let a, let b):
+            guard let x = a.numberValue, let y = b.numberValue else { throw ParseError(.invalidJSON, "Cannot increment a non-number") }
+            return .double(x + y)
+        }
+    }
+}
+
+extension ParseDate {
+    /// The current time, to the millisecond.
+    public static var now: ParseDate {
+        let d = ContinuousClockEpoch.millisecondsSince1970()
+        return ParseDate(milliseconds: d)
+    }
+}

@@ -1,0 +1,72 @@
+public import ParsleyCore
+
+/// Settings that change what the Parse API does (transport settings live with the executable).
+public struct ParseServerOptions: Sendable {
+    public var applicationId: String
+    public var masterKey: String
+    /// Client keys; when any is set, requests must carry one of them (or the master key).
+    public var restAPIKey: String?
+    public var clientKey: String?
+    public var javascriptKey: String?
+    public var dotNetKey: String?
+    public var mountPath: String
+    /// Base for absolute URLs (`Location`, file URLs). Nil: derived from the request's Host header.
+    public var publicServerURL: String?
+    public var defaultLimit: Int
+    public var maxLimit: Int?
+    public var allowClientClassCreation: Bool
+    public var maxBatchSize: Int
+    public var maxRequestBytes: Int
+
+    public init(
+        applicationId: String, masterKey: String, restAPIKey: String? = nil, clientKey: String? = nil, javascriptKey: String? = nil,
+        dotNetKey: String? = nil, mountPath: String = "/parse", publicServerURL: String? = nil, defaultLimit: Int = 100, maxLimit: Int? = nil,
+        allowClientClassCreation: Bool = false, maxBatchSize: Int = 1000, maxRequestBytes: Int = 20 * 1024 * 1024
+    ) {
+        self.applicationId = applicationId
+        self.masterKey = masterKey
+        self.restAPIKey = restAPIKey
+        self.clientKey = clientKey
+        self.javascriptKey = javascriptKey
+        self.dotNetKey = dotNetKey
+        self.mountPath = mountPath
+        self.publicServerURL = publicServerURL
+        self.defaultLimit = defaultLimit
+        self.maxLimit = maxLimit
+        self.allowClientClassCreation = allowClientClassCreation
+        self.maxBatchSize = maxBatchSize
+        self.maxRequestBytes = maxRequestBytes
+    }
+
+    /// Whether any client key is configured (then one must be presented).
+    public var requiresClientKey: Bool {
+        [restAPIKey, clientKey, javascriptKey, dotNetKey].contains { $0 != nil }
+    }
+}
+
+/// Who is asking: the master key, a user (later, with sessions), or nobody.
+public struct Auth: Sendable {
+    public var isMaster: Bool
+    public var userId: String?
+    public var roles: [String]
+    public var installationId: String?
+
+    public init(isMaster: Bool, userId: String? = nil, roles: [String] = [], installationId: String? = nil) {
+        self.isMaster = isMaster
+        self.userId = userId
+        self.roles = roles
+        self.installationId = installationId
+    }
+
+    public static let master = Auth(isMaster: true)
+    public static let nobody = Auth(isMaster: false)
+
+    /// ACL principals for reading and writing; nil for the master key (no filtering).
+    public var principals: [String]? {
+        if isMaster { return nil }
+        var p = ["*"]
+        if let userId { p.append(userId) }
+        p += roles.map { "role:\($0)" }
+        return p
+    }
+}

@@ -1,0 +1,194 @@
+public import ParsleyCore
+public import ParsleyStorage
+
+/// Finds, gets and counts Parse objects, resolving `include` with one query per class and path level.
+public struct QueryService: Sendable {
+    public let store: SQLStore
+    public let schemas: SchemaService
+    public let options: ParseServerOptions
+
+    public init(store: SQLStore, schemas: SchemaService, options: ParseServerOptions) {
+        self.store = store
+        self.schemas = schemas
+        self.options = options
+    }
+
+    public struct Page: Sendable {
+        public var results: [[String: JSONValue]]
+        public var count: Int?
+    }
+
+    /// `GET /classes/:className` with its parameters.
+    public func find(_ className: String, _ find: FindOptions, auth: Auth) async throws -> Page {
+        guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
+        guard var schema = schemas.schema(className) else {
+            if !auth.isMaster, !options.allowClientClassCreation, !Naming.systemClasses.contains(className) {
+                throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
+            }
+            return Page(results: [], count: find.count ? 0 : nil)
+        }
+        var predicate = try QueryParser(allowInternalFields: auth.isMaster, now: .now).parse(find.whereValue)
+        var order: [SortKey] = []
+        for key in find.order {
+            let descending = key.hasPrefix("-")
+            let name = descending ? String(key.dropFirst()) : key
+            if name == "$score" {
+                order.append(SortKey(path: FieldPath(field: "$score"), descending: descending))
+                continue
+            }
+            let path = try QueryParser(allowInternalFields: auth.isMaster, now: .now).fieldPath(name)
+            order.append(SortKey(path: path, descending: descending))
+        }
+        var redirected: String?
+        if let key = find.redirectClassNameForKey {
+            guard case .relation(let target)? = schema.fields[key], let targetSchema = schemas.schema(target) else {
+                return Page(results: [], count: find.count ? 0 : nil)
+            }
+            // Objects of the relation's target class; the where clause names the owner with $relatedTo.
+            schema = targetSchema
+            redirected = target
+        }
+        var limit = find.limit ?? options.defaultLimit
+        if let maxLimit = options.maxLimit { limit = min(limit, maxLimit) }
+        let (topKeys, includeFromKeys) = Self.splitKeys(find.keys)
+        let includes = find.include + includeFromKeys
+        let all = schemas.all()
+        if predicate == .all { predicate = .all }
+        var spec = FindSpec(
+            schema: schema, predicate: predicate, order: order, limit: limit, skip: find.skip,
+            keys: topKeys.map { Set($0).union(includes.map { String($0.split(separator: ".")[0]) }) }, readPrincipals: auth.principals,
+            schemas: all)
+        var results: [[String: JSONValue]] = []
+        if limit > 0 {
+            results = try await run { try await store.find(spec) }
+        }
+        var count: Int?
+        if find.count {
+            spec.order = []
+            count = try await run { try await store.count(spec) }
+        }
+        if !includes.isEmpty {
+            try await include(&results, schema: schema, paths: includes.map { $0.split(separator: ".").map(String.init) }, auth: auth, depth: 0)
+        }
+        results = results.map { shape($0, schema: schema, keys: topKeys.map(Set.init), exclude: Set(find.excludeKeys)) }
+        if let redirected { results = results.map { var o = $0; o["className"] = .string(redirected); return o } }
+        return Page(results: results, count: count)
+    }
+
+    /// `GET /classes/:className/:objectId`.
+    public func get(_ className: String, objectId: String, _ find: FindOptions, auth: Auth) async throws -> [String: JSONValue] {
+        guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
+        guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
+        var f = find
+        f.whereValue = ["objectId": .string(objectId)]
+        f.limit = 1
+        f.skip = 0
+        f.count = false
+        f.order = []
+        guard let object = try await self.find(className, f, auth: auth).results.first else { throw ParseError.objectNotFound() }
+        return object
+    }
+
+    func run<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch StoreError.timeout {
+            throw ParseError(.invalidQuery, "Query took too long: a $regex is too expensive")
+        }
+    }
+
+    /// `keys=a,b.c` -> top-level keys `a,b` and an implied `include=b`.
+    static func splitKeys(_ keys: [String]?) -> ([String]?, [String]) {
+        guard let keys else { return (nil, []) }
+        var top: [String] = []
+        var includes: [String] = []
+        for k in keys {
+            let parts = k.split(separator: ".")
+            guard let first = parts.first else { continue }
+            top.append(String(first))
+            if parts.count > 1 { includes.append(parts.dropLast().joined(separator: ".")) }
+        }
+        return (top, includes)
+    }
+
+    /// Relation placeholders, file URLs, `keys`/`excludeKeys` trimming.
+    func shape(_ object: [String: JSONValue], schema: ClassSchema, keys: Set<String>?, exclude: Set<String>) -> [String: JSONValue] {
+        var o = object
+        for (name, type) in schema.fields {
+            if case .relation(let target) = type, keys?.contains(name) ?? true {
+                o[name] = ["__type": "Relation", "className": .string(target)]
+            }
+        }
+        for key in exclude where !["objectId", "createdAt", "updatedAt", "ACL"].contains(key) { o[key] = nil }
+        return o
+    }
+
+    /// Replaces pointers along each include path with the objects they name (readable ones only).
+    func include(_ objects: inout [[String: JSONValue]], schema: ClassSchema, paths: [[String]], auth: Auth, depth: Int) async throws {
+        guard depth < 8, !objects.isEmpty else { return }
+        var byFirst: [String: [[String]]] = [:]
+        for path in paths {
+            guard let first = path.first else { continue }
+            if first == "*" {
+                for (name, type) in schema.fields {
+                    switch type {
+                    case .pointer, .array: byFirst[name, default: []].append([])
+                    default: break
+                    }
+                }
+                continue
+            }
+            byFirst[first, default: []].append(Array(path.dropFirst()))
+        }
+        for (field, rest) in byFirst.sorted(by: { $0.key < $1.key }) {
+            var wanted: [String: Set<String>] = [:]
+            for object in objects {
+                for p in Self.pointers(in: object[field]) { wanted[p.className, default: []].insert(p.objectId) }
+            }
+            var fetched: [Pointer: [String: JSONValue]] = [:]
+            for (className, ids) in wanted.sorted(by: { $0.key < $1.key }) {
+                guard let targetSchema = schemas.schema(className) else { continue }
+                let spec = FindSpec(
+                    schema: targetSchema, predicate: .field(FieldPath(field: "objectId"), .isIn(ids.sorted().map { .string($0) })),
+                    limit: ids.count, readPrincipals: auth.principals, schemas: schemas.all())
+                var found = try await store.find(spec)
+                let sub = rest.filter { !$0.isEmpty }
+                if !sub.isEmpty { try await include(&found, schema: targetSchema, paths: sub, auth: auth, depth: depth + 1) }
+                for var o in found {
+                    guard let id = o["objectId"]?.stringValue else { continue }
+                    o = shape(o, schema: targetSchema, keys: nil, exclude: [])
+                    o["__type"] = "Object"
+                    o["className"] = .string(className)
+                    fetched[Pointer(className: className, objectId: id)] = o
+                }
+            }
+            for i in objects.indices {
+                guard let value = objects[i][field] else { continue }
+                if let p = Pointer(json: value), value.parseType == "Pointer" {
+                    objects[i][field] = fetched[p].map(JSONValue.object)
+                } else if case .array(let items) = value {
+                    objects[i][field] = .array(items.compactMap { item in
+                        guard let p = Pointer(json: item), item.parseType == "Pointer" else { return item }
+                        return fetched[p].map(JSONValue.object)
+                    })
+                }
+            }
+        }
+    }
+
+    static func pointers(in value: JSONValue?) -> [Pointer] {
+        guard let value else { return [] }
+        if value.parseType == "Pointer", let p = Pointer(json: value) { return [p] }
+        if case .array(let items) = value { return items.compactMap { $0.parseType == "Pointer" ? Pointer(json: $0) : nil } }
+        return []
+    }
+
+    /// `count` alone.
+    public func count(_ className: String, where whereValue: JSONValue?, auth: Auth) async throws -> Int {
+        var f = FindOptions()
+        f.whereValue = whereValue
+        f.limit = 0
+        f.count = true
+        return try await find(className, f, auth: auth).count ?? 0
+    }
+}

@@ -1,0 +1,119 @@
+import Logging
+import NIOConcurrencyHelpers
+public import ParsleyCore
+public import ParsleyStorage
+
+/// The class schemas: stored in `_SCHEMA`, cached in memory. Changes go through the writer, and the cache
+/// takes a change only after its transaction committed and only if it is newer than what it holds.
+public final class SchemaService: Sendable {
+    let store: SQLStore
+    private let cache = NIOLockedValueBox<[String: (schema: ClassSchema, version: Int64)]>([:])
+
+    public init(store: SQLStore) {
+        self.store = store
+    }
+
+    public func reload() async throws {
+        let all = try await store.loadSchemas()
+        cache.withLockedValue { c in
+            c = [:]
+            for (schema, version) in all { c[schema.className] = (schema, version) }
+        }
+    }
+
+    public func schema(_ className: String) -> ClassSchema? {
+        cache.withLockedValue { $0[className]?.schema }
+    }
+
+    public func all() -> [String: ClassSchema] {
+        cache.withLockedValue { $0.mapValues(\.schema) }
+    }
+
+    func publish(_ schema: ClassSchema, version: Int64) {
+        cache.withLockedValue { c in
+            if let current = c[schema.className], current.version >= version { return }
+            c[schema.className] = (schema, version)
+        }
+    }
+
+    func forget(_ className: String) {
+        cache.withLockedValue { _ = $0.removeValue(forKey: className) }
+    }
+
+    /// Makes sure `className` exists with `fields`, adding what is missing.
+    /// - Throws: 111 when a field exists with another type; 119 when the class is missing and may not be created.
+    @discardableResult
+    public func ensure(_ className: String, fields: [String: FieldType], auth: Auth, allowClassCreation: Bool) async throws -> ClassSchema {
+        if let current = schema(className), fields.allSatisfy({ current.fields[$0.key] == $0.value }) {
+            return current
+        }
+        if let current = schema(className) {
+            for (name, type) in fields {
+                if let existing = current.fields[name], existing != type { throw Self.mismatch(name, expected: existing, got: type) }
+            }
+        } else if !auth.isMaster, !allowClassCreation, !Naming.systemClasses.contains(className) {
+            throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
+        }
+        let (schema, version) = try await store.database.write { [store] db in
+            let writer = store.writer(db)
+            let stored = try await writer.storedSchema(className)
+            var schema = stored?.0 ?? ClassSchema(className: className)
+            if stored == nil {
+                try await writer.createTable(className)
+                for (name, type) in schema.fields where ClassSchema.defaultFields[name] == nil {
+                    try await writer.addColumn(className, field: name, type: type)
+                }
+            }
+            var changed = stored == nil
+            for (name, type) in fields.sorted(by: { $0.key < $1.key }) {
+                if let existing = schema.fields[name] {
+                    if existing != type { throw Self.mismatch(name, expected: existing, got: type) }
+                    continue
+                }
+                try Self.checkGeoPoint(schema, adding: name, type)
+                try await writer.addColumn(className, field: name, type: type)
+                schema.fields[name] = type
+                changed = true
+            }
+            if !changed, let stored { return stored }
+            let version = try await writer.saveSchema(schema, previousVersion: stored?.1)
+            return (schema, version)
+        }
+        publish(schema, version: version)
+        return schema
+    }
+
+    static func checkGeoPoint(_ schema: ClassSchema, adding name: String, _ type: FieldType) throws(ParseError) {
+        if type == .geoPoint, let existing = schema.geoPointField, existing != name {
+            throw ParseError(
+                .incorrectType,
+                "there can only be one geopoint field in a class")
+        }
+    }
+
+    static func mismatch(_ field: String, expected: FieldType, got: FieldType) -> ParseError {
+        ParseError(.incorrectType, "schema mismatch for \(field); expected \(expected.display) but got \(got.display)")
+    }
+
+    /// Replaces a class's schema wholesale inside a write (used by the schemas API).
+    public func update(_ className: String, _ body: @escaping @Sendable (SQLWriter, ClassSchema?) async throws -> ClassSchema?) async throws -> ClassSchema? {
+        let result: (ClassSchema, Int64)?? = try await store.database.write { [store] db in
+            let writer = store.writer(db)
+            let stored = try await writer.storedSchema(className)
+            guard let schema = try await body(writer, stored?.0) else {
+                try await writer.deleteSchema(className)
+                return .some(nil)
+            }
+            let version = try await writer.saveSchema(schema, previousVersion: stored?.1)
+            return (schema, version)
+        }
+        switch result {
+        case .some(.some(let (schema, version))):
+            publish(schema, version: version)
+            return schema
+        default:
+            forget(className)
+            return nil
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Hummingbird
+import HTTPTypes
+import Logging
+import NIOCore
+import ParsleyCore
+import ParsleyDomain
+
+/// The HTTP edge: decodes Parse's transport conventions (headers or JS-SDK body credentials, `_method`,
+/// JSON-or-plain query parameters), authenticates, calls `ParseAPI`, and encodes JSON answers with CORS.
+public struct ParseTransport: HTTPResponder {
+    public typealias Context = BasicRequestContext
+
+    let api: ParseAPI
+    let options: ParseServerOptions
+    let mountPrefix: String
+
+    public init(api: ParseAPI) {
+        self.api = api
+        self.options = api.options
+        var mount = api.options.mountPath
+        if !mount.hasPrefix("/") { mount = "/" + mount }
+        while mount.count > 1, mount.hasSuffix("/") { mount.removeLast() }
+        self.mountPrefix = mount
+    }
+
+    public func respond(to request: Request, context: Context) async throws -> Response {
+        if request.method == .options { return Self.preflight() }
+        let path = request.uri.path
+        guard path == mountPrefix || path.hasPrefix(mountPrefix == "/" ? "/" : mountPrefix + "/") else {
+            return Self.json(404, ["code": 101, "error": .string("Cannot \(request.method.rawValue) \(path)")])
+        }
+        let segments = path.dropFirst(mountPrefix.count).split(separator: "/").map { String($0).removingPercentEncoding() }
+        do {
+            return try await handle(request, segments: segments, context: context)
+        } catch let error as ParseError {
+            return Self.json(error.httpStatus, error.json)
+        } catch let denied as AccessDenied {
+            return Self.json(403, ["error": .string(denied.message)])
+        } catch is RouteNotFound {
+            return Self.json(404, ["code": 101, "error": .string("Cannot \(request.method.rawValue) \(path)")])
+        } catch {
+            context.logger.error("request failed: \(String(reflecting: error))")
+            return Self.json(500, ["code": 1, "error": "Internal server error."])
+        }
+    }
+
+    func handle(_ request: Request, segments: [String], context: Context) async throws -> Response {
+        var method: ParseRequest.Method
+        switch request.method {
+        case .get, .head: method = .get
+        case .post: method = .post
+        case .put, .patch: method = .put
+        case .delete: method = .delete
+        default: throw ParseError(.commandUnavailable, "Unsupported method \(request.method.rawValue)")
+        }
+        if segments == ["health"] {
+            return Self.json(200, ["status": "ok"])
+        }
+        let bytes: ByteBuffer
+        do {
+            bytes = try await request.body.collect(upTo: options.maxRequestBytes)
+        } catch {
+            return Self.json(413, ["code": 130, "error": .string("Request body is larger than \(options.maxRequestBytes) bytes")])
+        }
+        var body: JSONValue?
+        if bytes.readableBytes > 0 {
+            do {
+                body = try bytes.withUnsafeReadableBytes { raw in try JSONParser.parse(raw) }
+            } catch {
+                throw ParseError.invalidJSON("Invalid JSON")
+            }
+        }
+        // JS SDK: credentials and the real method travel in the body.
+        var bodyCredentials: [String: String] = [:]
+        if case .object(var o)? = body {
+            for key in ["_ApplicationId", "_JavaScriptKey", "_MasterKey", "_SessionToken", "_InstallationId", "_ClientVersion", "_ContentType"] {
+                if case .string(let v)? = o.removeValue(forKey: key) { bodyCredentials[key] = v }
+            }
+            for key in ["_RevocableSession", "_noBody", "_context"] { o[key] = nil }
+            if method == .post, case .string(let m)? = o.removeValue(forKey: "_method") {
+                guard let override = ParseRequest.Method(rawValue: m.uppercased()) else {
+                    throw ParseError(.invalidJSON, "Invalid _method \(m)")
+                }
+                method = override
+            }
+            body = .object(o)
+        }
+        let auth = try authenticate(request.headers, bodyCredentials)
+        var params: [String: JSONValue] = [:]
+        if method == .get, case .object(let o)? = body {
+            params = o
+            body = nil
+        }
+        if let query = request.uri.query {
+            for (k, v) in Self.queryParameters(query) { params[k] = v }
+        }
+        let mountURL: String
+        if let publicURL = options.publicServerURL {
+            mountURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+        } else {
+            mountURL = "http://\(request.head.authority ?? "localhost")\(mountPrefix)"
+        }
+        let parseRequest = ParseRequest(method: method, path: segments, params: params, body: body, auth: auth, mountURL: mountURL)
+        let response = try await api.handle(parseRequest)
+        var headers = Self.baseHeaders
+        if let location = response.location { headers[.location] = location }
+        return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(response.body))))
+    }
+
+    /// Application id, master key, client keys; a session token cannot be valid until sessions exist.
+    func authenticate(_ headers: HTTPFields, _ body: [String: String]) throws -> Auth {
+        let appId = headers[Self.applicationId] ?? body["_ApplicationId"]
+        guard appId == options.applicationId else { throw AccessDenied.unauthorized }
+        let master = headers[Self.masterKey] ?? body["_MasterKey"]
+        let installationId = headers[Self.installationId] ?? body["_InstallationId"]
+        if let master {
+            guard master == options.masterKey else { throw AccessDenied.unauthorized }
+            return Auth(isMaster: true, installationId: installationId)
+        }
+        if options.requiresClientKey {
+            let presented: [(String?, String?)] = [
+                (headers[Self.restKey], options.restAPIKey), (headers[Self.clientKey], options.clientKey),
+                (headers[Self.javascriptKey] ?? body["_JavaScriptKey"], options.javascriptKey), (headers[Self.windowsKey], options.dotNetKey),
+            ]
+            guard presented.contains(where: { $0.0 != nil && $0.0 == $0.1 }) else { throw AccessDenied.unauthorized }
+        }
+        if headers[Self.sessionToken] ?? body["_SessionToken"] != nil {
+            throw ParseError(.invalidSessionToken, "Invalid session token")
+        }
+        return Auth(isMaster: false, installationId: installationId)
+    }
+
+    /// `a=1&where=%7B...%7D`: each value JSON-decoded when it parses, else kept as a string.
+    static func queryParameters(_ query: String) -> [(String, JSONValue)] {
+        query.split(separator: "&").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = String(parts[0]).replacingPlus().removingPercentEncoding()
+            guard !key.isEmpty else { return nil }
+            let raw = parts.count > 1 ? String(parts[1]).replacingPlus().removingPercentEncoding() : ""
+            if let first = raw.utf8.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"")
+                || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) || first == UInt8(ascii: "-") || raw == "true" || raw == "false"
+                || raw == "null",
+                let value = try? JSONParser.parse(raw)
+            {
+                return (key, value)
+            }
+            return (key, .string(raw))
+        }
+    }
+
+    static let applicationId = HTTPField.Name("X-Parse-Application-Id")!
+    static let masterKey = HTTPField.Name("X-Parse-Master-Key")!
+    static let restKey = HTTPField.Name("X-Parse-REST-API-Key")!
+    static let clientKey = HTTPField.Name("X-Parse-Client-Key")!
+    static let javascriptKey = HTTPField.Name("X-Parse-Javascript-Key")!
+    static let windowsKey = HTTPField.Name("X-Parse-Windows-Key")!
+    static let sessionToken = HTTPField.Name("X-Parse-Session-Token")!
+    static let installationId = HTTPField.Name("X-Parse-Installation-Id")!
+
+    static let baseHeaders: HTTPFields = {
+        var h = HTTPFields()
+        h[.contentType] = "application/json; charset=utf-8"
+        h[.accessControlAllowOrigin] = "*"
+        h[.accessControlAllowMethods] = "GET,PUT,POST,DELETE,OPTIONS"
+        h[.accessControlAllowHeaders] =
+            "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, X-Parse-Client-Version, X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, X-Parse-Request-Id, X-Parse-Client-Key, X-Parse-Installation-Id, Content-Type, Pragma, Cache-Control"
+        h[.accessControlExposeHeaders] = "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id"
+        return h
+    }()
+
+    static func preflight() -> Response {
+        var headers = baseHeaders
+        headers[.contentType] = "text/plain"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "OK")))
+    }
+
+    static func json(_ status: Int, _ body: JSONValue) -> Response {
+        Response(status: .init(code: status), headers: baseHeaders, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(body))))
+    }
+}
+
+extension String {
+    func replacingPlus() -> String { String(map { $0 == "+" ? " " : $0 }) }
+}

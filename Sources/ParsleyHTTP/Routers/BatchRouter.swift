@@ -1,0 +1,117 @@
+import ParsleyCore
+import ParsleyDomain
+import ParsleyStorage
+
+/// `POST /batch`: runs each sub-request through the same handlers, in order, answering
+/// `[{"success":...}|{"error":...}]`. With `"transaction": true` every sub-request runs inside one database
+/// transaction: all of them are stored, or (on the first error) none, and the call fails with that error.
+struct BatchRouter: ParseRouter {
+    let options: ParseServerOptions
+    let store: SQLStore
+    let schemas: SchemaService
+    let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse
+
+    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
+        guard request.method == .post, request.path == ["batch"] else { return nil }
+        return { try await run($0) }
+    }
+
+    struct SubRequestFailed: Error {
+        let error: ParseError
+    }
+
+    func run(_ request: ParseRequest) async throws -> ParseResponse {
+        guard case .array(let items)? = request.bodyObject["requests"] else {
+            throw ParseError.invalidJSON("requests must be an array")
+        }
+        guard items.count <= options.maxBatchSize else {
+            throw ParseError.invalidJSON("Batch request limit exceeded: at most \(options.maxBatchSize) requests")
+        }
+        let subRequests = items.map { subRequest($0, parent: request) }
+        if request.bodyObject["transaction"]?.boolValue == true {
+            do {
+                let results: [JSONValue] = try await store.database.write { db in
+                    try await WriteScope.$executor.withValue(db) {
+                        var out: [JSONValue] = []
+                        for sub in subRequests {
+                            switch await answer(sub) {
+                            case .object(let o) where o["error"] != nil:
+                                let code = o["error"]?["code"]?.integerValue ?? 1
+                                throw SubRequestFailed(error: ParseError(.init(rawValue: code), o["error"]?["error"]?.stringValue ?? ""))
+                            case let v: out.append(v)
+                            }
+                        }
+                        return out
+                    }
+                }
+                return ParseResponse(body: .array(results))
+            } catch let failed as SubRequestFailed {
+                try await schemas.reload()
+                throw failed.error
+            }
+        }
+        var results: [JSONValue] = []
+        for sub in subRequests { results.append(await answer(sub)) }
+        return ParseResponse(body: .array(results))
+    }
+
+    func subRequest(_ item: JSONValue, parent: ParseRequest) -> Result<ParseRequest, ParseError> {
+        guard let methodName = item["method"]?.stringValue, let method = ParseRequest.Method(rawValue: methodName.uppercased()),
+            let path = item["path"]?.stringValue
+        else { return .failure(ParseError.invalidJSON("batch request must have a method and a path")) }
+        let mount = options.mountPath.hasSuffix("/") ? options.mountPath : options.mountPath + "/"
+        guard path.hasPrefix(mount) else { return .failure(ParseError.invalidJSON("cannot route batch path \(path)")) }
+        let segments = path.dropFirst(mount.count).split(separator: "?")[0].split(separator: "/").map { String($0).removingPercentEncoding() }
+        let body = item["body"]
+        var params: [String: JSONValue] = [:]
+        if method == .get, case .object(let o)? = body { params = o }
+        return .success(ParseRequest(method: method, path: segments, params: params, body: method == .get ? nil : body, auth: parent.auth, mountURL: parent.mountURL))
+    }
+
+    func answer(_ sub: Result<ParseRequest, ParseError>) async -> JSONValue {
+        switch sub {
+        case .failure(let e): return ["error": e.json]
+        case .success(let request):
+            guard request.path.first != "batch" else { return ["error": ParseError.invalidJSON("cannot nest batch requests").json] }
+            do {
+                let response = try await dispatch(request)
+                return ["success": response.body]
+            } catch let e as ParseError {
+                return ["error": e.json]
+            } catch let e as AccessDenied {
+                return ["error": ParseError(.operationForbidden, e.message).json]
+            } catch {
+                return ["error": ParseError(.internalServerError, "Internal server error.").json]
+            }
+        }
+    }
+}
+
+extension String {
+    /// Decodes `%XX` escapes (and leaves malformed ones as they are).
+    func removingPercentEncoding() -> String {
+        guard utf8.contains(UInt8(ascii: "%")) else { return self }
+        var out: [UInt8] = []
+        let b = Array(utf8)
+        var i = 0
+        while i < b.count {
+            if b[i] == UInt8(ascii: "%"), i + 2 < b.count, let h = hexValue(b[i + 1]), let l = hexValue(b[i + 2]) {
+                out.append(h << 4 | l)
+                i += 3
+            } else {
+                out.append(b[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 65...70: return c - 55
+        case 97...102: return c - 87
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import ParsleyCore
+import ParsleyDomain
+
+/// `/health` (no credentials) and `/serverInfo` (master key).
+struct HealthRouter: ParseRouter {
+    static let version = "7.4.0"
+    private var table = RouteTable()
+
+    init() {
+        table.on(.get, "serverInfo") { req, _ in
+            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            return .ok([
+                "parseServerVersion": .string(Self.version),
+                "features": [
+                    "globalConfig": ["create": false, "read": false, "update": false, "delete": false],
+                    "hooks": ["create": false, "read": false, "update": false, "delete": false],
+                    "cloudCode": ["jobs": false],
+                    "logs": ["level": false, "size": false, "order": false, "until": false, "from": false],
+                    "push": ["immediatePush": false, "scheduledPush": false, "storedPushData": false, "pushAudiences": false, "localization": false],
+                    "schemas": [
+                        "addField": true, "removeField": true, "addClass": true, "removeClass": true, "clearAllDataFromClass": true,
+                        "exportClass": false, "editClassLevelPermissions": true, "editPointerPermissions": true,
+                    ],
+                    "settings": ["securityCheck": false],
+                ],
+            ])
+        }
+    }
+
+    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
+        table.handler(for: request)
+    }
+}

@@ -1,0 +1,76 @@
+public import ParsleyCore
+
+/// A database value bound to a statement parameter, or read from a result column.
+public enum SQLValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+
+    public var text: String? {
+        if case .text(let s) = self { return s }
+        return nil
+    }
+}
+
+public typealias SQLRow = [SQLValue]
+
+/// A piece of SQL with its bound values. `?` marks a parameter; each dialect renders its own placeholder
+/// syntax in `SQLDialect.render`. Values never enter the SQL text; identifiers enter only through
+/// `SQLDialect.quote`.
+public struct SQLFragment: Sendable, ExpressibleByStringLiteral {
+    public var sql: String
+    public var binds: [SQLValue]
+
+    public init(_ sql: String = "", _ binds: [SQLValue] = []) {
+        self.sql = sql
+        self.binds = binds
+    }
+
+    public init(stringLiteral value: String) {
+        self.init(value)
+    }
+
+    public static func bind(_ value: SQLValue) -> SQLFragment { SQLFragment("?", [value]) }
+
+    public mutating func append(_ text: String) { sql += text }
+
+    public mutating func append(_ other: SQLFragment) {
+        sql += other.sql
+        binds += other.binds
+    }
+
+    public mutating func append(bind value: SQLValue) {
+        sql += "?"
+        binds.append(value)
+    }
+
+    public static func + (a: SQLFragment, b: SQLFragment) -> SQLFragment {
+        var r = a
+        r.append(b)
+        return r
+    }
+
+    public static func + (a: SQLFragment, b: String) -> SQLFragment {
+        var r = a
+        r.sql += b
+        return r
+    }
+
+    public static func + (a: String, b: SQLFragment) -> SQLFragment {
+        SQLFragment(a) + b
+    }
+
+    /// Joins fragments with a separator (`" AND "`, `", "`).
+    public static func join(_ parts: [SQLFragment], _ separator: String) -> SQLFragment {
+        var r = SQLFragment()
+        for (i, p) in parts.enumerated() {
+            if i > 0 { r.sql += separator }
+            r.append(p)
+        }
+        return r
+    }
+
+    /// `(a)`
+    public var parenthesized: SQLFragment { SQLFragment("(") + self + SQLFragment(")") }
+}

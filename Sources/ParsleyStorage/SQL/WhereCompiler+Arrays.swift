@@ -1,0 +1,132 @@
+public import ParsleyCore
+
+extension WhereCompiler {
+    /// Array fields: a scalar operand matches an element; an array operand matches the whole array.
+    func compileArray(_ condition: Condition, _ expr: SQLFragment) throws(ParseError) -> SQLFragment {
+        func any(_ predicate: (ArrayElement) -> SQLFragment) -> SQLFragment {
+            dialect.anyElement(of: expr, alias: newAlias(), where: predicate)
+        }
+        switch condition {
+        case .equals(let v):
+            if v.isNull { return expr + " IS NULL" }
+            if case .array = v { return expr + " = " + .bind(.text(JSONWriter.string(v))) }
+            return any { elementEquals($0, v) }
+        case .notEquals(let v):
+            if v.isNull { return expr + " IS NOT NULL" }
+            if case .array = v { return (expr + " IS NULL OR " + expr + " <> " + .bind(.text(JSONWriter.string(v)))).parenthesized }
+            return SQLFragment("NOT ") + any { elementEquals($0, v) }
+        case .compare(let op, let v):
+            return any { e in elementCompare(e, op, v) }
+        case .isIn(let values):
+            guard !values.isEmpty else { return "1=0" }
+            return any { e in SQLFragment.join(values.map { elementEquals(e, $0) }, " OR ").parenthesized }
+        case .notIn(let values):
+            guard !values.isEmpty else { return "1=1" }
+            return SQLFragment("NOT ") + any { e in SQLFragment.join(values.map { elementEquals(e, $0) }, " OR ").parenthesized }
+        case .containsAll(let values):
+            guard !values.isEmpty else { return "1=0" }
+            return SQLFragment.join(values.map { v in any { elementEquals($0, v) } }, " AND ").parenthesized
+        case .containsAllMatching(let patterns):
+            guard !patterns.isEmpty else { return "1=0" }
+            return SQLFragment.join(
+                patterns.map { p in any { e in (e.type + " = 'text' AND " + dialect.regexMatch(e.value, p.pattern, options: p.options)).parenthesized } },
+                " AND "
+            ).parenthesized
+        case .containedBy(let values):
+            return SQLFragment("NOT ") + any { e in
+                values.isEmpty ? "1=1" : SQLFragment("NOT ") + SQLFragment.join(values.map { elementEquals(e, $0) }, " OR ").parenthesized
+            }
+        case .exists(let b): return expr + (b ? " IS NOT NULL" : " IS NULL")
+        case .regex(let r):
+            return any { e in (e.type + " = 'text' AND " + dialect.regexMatch(e.value, r.pattern, options: r.options)).parenthesized }
+        case .inQuery(let sub), .notInQuery(let sub):
+            var negated = false
+            if case .notInQuery = condition { negated = true }
+            let ids = try idsSubquery(sub)
+            let match = any { e in
+                (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["className"]) + " = " + .bind(.text(sub.className))
+                    + " AND " + dialect.jsonExtract(e.json, path: ["objectId"]) + " IN " + ids).parenthesized
+            }
+            return negated ? SQLFragment("NOT ") + match : match
+        case .select(let sub, let key): return try compileColumn(.select(sub, key: key), expr, .array)
+        case .dontSelect(let sub, let key): return try compileColumn(.dontSelect(sub, key: key), expr, .array)
+        case .text(let t):
+            return dialect.textMatch(expr, TextSearchTerms(term: t.term, caseSensitive: t.caseSensitive, diacriticSensitive: t.diacriticSensitive))
+        default: return "1=0"
+        }
+    }
+
+    /// One array element equals a Parse value (pointers by class and id, dates by instant).
+    func elementEquals(_ e: ArrayElement, _ v: JSONValue) -> SQLFragment {
+        switch v {
+        case .null: return e.type + " = 'null'"
+        case .bool(let b): return e.type + (b ? " = 'true'" : " = 'false'")
+        case .int, .double: return (e.type + " IN ('integer','real') AND " + e.value + " = " + .bind(StorageCodec.encodeScalar(v))).parenthesized
+        case .string(let s): return (e.type + " = 'text' AND " + e.value + " = " + .bind(.text(s))).parenthesized
+        case .array: return (e.type + " = 'array' AND " + e.json + " = " + .bind(.text(JSONWriter.string(v)))).parenthesized
+        case .object:
+            if let p = Pointer(json: v) {
+                return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["objectId"]) + " = " + .bind(.text(p.objectId)) + " AND "
+                    + dialect.jsonExtract(e.json, path: ["className"]) + " = " + .bind(.text(p.className))).parenthesized
+            }
+            if v.parseType == "Date", let iso = v["iso"]?.stringValue {
+                return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["iso"]) + " = " + .bind(.text(iso))).parenthesized
+            }
+            return (e.type + " = 'object' AND " + e.json + " = " + .bind(.text(JSONWriter.string(v)))).parenthesized
+        }
+    }
+
+    func elementCompare(_ e: ArrayElement, _ op: Comparison, _ v: JSONValue) -> SQLFragment {
+        if v.parseType == "Date", let iso = v["iso"]?.stringValue {
+            return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["iso"]) + " \(sqlOperator(op)) " + .bind(.text(iso))).parenthesized
+        }
+        switch v {
+        case .int, .double:
+            return (e.type + " IN ('integer','real') AND " + e.value + " \(sqlOperator(op)) " + .bind(StorageCodec.encodeScalar(v))).parenthesized
+        case .string(let s):
+            return (e.type + " = 'text' AND " + e.value + " \(sqlOperator(op)) " + .bind(.text(s))).parenthesized
+        default: return "1=0"
+        }
+    }
+
+    /// Dotted paths into Object fields.
+    func compileJSONPath(_ condition: Condition, base: SQLFragment, path: [String]) throws(ParseError) -> SQLFragment {
+        func extract(for v: JSONValue) -> (SQLFragment, SQLValue) {
+            if v.parseType == "Date", let iso = v["iso"]?.stringValue { return (dialect.jsonExtract(base, path: path + ["iso"]), .text(iso)) }
+            if let p = Pointer(json: v) { return (dialect.jsonExtract(base, path: path + ["objectId"]), .text(p.objectId)) }
+            return (dialect.jsonExtract(base, path: path), StorageCodec.encodeScalar(v))
+        }
+        let plain = dialect.jsonExtract(base, path: path)
+        switch condition {
+        case .equals(let v):
+            if v.isNull { return plain + " IS NULL" }
+            let (e, b) = extract(for: v)
+            return e + " = " + .bind(b)
+        case .notEquals(let v):
+            if v.isNull { return plain + " IS NOT NULL" }
+            let (e, b) = extract(for: v)
+            return (e + " IS NULL OR " + e + " <> " + .bind(b)).parenthesized
+        case .compare(let op, let v):
+            let (e, b) = extract(for: v)
+            return e + " \(sqlOperator(op)) " + .bind(b)
+        case .isIn(let values), .notIn(let values):
+            var negated = false
+            if case .notIn = condition { negated = true }
+            guard let first = values.first else { return negated ? "1=1" : "1=0" }
+            let (e, _) = extract(for: first)
+            let binds = values.map { SQLFragment.bind(extract(for: $0).1) }
+            let list = e + (negated ? " NOT IN (" : " IN (") + SQLFragment.join(binds, ", ") + ")"
+            return negated ? (e + " IS NULL OR " + list).parenthesized : list
+        case .exists(let b): return dialect.jsonType(base, path: path) + (b ? " IS NOT NULL" : " IS NULL")
+        case .regex(let r): return dialect.regexMatch(plain, r.pattern, options: r.options)
+        case .select(let sub, let key): return try selectSubquery(plain, sub, key: key, negated: false)
+        case .dontSelect(let sub, let key): return try selectSubquery(plain, sub, key: key, negated: true)
+        case .inQuery(let sub):
+            return dialect.jsonExtract(base, path: path + ["objectId"]) + " IN " + (try idsSubquery(sub))
+        case .notInQuery(let sub):
+            let e = dialect.jsonExtract(base, path: path + ["objectId"])
+            return (e + " IS NULL OR " + e + " NOT IN " + (try idsSubquery(sub))).parenthesized
+        default: return "1=0"
+        }
+    }
+}

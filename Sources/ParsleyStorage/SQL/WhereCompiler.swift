@@ -1,0 +1,277 @@
+public import ParsleyCore
+
+/// Compiles the query AST to a SQL predicate. Every value is bound; names are quoted by the dialect after
+/// being validated by the parsers. Field semantics follow the class schema: array fields match by element,
+/// pointers by objectId, relations through their join tables, dotted paths inside Object fields.
+public struct WhereCompiler {
+    public let dialect: any SQLDialect
+    /// Schemas of every class a sub-query may name.
+    public let schemas: [String: ClassSchema]
+    /// Read permissions applied to sub-queries too (nil: master key, no filtering).
+    public let readPrincipals: [String]?
+    private let aliases = AliasCounter()
+
+    public init(dialect: any SQLDialect, schemas: [String: ClassSchema], readPrincipals: [String]?) {
+        self.dialect = dialect
+        self.schemas = schemas
+        self.readPrincipals = readPrincipals
+    }
+
+    public func newAlias() -> String { "t\(aliases.next())" }
+
+    public static func joinTable(field: String, owner: String) -> String { "_Join:\(field):\(owner)" }
+
+    public func compile(_ node: QueryNode, schema: ClassSchema, alias: String) throws(ParseError) -> SQLFragment {
+        switch node {
+        case .all: return "1=1"
+        case .and(let nodes):
+            if nodes.isEmpty { return "1=1" }
+            return try combine(nodes, " AND ", schema, alias)
+        case .or(let nodes):
+            if nodes.isEmpty { return "1=0" }
+            return try combine(nodes, " OR ", schema, alias)
+        case .nor(let nodes):
+            return SQLFragment("NOT ") + (try combine(nodes, " OR ", schema, alias))
+        case .relatedTo(let owner, let key):
+            guard let ownerSchema = schemas[owner.className], case .relation? = ownerSchema.fields[key] else { return "1=0" }
+            var f = SQLFragment("\(column(alias, "objectId")) IN (SELECT relatedId FROM \(dialect.quote(Self.joinTable(field: key, owner: owner.className))) WHERE owningId = ")
+            f.append(bind: .text(owner.objectId))
+            f.append(")")
+            return f
+        case .field(let path, let condition):
+            return try compile(condition, on: target(path, schema: schema, alias: alias), alias: alias)
+        }
+    }
+
+    private func combine(_ nodes: [QueryNode], _ op: String, _ schema: ClassSchema, _ alias: String) throws(ParseError) -> SQLFragment {
+        var parts: [SQLFragment] = []
+        for n in nodes { parts.append(try compile(n, schema: schema, alias: alias).parenthesized) }
+        return SQLFragment.join(parts, op).parenthesized
+    }
+
+    public func column(_ alias: String, _ name: String) -> String { "\(alias).\(dialect.quote(name))" }
+
+    /// How a field path is stored.
+    public enum Target {
+        case column(SQLFragment, FieldType)
+        case json(SQLFragment, [String])
+        case relation(field: String, owner: String, target: String)
+        case missing
+    }
+
+    public func target(_ path: FieldPath, schema: ClassSchema, alias: String) -> Target {
+        let type: FieldType?
+        switch path.field {
+        case "objectId": type = .string
+        case "createdAt", "updatedAt": type = .date
+        case "_rperm", "_wperm": type = .array
+        default: type = schema.fields[path.field]
+        }
+        guard let type else { return .missing }
+        if case .relation(let target) = type {
+            return .relation(field: path.field, owner: schema.className, target: target)
+        }
+        let col = SQLFragment(column(alias, path.field))
+        if path.subpath.isEmpty { return .column(col, type) }
+        guard type == .object else { return .missing }
+        return .json(col, path.subpath)
+    }
+
+    func compile(_ condition: Condition, on target: Target, alias: String) throws(ParseError) -> SQLFragment {
+        switch target {
+        case .missing: return compileMissing(condition)
+        case .relation(let field, let owner, let targetClass):
+            return try compileRelation(condition, field: field, owner: owner, target: targetClass, alias: alias)
+        case .json(let base, let path): return try compileJSONPath(condition, base: base, path: path)
+        case .column(let expr, let type):
+            if type == .array { return try compileArray(condition, expr) }
+            return try compileColumn(condition, expr, type)
+        }
+    }
+
+    /// A field the class does not have behaves like a field that is missing on every object.
+    func compileMissing(_ condition: Condition) -> SQLFragment {
+        switch condition {
+        case .equals(.null), .exists(false), .notEquals, .notIn, .dontSelect, .notInQuery: return "1=1"
+        default: return "1=0"
+        }
+    }
+
+    // MARK: Plain columns
+
+    func compileColumn(_ condition: Condition, _ expr: SQLFragment, _ type: FieldType) throws(ParseError) -> SQLFragment {
+        switch condition {
+        case .equals(let v):
+            if v.isNull { return expr + " IS NULL" }
+            guard let bound = encode(v, type) else { return "1=0" }
+            return expr + " = " + .bind(bound)
+        case .notEquals(let v):
+            if v.isNull { return expr + " IS NOT NULL" }
+            guard let bound = encode(v, type) else { return "1=1" }
+            return (expr + " IS NULL OR " + expr + " <> " + .bind(bound)).parenthesized
+        case .compare(let op, let v):
+            guard let bound = encode(v, type), bound != .null else { return "1=0" }
+            return expr + " \(sqlOperator(op)) " + .bind(bound)
+        case .isIn(let values): return inList(expr, values, type, negated: false)
+        case .notIn(let values): return inList(expr, values, type, negated: true)
+        case .containsAll(let values):
+            // `$all` on a scalar field: every listed value equals the field.
+            guard !values.isEmpty else { return "1=0" }
+            return SQLFragment.join(values.map { compileColumnEquals(expr, $0, type) }, " AND ").parenthesized
+        case .containedBy(let values): return inList(expr, values, type, negated: false)
+        case .containsAllMatching(let patterns):
+            return SQLFragment.join(patterns.map { dialect.regexMatch(expr, $0.pattern, options: $0.options) }, " AND ").parenthesized
+        case .exists(let b): return expr + (b ? " IS NOT NULL" : " IS NULL")
+        case .regex(let r): return dialect.regexMatch(expr, r.pattern, options: r.options)
+        case .text(let t):
+            return dialect.textMatch(expr, TextSearchTerms(term: t.term, caseSensitive: t.caseSensitive, diacriticSensitive: t.diacriticSensitive))
+        case .select(let sub, let key): return try selectSubquery(expr, sub, key: key, negated: false)
+        case .dontSelect(let sub, let key): return try selectSubquery(expr, sub, key: key, negated: true)
+        case .inQuery(let sub), .notInQuery(let sub):
+            let negated: Bool
+            if case .notInQuery = condition { negated = true } else { negated = false }
+            guard case .pointer(let targetClass) = type, targetClass == sub.className else { return negated ? "1=1" : "1=0" }
+            let ids = try idsSubquery(sub)
+            return negated ? (expr + " IS NULL OR " + expr + " NOT IN " + ids).parenthesized : expr + " IN " + ids
+        case .nearSphere(let p, let max):
+            guard type == .geoPoint else { return "1=0" }
+            guard let max else { return expr + " IS NOT NULL" }
+            return dialect.geoDistance(expr, latitude: p.latitude, longitude: p.longitude) + " <= " + .bind(.real(max))
+        case .withinCenterSphere(let p, let radius):
+            guard type == .geoPoint else { return "1=0" }
+            return dialect.geoDistance(expr, latitude: p.latitude, longitude: p.longitude) + " <= " + .bind(.real(radius))
+        case .withinBox(let sw, let ne):
+            guard type == .geoPoint else { return "1=0" }
+            let lat = dialect.jsonExtract(expr, path: ["latitude"]), lng = dialect.jsonExtract(expr, path: ["longitude"])
+            return lat + " BETWEEN " + .bind(.real(sw.latitude)) + " AND " + .bind(.real(ne.latitude)) + " AND " + lng + " BETWEEN "
+                + .bind(.real(sw.longitude)) + " AND " + .bind(.real(ne.longitude))
+        case .withinPolygon(let points):
+            guard type == .geoPoint else { return "1=0" }
+            let polygon: JSONValue = ["coordinates": .array(points.map { [.double($0.latitude), .double($0.longitude)] })]
+            return dialect.polygonContains(polygon: .bind(.text(JSONWriter.string(polygon))), point: expr)
+        case .geoIntersects(let p):
+            guard type == .polygon else { return "1=0" }
+            return dialect.polygonContains(polygon: expr, point: .bind(.text(JSONWriter.string(p.json))))
+        }
+    }
+
+    func compileColumnEquals(_ expr: SQLFragment, _ v: JSONValue, _ type: FieldType) -> SQLFragment {
+        if v.isNull { return expr + " IS NULL" }
+        guard let bound = encode(v, type) else { return "1=0" }
+        return expr + " = " + .bind(bound)
+    }
+
+    /// Column encoding of a query operand for a field of `type`; nil when it can never match
+    /// (a pointer to another class).
+    func encode(_ v: JSONValue, _ type: FieldType) -> SQLValue? {
+        if case .pointer(let target) = type {
+            if let p = Pointer(json: v) { return p.className == target ? .text(p.objectId) : nil }
+        }
+        return StorageCodec.encode(v, as: type)
+    }
+
+    func inList(_ expr: SQLFragment, _ values: [JSONValue], _ type: FieldType, negated: Bool) -> SQLFragment {
+        let hasNull = values.contains { $0.isNull }
+        let bound = values.filter { !$0.isNull }.compactMap { encode($0, type) }
+        var parts: [SQLFragment] = []
+        if !bound.isEmpty {
+            parts.append(expr + (negated ? " NOT IN (" : " IN (") + SQLFragment.join(bound.map { .bind($0) }, ", ") + ")")
+        }
+        if negated {
+            // `$nin` also matches objects without the field, unless null itself is excluded.
+            if hasNull { parts.append(expr + " IS NOT NULL") } else if !parts.isEmpty { return (expr + " IS NULL OR " + parts[0]).parenthesized }
+            return parts.isEmpty ? "1=1" : SQLFragment.join(parts, " AND ").parenthesized
+        }
+        if hasNull { parts.append(expr + " IS NULL") }
+        return parts.isEmpty ? "1=0" : SQLFragment.join(parts, " OR ").parenthesized
+    }
+
+    func sqlOperator(_ op: Comparison) -> String {
+        switch op {
+        case .lessThan: return "<"
+        case .lessThanOrEqual: return "<="
+        case .greaterThan: return ">"
+        case .greaterThanOrEqual: return ">="
+        }
+    }
+
+    // MARK: Sub-queries
+
+    /// `(SELECT objectId FROM Sub WHERE ...)` with the caller's read permissions.
+    func idsSubquery(_ sub: SubQuery) throws(ParseError) -> SQLFragment {
+        guard let subSchema = schemas[sub.className] else { return "(SELECT NULL WHERE 1=0)" }
+        let a = newAlias()
+        var f = SQLFragment("(SELECT \(column(a, "objectId")) FROM \(dialect.quote(sub.className)) AS \(a) WHERE ")
+        f.append(try compile(sub.predicate, schema: subSchema, alias: a))
+        f.append(readFilter(alias: a))
+        f.append(")")
+        return f
+    }
+
+    func selectSubquery(_ expr: SQLFragment, _ sub: SubQuery, key: String, negated: Bool) throws(ParseError) -> SQLFragment {
+        guard let subSchema = schemas[sub.className] else { return negated ? "1=1" : "1=0" }
+        let a = newAlias()
+        let parser = QueryParser(now: ParseDate(milliseconds: 0))
+        let keyExpr: SQLFragment
+        switch target(try parser.fieldPath(key), schema: subSchema, alias: a) {
+        case .column(let e, _): keyExpr = e
+        case .json(let base, let path): keyExpr = dialect.jsonExtract(base, path: path)
+        default: return negated ? "1=1" : "1=0"
+        }
+        var f = SQLFragment("(SELECT ") + keyExpr + SQLFragment(" FROM \(dialect.quote(sub.className)) AS \(a) WHERE ")
+        f.append(try compile(sub.predicate, schema: subSchema, alias: a))
+        f.append(" AND ")
+        f.append(keyExpr)
+        f.append(" IS NOT NULL")
+        f.append(readFilter(alias: a))
+        f.append(")")
+        return negated ? (expr + " IS NULL OR " + expr + " NOT IN " + f).parenthesized : expr + " IN " + f
+    }
+
+    /// ` AND (<alias>._rperm IS NULL OR it holds one of the principals)`, or nothing for the master key.
+    public func readFilter(alias: String) -> SQLFragment {
+        guard let principals = readPrincipals else { return "" }
+        let col = SQLFragment(column(alias, "_rperm"))
+        let holds = dialect.anyElement(of: col, alias: newAlias()) { e in
+            e.value + " IN (" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + ")"
+        }
+        return " AND (" + col + " IS NULL OR " + holds + ")"
+    }
+
+    // MARK: Relations
+
+    func compileRelation(_ condition: Condition, field: String, owner: String, target: String, alias: String) throws(ParseError) -> SQLFragment {
+        let join = dialect.quote(Self.joinTable(field: field, owner: owner))
+        let id = column(alias, "objectId")
+        func members(_ related: SQLFragment, negated: Bool) -> SQLFragment {
+            SQLFragment("\(id) \(negated ? "NOT IN" : "IN") (SELECT owningId FROM \(join) WHERE relatedId ") + related + ")"
+        }
+        func ids(_ values: [JSONValue]) -> SQLFragment {
+            let bound = values.compactMap(Pointer.init(json:)).filter { $0.className == target }.map { SQLFragment.bind(.text($0.objectId)) }
+            return bound.isEmpty ? "IN (NULL)" : "IN (" + SQLFragment.join(bound, ", ") + ")"
+        }
+        switch condition {
+        case .equals(let v): return members(ids([v]), negated: false)
+        case .notEquals(let v): return members(ids([v]), negated: true)
+        case .isIn(let vs): return members(ids(vs), negated: false)
+        case .containsAll(let vs):
+            guard !vs.isEmpty else { return "1=0" }
+            return SQLFragment.join(vs.map { members(ids([$0]), negated: false) }, " AND ").parenthesized
+        case .notIn(let vs): return members(ids(vs), negated: true)
+        case .inQuery(let sub): return sub.className == target ? members("IN " + (try idsSubquery(sub)), negated: false) : "1=0"
+        case .notInQuery(let sub): return sub.className == target ? members("IN " + (try idsSubquery(sub)), negated: true) : "1=1"
+        case .exists(let b): return b ? "1=1" : "1=0"
+        default: throw ParseError.invalidQuery("This constraint is not supported on a Relation field")
+        }
+    }
+}
+
+/// Hands out distinct table aliases within one statement.
+final class AliasCounter: @unchecked Sendable {
+    // Used by one compiler on one task at a time; never shared across tasks.
+    private var value = 0
+    func next() -> Int {
+        value += 1
+        return value
+    }
+}

@@ -1,0 +1,160 @@
+public import ParsleyCore
+
+/// Parse objects on a SQL database: one table per class, one column per field, relations in join tables,
+/// the schema in `_SCHEMA`. Dialect-neutral; each backend supplies a `SQLDatabase`.
+public struct SQLStore: Sendable {
+    public let database: any SQLDatabase
+    public var dialect: any SQLDialect { database.dialect }
+
+    public init(database: any SQLDatabase) {
+        self.database = database
+    }
+
+    /// Creates the schema table if needed.
+    public func bootstrap() async throws {
+        let q = dialect.quote("_SCHEMA")
+        _ = try await database.write { db in
+            try await db.query(SQLFragment("CREATE TABLE IF NOT EXISTS \(q) (className TEXT PRIMARY KEY, schema TEXT NOT NULL, version INTEGER NOT NULL)"))
+        }
+    }
+
+    /// Every stored class schema with its version.
+    public func loadSchemas() async throws -> [(ClassSchema, Int64)] {
+        let q = dialect.quote("_SCHEMA")
+        let rows = try await database.read { db in try await db.query(SQLFragment("SELECT schema, version FROM \(q)")) }
+        return rows.compactMap { row in
+            guard case .text(let text) = row[0], let json = try? JSONParser.parse(text), let schema = ClassSchema(json: json),
+                case .integer(let version) = row[1]
+            else { return nil }
+            return (schema, version)
+        }
+    }
+
+    /// A writer bound to the executor of a write transaction.
+    public func writer(_ executor: any SQLExecutor) -> SQLWriter { SQLWriter(db: executor, dialect: dialect) }
+}
+
+/// What a find reads.
+public struct FindSpec: Sendable {
+    public var schema: ClassSchema
+    public var predicate: QueryNode
+    public var order: [SortKey]
+    public var limit: Int?
+    public var skip: Int
+    /// Top-level fields to return (nil: all). `objectId`, `createdAt`, `updatedAt` and `ACL` always come back.
+    public var keys: Set<String>?
+    /// Read permissions (nil: master key).
+    public var readPrincipals: [String]?
+    /// Schemas of classes that sub-queries may name.
+    public var schemas: [String: ClassSchema]
+
+    public init(
+        schema: ClassSchema, predicate: QueryNode = .all, order: [SortKey] = [], limit: Int? = nil, skip: Int = 0,
+        keys: Set<String>? = nil, readPrincipals: [String]?, schemas: [String: ClassSchema]
+    ) {
+        self.schema = schema
+        self.predicate = predicate
+        self.order = order
+        self.limit = limit
+        self.skip = skip
+        self.keys = keys
+        self.readPrincipals = readPrincipals
+        self.schemas = schemas
+    }
+}
+
+extension SQLStore {
+    /// Runs a find; returns Parse objects (files without URLs, relations as placeholders).
+    public func find(_ spec: FindSpec) async throws -> [[String: JSONValue]] {
+        let (statement, fields) = try selectStatement(spec)
+        let rows = try await database.read { db in try await db.query(statement) }
+        return rows.map { Self.decodeRow($0, fields: fields, schema: spec.schema) }
+    }
+
+    public func count(_ spec: FindSpec) async throws -> Int {
+        let compiler = WhereCompiler(dialect: dialect, schemas: spec.schemas, readPrincipals: spec.readPrincipals)
+        let alias = "t0"
+        var f = SQLFragment("SELECT COUNT(*) FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")
+        f.append(try compiler.compile(spec.predicate, schema: spec.schema, alias: alias))
+        f.append(compiler.readFilter(alias: alias))
+        let statement = f
+        let rows = try await database.read { db in try await db.query(statement) }
+        if case .integer(let n)? = rows.first?.first { return Int(n) }
+        return 0
+    }
+
+    /// The SELECT for a find and the field columns it returns after the five system columns.
+    public func selectStatement(_ spec: FindSpec) throws(ParseError) -> (SQLFragment, [(String, FieldType)]) {
+        let compiler = WhereCompiler(dialect: dialect, schemas: spec.schemas, readPrincipals: spec.readPrincipals)
+        let alias = "t0"
+        let fields = spec.schema.fields.filter { name, type in
+            if ClassSchema.defaultFields[name] != nil { return false }
+            if case .relation = type { return false }
+            return spec.keys?.contains(name) ?? true
+        }.sorted { $0.key < $1.key }
+        var columns = ["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"].map { compiler.column(alias, $0) }
+        columns += fields.map { compiler.column(alias, $0.key) }
+        var f = SQLFragment("SELECT \(columns.joined(separator: ", ")) FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")
+        f.append(try compiler.compile(spec.predicate, schema: spec.schema, alias: alias))
+        f.append(compiler.readFilter(alias: alias))
+        var orderParts: [SQLFragment] = []
+        for key in spec.order {
+            let direction = key.descending ? " DESC" : " ASC"
+            if key.isTextScore {
+                if let (path, search) = spec.predicate.textSearch, case .column(let e, _) = compiler.target(path, schema: spec.schema, alias: alias) {
+                    orderParts.append(dialect.textScore(e, TextSearchTerms(term: search.term, caseSensitive: search.caseSensitive, diacriticSensitive: search.diacriticSensitive)) + direction)
+                }
+                continue
+            }
+            switch compiler.target(key.path, schema: spec.schema, alias: alias) {
+            case .column(let e, _): orderParts.append(e + direction)
+            case .json(let base, let path): orderParts.append(dialect.jsonExtract(base, path: path) + direction)
+            default: continue
+            }
+        }
+        if spec.order.isEmpty, let (path, point) = spec.predicate.nearSphere,
+            case .column(let e, .geoPoint) = compiler.target(path, schema: spec.schema, alias: alias)
+        {
+            orderParts.append(dialect.geoDistance(e, latitude: point.latitude, longitude: point.longitude) + " ASC")
+        }
+        if !orderParts.isEmpty {
+            f.append(" ORDER BY ")
+            f.append(SQLFragment.join(orderParts, ", "))
+        }
+        if let limit = spec.limit {
+            f.append(" LIMIT ")
+            f.append(bind: .integer(Int64(limit)))
+        } else if spec.skip > 0 {
+            f.append(" LIMIT -1")
+        }
+        if spec.skip > 0 {
+            f.append(" OFFSET ")
+            f.append(bind: .integer(Int64(spec.skip)))
+        }
+        return (f, fields.map { ($0.key, $0.value) })
+    }
+
+    /// A row of `objectId, createdAt, updatedAt, _rperm, _wperm, fields...` as a Parse object.
+    public static func decodeRow(_ row: SQLRow, fields: [(String, FieldType)], schema: ClassSchema) -> [String: JSONValue] {
+        var object: [String: JSONValue] = [:]
+        object.reserveCapacity(fields.count + 4)
+        if case .text(let id) = row[0] { object["objectId"] = .string(id) }
+        if case .text(let c) = row[1] { object["createdAt"] = .string(c) }
+        if case .text(let u) = row[2] { object["updatedAt"] = .string(u) }
+        let readers = decodePermissions(row[3]), writers = decodePermissions(row[4])
+        if readers != nil || writers != nil {
+            object["ACL"] = ACL(readers: readers ?? [], writers: writers ?? []).json
+        }
+        for (i, (name, type)) in fields.enumerated() {
+            let value = row[5 + i]
+            if value == .null { continue }
+            object[name] = StorageCodec.decode(value, as: type)
+        }
+        return object
+    }
+
+    static func decodePermissions(_ value: SQLValue) -> [String]? {
+        guard case .text(let text) = value, case .array(let items)? = try? JSONParser.parse(text) else { return nil }
+        return items.compactMap(\.stringValue)
+    }
+}

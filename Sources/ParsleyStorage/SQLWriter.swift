@@ -1,0 +1,208 @@
+public import ParsleyCore
+
+/// Statements run inside a write transaction: DDL for schema evolution, and object writes.
+public struct SQLWriter: Sendable {
+    public let db: any SQLExecutor
+    public let dialect: any SQLDialect
+
+    // MARK: Schema
+
+    /// The stored schema of a class and its version, read inside the transaction (authoritative).
+    public func storedSchema(_ className: String) async throws -> (ClassSchema, Int64)? {
+        var f = SQLFragment("SELECT schema, version FROM \(dialect.quote("_SCHEMA")) WHERE className = ")
+        f.append(bind: .text(className))
+        let rows = try await db.query(f)
+        guard let row = rows.first, case .text(let text) = row[0], let json = try? JSONParser.parse(text),
+            let schema = ClassSchema(json: json), case .integer(let version) = row[1]
+        else { return nil }
+        return (schema, version)
+    }
+
+    /// Writes a schema row with the next version number; returns that version.
+    public func saveSchema(_ schema: ClassSchema, previousVersion: Int64?) async throws -> Int64 {
+        let version = (previousVersion ?? 0) + 1
+        let text = JSONWriter.string(schema.json)
+        var f = SQLFragment("INSERT INTO \(dialect.quote("_SCHEMA")) (className, schema, version) VALUES (")
+        f.append(bind: .text(schema.className))
+        f.append(", ")
+        f.append(bind: .text(text))
+        f.append(", ")
+        f.append(bind: .integer(version))
+        f.append(") ON CONFLICT (className) DO UPDATE SET schema = excluded.schema, version = excluded.version")
+        _ = try await db.query(f)
+        return version
+    }
+
+    public func deleteSchema(_ className: String) async throws {
+        var f = SQLFragment("DELETE FROM \(dialect.quote("_SCHEMA")) WHERE className = ")
+        f.append(bind: .text(className))
+        _ = try await db.query(f)
+    }
+
+    public func createTable(_ className: String) async throws {
+        let t = dialect.quote(className)
+        _ = try await db.query(
+            SQLFragment(
+                "CREATE TABLE IF NOT EXISTS \(t) (\"objectId\" TEXT PRIMARY KEY, \"createdAt\" TEXT NOT NULL, \"updatedAt\" TEXT NOT NULL, \"_rperm\" TEXT, \"_wperm\" TEXT)"
+            ))
+    }
+
+    public func dropTable(_ className: String) async throws {
+        _ = try await db.query(SQLFragment("DROP TABLE IF EXISTS \(dialect.quote(className))"))
+    }
+
+    public func addColumn(_ className: String, field: String, type: FieldType) async throws {
+        if case .relation = type {
+            let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: className))
+            _ = try await db.query(
+                SQLFragment("CREATE TABLE IF NOT EXISTS \(join) (relatedId TEXT NOT NULL, owningId TEXT NOT NULL, PRIMARY KEY (relatedId, owningId))"))
+            _ = try await db.query(
+                SQLFragment("CREATE INDEX IF NOT EXISTS \(dialect.quote("_Join:\(field):\(className):owning")) ON \(join) (owningId)"))
+            return
+        }
+        let columnType = dialect.fieldColumnType
+        _ = try await db.query(
+            SQLFragment("ALTER TABLE \(dialect.quote(className)) ADD COLUMN \(dialect.quote(field))\(columnType.isEmpty ? "" : " " + columnType)"))
+    }
+
+    public func createIndex(_ className: String, name: String, fields: [(String, Bool)], unique: Bool = false) async throws {
+        let cols = fields.map { "\(dialect.quote($0.0))\($0.1 ? " DESC" : "")" }.joined(separator: ", ")
+        _ = try await db.query(
+            SQLFragment(
+                "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(dialect.quote("\(className)_\(name)")) ON \(dialect.quote(className)) (\(cols))"))
+    }
+
+    public func dropIndex(_ className: String, name: String) async throws {
+        _ = try await db.query(SQLFragment("DROP INDEX IF EXISTS \(dialect.quote("\(className)_\(name)"))"))
+    }
+
+    // MARK: Objects
+
+    /// Inserts a new object. `values` are top-level fields (no relations).
+    public func insert(
+        className: String, schema: ClassSchema, objectId: String, createdAt: ParseDate, values: [String: JSONValue], acl: ACL?
+    ) async throws {
+        var names = ["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"]
+        var binds: [SQLValue] = [.text(objectId), .text(createdAt.iso), .text(createdAt.iso)]
+        binds += permissionValues(acl)
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) where !value.isNull {
+            names.append(name)
+            binds.append(StorageCodec.encode(value, as: schema.fields[name]))
+        }
+        let f = SQLFragment(
+            "INSERT INTO \(dialect.quote(className)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: binds.count).joined(separator: ", ")))",
+            binds)
+        _ = try await db.query(f)
+    }
+
+    func permissionValues(_ acl: ACL?) -> [SQLValue] {
+        guard let acl else { return [.null, .null] }
+        return [
+            .text(JSONWriter.string(.array(acl.readers.map { .string($0) }))),
+            .text(JSONWriter.string(.array(acl.writers.map { .string($0) }))),
+        ]
+    }
+
+    /// One column assignment of an update.
+    public enum Assignment: Sendable {
+        case set(String, JSONValue)
+        case increment(String, JSONValue)
+        case setACL(ACL?)
+    }
+
+    /// Updates one object if the write permissions allow; returns the new values of incremented fields,
+    /// or nil when no row matched (missing or not writable).
+    public func update(
+        className: String, schema: ClassSchema, objectId: String, updatedAt: ParseDate, assignments: [Assignment], writePrincipals: [String]?
+    ) async throws -> [String: JSONValue]? {
+        var f = SQLFragment("UPDATE \(dialect.quote(className)) SET \(dialect.quote("updatedAt")) = ")
+        f.append(bind: .text(updatedAt.iso))
+        var returning: [(String, FieldType)] = []
+        for a in assignments {
+            switch a {
+            case .set(let name, let value):
+                f.append(", \(dialect.quote(name)) = ")
+                f.append(bind: StorageCodec.encode(value, as: schema.fields[name]))
+            case .increment(let name, let amount):
+                let c = dialect.quote(name)
+                f.append(", \(c) = COALESCE(\(c), 0) + ")
+                f.append(bind: StorageCodec.encodeScalar(amount))
+                returning.append((name, .number))
+            case .setACL(let acl):
+                let perms = permissionValues(acl)
+                f.append(", \(dialect.quote("_rperm")) = ")
+                f.append(bind: perms[0])
+                f.append(", \(dialect.quote("_wperm")) = ")
+                f.append(bind: perms[1])
+            }
+        }
+        f.append(" WHERE \(dialect.quote("objectId")) = ")
+        f.append(bind: .text(objectId))
+        f.append(writeFilter(writePrincipals))
+        f.append(" RETURNING \(dialect.quote("objectId"))")
+        for (name, _) in returning { f.append(", \(dialect.quote(name))") }
+        let rows = try await db.query(f)
+        guard let row = rows.first else { return nil }
+        var result: [String: JSONValue] = [:]
+        for (i, (name, type)) in returning.enumerated() { result[name] = StorageCodec.decode(row[i + 1], as: type) }
+        return result
+    }
+
+    /// Reads one object inside the transaction (for read-modify-write of array and nested operations).
+    public func fetch(className: String, schema: ClassSchema, objectId: String, writePrincipals: [String]?) async throws -> [String: JSONValue]? {
+        let fields = schema.fields.filter { name, type in
+            if ClassSchema.defaultFields[name] != nil { return false }
+            if case .relation = type { return false }
+            return true
+        }.sorted { $0.key < $1.key }
+        let cols = (["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"] + fields.map(\.key)).map(dialect.quote).joined(separator: ", ")
+        var f = SQLFragment("SELECT \(cols) FROM \(dialect.quote(className)) WHERE \(dialect.quote("objectId")) = ")
+        f.append(bind: .text(objectId))
+        f.append(writeFilter(writePrincipals))
+        guard let row = try await db.query(f).first else { return nil }
+        return SQLStore.decodeRow(row, fields: fields.map { ($0.key, $0.value) }, schema: schema)
+    }
+
+    /// Deletes one object if writable; false when nothing matched.
+    public func delete(className: String, objectId: String, writePrincipals: [String]?) async throws -> Bool {
+        var f = SQLFragment("DELETE FROM \(dialect.quote(className)) WHERE \(dialect.quote("objectId")) = ")
+        f.append(bind: .text(objectId))
+        f.append(writeFilter(writePrincipals))
+        f.append(" RETURNING \(dialect.quote("objectId"))")
+        return !(try await db.query(f)).isEmpty
+    }
+
+    public func deleteAll(className: String) async throws {
+        _ = try await db.query(SQLFragment("DELETE FROM \(dialect.quote(className))"))
+    }
+
+    public func addRelation(owner: String, field: String, owningId: String, related: [String]) async throws {
+        guard !related.isEmpty else { return }
+        let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
+        var f = SQLFragment("INSERT INTO \(join) (relatedId, owningId) VALUES ")
+        f.append(SQLFragment.join(related.map { SQLFragment("(?, ?)", [.text($0), .text(owningId)]) }, ", "))
+        f.append(" ON CONFLICT DO NOTHING")
+        _ = try await db.query(f)
+    }
+
+    public func removeRelation(owner: String, field: String, owningId: String, related: [String]) async throws {
+        guard !related.isEmpty else { return }
+        let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
+        var f = SQLFragment("DELETE FROM \(join) WHERE owningId = ")
+        f.append(bind: .text(owningId))
+        f.append(" AND relatedId IN (")
+        f.append(SQLFragment.join(related.map { .bind(.text($0)) }, ", "))
+        f.append(")")
+        _ = try await db.query(f)
+    }
+
+    /// ` AND (_wperm IS NULL OR it holds one of the principals)`, or nothing for the master key.
+    func writeFilter(_ principals: [String]?) -> SQLFragment {
+        guard let principals else { return "" }
+        let col = SQLFragment(dialect.quote("_wperm"))
+        let holds = dialect.anyElement(of: col, alias: "w") { e in
+            e.value + " IN (" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + ")"
+        }
+        return " AND (" + col + " IS NULL OR " + holds + ")"
+    }
+}

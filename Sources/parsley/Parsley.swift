@@ -1,0 +1,11 @@
+import ArgumentParser
+
+@main
+struct Parsley: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "parsley",
+        abstract: "A Parse-compatible backend server.",
+        subcommands: [Serve.self],
+        defaultSubcommand: Serve.self
+    )
+}

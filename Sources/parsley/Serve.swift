@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import ParsleyDomain
+import ParsleyHTTP
+import ParsleySQLite
+
+/// `parsley serve` (the default): runs the Parse API on the embedded SQLite database.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the Parse API server (default).")
+
+    @OptionGroup var settings: ServerSettings
+
+    func run() async throws {
+        var logger = Logger(label: "parsley")
+        logger.logLevel = Logger.Level(rawValue: ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info") ?? .info
+        do {
+            try await serve(logger: logger)
+        } catch let invalid as ServerSettings.Invalid {
+            FileHandle.standardError.write(Data("parsley: \(invalid.description)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    func serve(logger: Logger) async throws {
+        let s = settings
+        let dataDir = s.dataDir ?? ServerSettings.env("PARSLEY_DATA_DIR") ?? "./parsley-data"
+        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        let appId = s.appId ?? ServerSettings.env("PARSE_SERVER_APPLICATION_ID", "APP_ID") ?? "parsley"
+        let port = try ServerSettings.integer(s.port, "PORT", default: nil) ?? ServerSettings.integer(nil, "PARSE_SERVER_PORT", default: 1337) ?? 1337
+        let host = s.host ?? ServerSettings.env("PARSE_SERVER_HOST") ?? "0.0.0.0"
+        let mountPath = s.mountPath ?? ServerSettings.env("PARSE_SERVER_MOUNT_PATH") ?? "/parse"
+        let (masterKey, generated) = try MasterKeyFile.resolve(
+            given: s.masterKey ?? ServerSettings.env("PARSE_SERVER_MASTER_KEY", "MASTER_KEY"), dataDir: dataDir)
+        let maxUpload = try ServerSettings.byteSize(s.maxUploadSize ?? ServerSettings.env("PARSE_SERVER_MAX_UPLOAD_SIZE") ?? "20mb")
+        let options = ParseServerOptions(
+            applicationId: appId,
+            masterKey: masterKey,
+            restAPIKey: s.restApiKey ?? ServerSettings.env("PARSE_SERVER_REST_API_KEY"),
+            clientKey: s.clientKey ?? ServerSettings.env("PARSE_SERVER_CLIENT_KEY"),
+            javascriptKey: s.javascriptKey ?? ServerSettings.env("PARSE_SERVER_JAVASCRIPT_KEY"),
+            dotNetKey: ServerSettings.env("PARSE_SERVER_DOT_NET_KEY"),
+            mountPath: mountPath,
+            publicServerURL: s.publicServerUrl ?? ServerSettings.env("PARSE_SERVER_PUBLIC_SERVER_URL", "PARSE_PUBLIC_SERVER_URL"),
+            defaultLimit: try ServerSettings.integer(s.defaultLimit, "PARSE_SERVER_DEFAULT_LIMIT", default: 100) ?? 100,
+            maxLimit: try ServerSettings.integer(s.maxLimit, "PARSE_SERVER_MAX_LIMIT", default: nil),
+            allowClientClassCreation: try ServerSettings.bool(s.allowClientClassCreation, "PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION", default: false),
+            maxBatchSize: try ServerSettings.integer(s.batchLimit, "PARSE_SERVER_BATCH_LIMIT", default: 1000) ?? 1000,
+            maxRequestBytes: maxUpload
+        )
+        let uri = s.databaseUri ?? ServerSettings.env("PARSE_SERVER_DATABASE_URI", "DATABASE_URI") ?? "sqlite:\(dataDir)/parsley.sqlite"
+        guard uri.hasPrefix("sqlite:") else {
+            throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: only sqlite:<path> is supported so far, got '\(uri)'")
+        }
+        var path = String(uri.dropFirst("sqlite:".count))
+        if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
+        let database = try await SQLiteDatabase.open(path: path, logger: logger)
+        let api = try await ParsleyServer.makeAPI(options: options, database: database)
+        let app = ParsleyServer.application(api: api, host: host, port: port, logger: logger)
+        let shownHost = host == "0.0.0.0" ? "localhost" : host
+        logger.info("parsley serving http://\(shownHost):\(port)\(mountPath) (app id \(appId), database \(path))")
+        if generated {
+            print(
+                """
+                Generated a master key and saved it in \(dataDir)/master.key (shown only this once):
+                  \(masterKey)
+                Try:
+                  curl -X POST -H 'X-Parse-Application-Id: \(appId)' -H 'X-Parse-Master-Key: \(masterKey)' \\
+                       -H 'Content-Type: application/json' -d '{"score":1337}' http://\(shownHost):\(port)\(mountPath)/classes/GameScore
+                """)
+        }
+        try await app.runService()
+        try await database.close()
+    }
+}
+
+/// The master key when none is configured: generated once (32 random hex characters), kept in the data
+/// folder with owner-only permissions, and reused on later starts.
+enum MasterKeyFile {
+    static func resolve(given: String?, dataDir: String) throws -> (String, Bool) {
+        if let given {
+            guard given.count >= 8 else { throw ServerSettings.Invalid(description: "PARSE_SERVER_MASTER_KEY must be at least 8 characters") }
+            return (given, false)
+        }
+        let path = dataDir + "/master.key"
+        if let existing = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), existing.count >= 8 {
+            return (existing, false)
+        }
+        var rng = SystemRandomNumberGenerator()
+        let key = (0..<32).map { _ in String(rng.next(upperBound: UInt8(16)), radix: 16) }.joined()
+        FileManager.default.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        return (key, true)
+    }
+}
