@@ -1,1 +1,85 @@
-print("bench")
+// parsley-bench: starts Parsley in-process on a fresh SQLite database, drives it over loopback with wrk
+// (keep-alive, 64 connections), and measures raw sqlite-nio as the baseline in the same run.
+// Run: scripts/bench.sh   (or: swift run -c release parsley-bench [--seconds 10] [--objects 100000])
+import Foundation
+import Hummingbird
+import Logging
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
+import ParsleySQLite
+
+let arguments = BenchArguments(CommandLine.arguments)
+var logger = Logger(label: "parsley-bench")
+logger.logLevel = .error
+let work = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-bench-\(UUID().uuidString)")
+try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: work) }
+
+guard let wrk = Wrk.locate() else {
+    print("wrk is required (apt-get install wrk); scripts/bench.sh installs it.")
+    exit(1)
+}
+
+let options = ParseServerOptions(applicationId: "bench", masterKey: "bench-master-key", maxBatchSize: 10_000)
+let database = try await SQLiteDatabase.open(path: work.appendingPathComponent("parsley.sqlite").path, logger: logger)
+let api = try await ParsleyServer.makeAPI(options: options, database: database)
+let port = arguments.port
+let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
+let serverTask = Task { try await app.runService() }
+try await Task.sleep(for: .milliseconds(500))
+
+let base = "http://127.0.0.1:\(port)"
+let headers = ["X-Parse-Application-Id": "bench", "X-Parse-Master-Key": "bench-master-key", "Content-Type": "application/json"]
+var table: [Row] = []
+
+print("Parsley benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, SQLite WAL synchronous=FULL")
+
+// 1. Raw sqlite-nio baseline, same database settings, no HTTP.
+let raw = try await RawSQLiteBaseline.run(directory: work, inserts: arguments.baselineOps, logger: logger)
+
+// 2. Create: POST one ~300-byte object.
+let payload = BenchData.payload(seed: 0)
+let create = try wrk.run(
+    name: "create", url: base, seconds: arguments.seconds,
+    script: WrkScript.fixed(method: "POST", path: "/parse/classes/Bench", headers: headers, body: payload), directory: work)
+table.append(Row(name: "create (POST ~\(payload.utf8.count) B)", result: create, baseline: raw.insert))
+
+// 3. Get by id and update with Increment over ids created above.
+let ids = try await BenchData.sampleIds(api, className: "Bench", count: 2000)
+let get = try wrk.run(
+    name: "get", url: base, seconds: arguments.seconds,
+    script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil), directory: work)
+table.append(Row(name: "get by id", result: get, baseline: raw.read))
+let update = try wrk.run(
+    name: "update", url: base, seconds: arguments.seconds,
+    script: WrkScript.randomId(
+        method: "PUT", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: #"{"counter":{"__op":"Increment","amount":1}}"#),
+    directory: work)
+table.append(Row(name: "update (Increment)", result: update, baseline: raw.insert))
+
+// 4. Query on 100,000 objects: equality + order + limit 20, without and with an index.
+try await BenchData.populate(api, className: "Item", count: arguments.objects)
+let queryPath = "/parse/classes/Item?where=" + BenchData.urlEncode(#"{"category":"c17"}"#) + "&order=-score&limit=20"
+let queryScript = WrkScript.fixed(method: "GET", path: queryPath, headers: headers, body: nil)
+let scan = try wrk.run(name: "query", url: base, seconds: arguments.seconds, script: queryScript, directory: work)
+table.append(Row(name: "query, no index (\(arguments.objects) objects)", result: scan, baseline: raw.read))
+_ = try await api.handle(
+    ParseRequest(
+        method: .put, path: ["schemas", "Item"], body: ["indexes": ["category_score": ["category": 1, "score": -1]]], auth: .master,
+        mountURL: base + "/parse"))
+let indexed = try wrk.run(name: "query", url: base, seconds: arguments.seconds, script: queryScript, directory: work)
+table.append(Row(name: "query, indexed (\(arguments.objects) objects)", result: indexed, baseline: raw.read))
+
+print("")
+print("baseline (raw sqlite-nio, same process, no HTTP):")
+print("  insert, one transaction each, synchronous=FULL: \(fmt(raw.insert.requestsPerSecond)) ops/s  p50 \(ms(raw.insert.p50)) ms  p99 \(ms(raw.insert.p99)) ms")
+print("  point read by primary key, 4 concurrent readers: \(fmt(raw.read.requestsPerSecond)) ops/s  p50 \(ms(raw.read.p50)) ms  p99 \(ms(raw.read.p99)) ms")
+print("")
+Row.printTable(table)
+print("")
+print("peak memory (VmHWM of this process: server + SQLite caches + \(arguments.objects) objects): \(PeakMemory.megabytes()) MB")
+
+serverTask.cancel()
+try? await database.close()
+exit(0)

@@ -1,0 +1,244 @@
+import Foundation
+import Logging
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
+import SQLiteNIO
+
+struct BenchArguments {
+    var seconds = 10
+    var objects = 100_000
+    var port = 18_337
+    var baselineOps = 20_000
+
+    init(_ args: [String]) {
+        var i = 1
+        while i < args.count {
+            let value = i + 1 < args.count ? Int(args[i + 1]) : nil
+            switch args[i] {
+            case "--seconds": seconds = value ?? seconds
+            case "--objects": objects = value ?? objects
+            case "--port": port = value ?? port
+            case "--baseline-ops": baselineOps = value ?? baselineOps
+            default: break
+            }
+            i += 2
+        }
+    }
+}
+
+/// One measured figure.
+struct Measure {
+    var requestsPerSecond: Double
+    var p50: Double  // seconds
+    var p99: Double
+}
+
+struct Row {
+    var name: String
+    var result: Measure
+    var baseline: Measure
+
+    static func printTable(_ rows: [Row]) {
+        print("| scenario | req/s | p50 ms | p99 ms | baseline ops/s | ratio to baseline |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for r in rows {
+            print(
+                "| \(r.name) | \(fmt(r.result.requestsPerSecond)) | \(ms(r.result.p50)) | \(ms(r.result.p99)) | \(fmt(r.baseline.requestsPerSecond)) | \(String(format: "%.2f", r.result.requestsPerSecond / r.baseline.requestsPerSecond)) |"
+            )
+        }
+    }
+}
+
+func fmt(_ v: Double) -> String { String(format: "%.0f", v) }
+func ms(_ seconds: Double) -> String { String(format: "%.2f", seconds * 1000) }
+
+enum PeakMemory {
+    static func megabytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let kb = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+            return kb / 1024
+        }
+        return -1
+    }
+}
+
+/// wrk as the load generator: keep-alive, 2 threads, 64 connections.
+struct Wrk {
+    let path: String
+
+    static func locate() -> Wrk? {
+        for p in ["/usr/bin/wrk", "/usr/local/bin/wrk"] where FileManager.default.isExecutableFile(atPath: p) { return Wrk(path: p) }
+        return nil
+    }
+
+    func run(name: String, url: String, seconds: Int, script: String, directory: URL) throws -> Measure {
+        let scriptURL = directory.appendingPathComponent("\(name).lua")
+        try script.write(to: scriptURL, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["-t2", "-c64", "-d\(seconds)s", "--latency", "-s", scriptURL.path, url]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let output = String(decoding: data, as: UTF8.self)
+        let measure = Self.parse(output)
+        let errors = output.split(separator: "\n").filter { $0.contains("Non-2xx") || $0.contains("Socket errors") }
+        print("  \(name): \(fmt(measure.requestsPerSecond)) req/s, p50 \(ms(measure.p50)) ms, p99 \(ms(measure.p99)) ms \(errors.joined(separator: "; "))")
+        return measure
+    }
+
+    static func parse(_ output: String) -> Measure {
+        var rps = 0.0, p50 = 0.0, p99 = 0.0
+        for line in output.split(separator: "\n") {
+            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+            if line.hasPrefix("Requests/sec:"), parts.count >= 2 { rps = Double(parts[1]) ?? 0 }
+            if parts.count == 2, parts[0] == "50%" { p50 = seconds(parts[1]) }
+            if parts.count == 2, parts[0] == "99%" { p99 = seconds(parts[1]) }
+        }
+        return Measure(requestsPerSecond: rps, p50: p50, p99: p99)
+    }
+
+    static func seconds(_ text: Substring) -> Double {
+        for (suffix, factor) in [("us", 1e-6), ("ms", 1e-3), ("s", 1.0), ("m", 60.0)] where text.hasSuffix(suffix) {
+            return (Double(text.dropLast(suffix.count)) ?? 0) * factor
+        }
+        return 0
+    }
+}
+
+enum WrkScript {
+    static func headerLines(_ headers: [String: String]) -> String {
+        headers.sorted { $0.key < $1.key }.map { "wrk.headers[\"\($0.key)\"] = \"\($0.value)\"" }.joined(separator: "\n")
+    }
+
+    static func luaString(_ s: String) -> String {
+        "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    static func fixed(method: String, path: String, headers: [String: String], body: String?) -> String {
+        """
+        wrk.method = "\(method)"
+        wrk.path = \(luaString(path))
+        \(headerLines(headers))
+        \(body.map { "wrk.body = \(luaString($0))" } ?? "")
+        """
+    }
+
+    static func randomId(method: String, prefix: String, ids: [String], headers: [String: String], body: String?) -> String {
+        """
+        \(headerLines(headers))
+        local ids = {\(ids.map { "\"\($0)\"" }.joined(separator: ","))}
+        local body = \(body.map(luaString) ?? "nil")
+        request = function()
+          return wrk.format("\(method)", "\(prefix)" .. ids[math.random(#ids)], nil, body)
+        end
+        """
+    }
+}
+
+enum BenchData {
+    /// A ~300-byte object.
+    static func payload(seed: Int) -> String {
+        let text = String(repeating: "How are you today? ", count: 8)
+        return
+            #"{"title":"entry \#(seed)","mood":"happy","score":\#(seed % 1000),"counter":0,"tags":["journal","daily"],"private":false,"text":"\#(text)"}"#
+    }
+
+    static func sampleIds(_ api: ParseAPI, className: String, count: Int) async throws -> [String] {
+        var options = FindOptions()
+        options.limit = count
+        options.keys = ["objectId"]
+        return try await api.queries.find(className, options, auth: .master).results.compactMap { $0["objectId"]?.stringValue }
+    }
+
+    /// `count` objects with 100 categories and random scores, created 64 at a time through the object service.
+    static func populate(_ api: ParseAPI, className: String, count: Int) async throws {
+        let start = Date()
+        var next = 0
+        while next < count {
+            let chunk = min(64, count - next)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in next..<(next + chunk) {
+                    group.addTask {
+                        let body: JSONValue = [
+                            "category": .string("c\(i % 100)"), "score": .int(Int64((i * 7919) % 100_003)), "title": .string("item \(i)"),
+                            "tags": ["a", "b"],
+                        ]
+                        _ = try await api.objects.create(className, body: body, auth: .master)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            next += chunk
+        }
+        print("  populated \(count) \(className) objects in \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+    }
+
+    static func urlEncode(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s
+    }
+}
+
+/// The baseline: the same SQLite settings through sqlite-nio directly, no HTTP, no Parse.
+enum RawSQLiteBaseline {
+    static func run(directory: URL, inserts: Int, logger: Logger) async throws -> (insert: Measure, read: Measure) {
+        let path = directory.appendingPathComponent("raw.sqlite").path
+        let pool = NIOThreadPool(numberOfThreads: 5)
+        pool.start()
+        let loop = MultiThreadedEventLoopGroup.singleton.any()
+        let writer = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: logger, on: loop)
+        _ = try await writer.query("PRAGMA journal_mode=WAL")
+        _ = try await writer.query("PRAGMA synchronous=FULL")
+        _ = try await writer.query(#"CREATE TABLE t ("objectId" TEXT PRIMARY KEY, "createdAt" TEXT, "updatedAt" TEXT, "data" TEXT)"#)
+        let payload = BenchData.payload(seed: 1)
+        var insertLatencies: [Double] = []
+        insertLatencies.reserveCapacity(inserts)
+        let insertStart = Date()
+        for i in 0..<inserts {
+            let t = Date()
+            _ = try await writer.query(
+                #"INSERT INTO t ("objectId","createdAt","updatedAt","data") VALUES (?,?,?,?)"#,
+                [.text(String(format: "id%08d", i)), .text("2026-01-01T00:00:00.000Z"), .text("2026-01-01T00:00:00.000Z"), .text(payload)])
+            insertLatencies.append(Date().timeIntervalSince(t))
+        }
+        let insertSeconds = Date().timeIntervalSince(insertStart)
+        var readers: [SQLiteConnection] = []
+        for _ in 0..<4 { readers.append(try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: logger, on: loop)) }
+        let readStart = Date()
+        let perReader = inserts / 4
+        let readLatencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for r in readers {
+                group.addTask {
+                    var lat: [Double] = []
+                    for i in 0..<perReader {
+                        let t = Date()
+                        _ = try await r.query(#"SELECT * FROM t WHERE "objectId" = ?"#, [.text(String(format: "id%08d", (i * 7919) % inserts))])
+                        lat.append(Date().timeIntervalSince(t))
+                    }
+                    return lat
+                }
+            }
+            var all: [Double] = []
+            for try await l in group { all += l }
+            return all
+        }
+        let readSeconds = Date().timeIntervalSince(readStart)
+        for r in readers { try await r.close() }
+        try await writer.close()
+        try await pool.shutdownGracefully()
+        let insert = Measure(requestsPerSecond: Double(inserts) / insertSeconds, p50: percentile(insertLatencies, 0.5), p99: percentile(insertLatencies, 0.99))
+        let read = Measure(requestsPerSecond: Double(readLatencies.count) / readSeconds, p50: percentile(readLatencies, 0.5), p99: percentile(readLatencies, 0.99))
+        print("  raw sqlite-nio: \(fmt(insert.requestsPerSecond)) inserts/s, \(fmt(read.requestsPerSecond)) point reads/s")
+        return (insert, read)
+    }
+
+    static func percentile(_ values: [Double], _ p: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+    }
+}

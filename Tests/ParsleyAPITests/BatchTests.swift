@@ -1,0 +1,79 @@
+import HTTPTypes
+import ParsleyCore
+import ParsleyDomain
+import Testing
+
+@Suite("Batch")
+struct BatchTests {
+    @Test("each sub-request answers in order with success or error")
+    func mixed() async throws {
+        try await TestServer.with { p in
+            let existing = try await p.createId("GameScore", ["score": 1])
+            let r = try await p.request(.post, "/batch", [
+                "requests": [
+                    ["method": "POST", "path": "/parse/classes/GameScore", "body": ["score": 1337, "playerName": "Sean"]],
+                    ["method": "PUT", "path": .string("/parse/classes/GameScore/\(existing)"), "body": ["score": ["__op": "Increment", "amount": 2]]],
+                    ["method": "DELETE", "path": "/parse/classes/GameScore/doesNotExist"],
+                    ["method": "GET", "path": .string("/parse/classes/GameScore/\(existing)")],
+                    ["method": "POST", "path": "/classes/GameScore", "body": ["score": 2]],
+                ]
+            ])
+            #expect(r.status == 200)
+            let items = try #require(r.json.arrayValue)
+            #expect(items.count == 5)
+            #expect(items[0]["success"]?["objectId"] != nil)
+            #expect(items[0]["success"]?["createdAt"] != nil)
+            #expect(items[1]["success"]?["score"] == 3)
+            #expect(items[2]["error"] == ["code": 101, "error": "Object not found."])
+            #expect(items[3]["success"]?["score"] == 3)
+            #expect(items[4]["error"]?["code"] == 107)
+            let all = try await p.find("GameScore")
+            #expect(all.results.count == 2)
+        }
+    }
+
+    @Test("transaction: true stores everything or nothing")
+    func transaction() async throws {
+        try await TestServer.with { p in
+            _ = try await p.createId("Account", ["balance": 10])
+            let failing = try await p.request(.post, "/batch", [
+                "transaction": true,
+                "requests": [
+                    ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": 5]],
+                    ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": "not a number"]],
+                ],
+            ])
+            #expect(failing.status == 400)
+            #expect(failing.code == 111)
+            let afterFailure = try await p.find("Account")
+            #expect(afterFailure.results.count == 1)
+            let ok = try await p.request(.post, "/batch", [
+                "transaction": true,
+                "requests": [
+                    ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": 5]],
+                    ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": 6]],
+                ],
+            ])
+            #expect(ok.status == 200)
+            #expect(ok.json.arrayValue?.count == 2)
+            let afterSuccess = try await p.find("Account")
+            #expect(afterSuccess.results.count == 3)
+        }
+    }
+
+    @Test("requests must be an array and within the limit")
+    func validation() async throws {
+        try await TestServer.with(TestServer.options { $0.maxBatchSize = 2 }) { p in
+            let notArray = try await p.request(.post, "/batch", ["requests": "nope"])
+            #expect(notArray.status == 400)
+            #expect(notArray.code == 107)
+            let tooMany = try await p.request(.post, "/batch", [
+                "requests": [
+                    ["method": "POST", "path": "/parse/classes/A", "body": [:]], ["method": "POST", "path": "/parse/classes/A", "body": [:]],
+                    ["method": "POST", "path": "/parse/classes/A", "body": [:]],
+                ]
+            ])
+            #expect(tooMany.code == 107)
+        }
+    }
+}
