@@ -36,11 +36,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The C API of the SQLite engine that sqlite-nio vendors (declarations only; the code is sqlite-nio's).
+        .target(name: "CParsleySQLite"),
         // The embedded SQLite backend.
         .target(
             name: "ParsleySQLite",
             dependencies: [
-                "ParsleyCore", "ParsleyStorage",
+                "ParsleyCore", "ParsleyStorage", "CParsleySQLite",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -27,18 +27,6 @@ public struct QueryService: Sendable {
             }
             return Page(results: [], count: find.count ? 0 : nil)
         }
-        var predicate = try QueryParser(allowInternalFields: auth.isMaster, now: .now).parse(find.whereValue)
-        var order: [SortKey] = []
-        for key in find.order {
-            let descending = key.hasPrefix("-")
-            let name = descending ? String(key.dropFirst()) : key
-            if name == "$score" {
-                order.append(SortKey(path: FieldPath(field: "$score"), descending: descending))
-                continue
-            }
-            let path = try QueryParser(allowInternalFields: auth.isMaster, now: .now).fieldPath(name)
-            order.append(SortKey(path: path, descending: descending))
-        }
         var redirected: String?
         if let key = find.redirectClassNameForKey {
             guard case .relation(let target)? = schema.fields[key], let targetSchema = schemas.schema(target) else {
@@ -48,12 +36,26 @@ public struct QueryService: Sendable {
             schema = targetSchema
             redirected = target
         }
+        let all = schemas.all()
+        var parser = QueryParser(allowInternalFields: auth.isMaster, now: .now)
+        parser.schemas = all
+        let predicate = try parser.parse(find.whereValue, className: schema.className)
+        var order: [SortKey] = []
+        for key in find.order {
+            let descending = key.hasPrefix("-")
+            let name = descending ? String(key.dropFirst()) : key
+            if name == "$score" {
+                // Relevance always sorts best first (Mongo's textScore sort), whether or not "-" is given.
+                order.append(SortKey(path: FieldPath(field: "$score"), descending: true))
+                continue
+            }
+            let path = try QueryParser(allowInternalFields: auth.isMaster, now: .now).fieldPath(name)
+            order.append(SortKey(path: path, descending: descending))
+        }
         var limit = find.limit ?? options.defaultLimit
         if let maxLimit = options.maxLimit { limit = min(limit, maxLimit) }
         let (topKeys, includeFromKeys) = Self.splitKeys(find.keys)
         let includes = find.include + includeFromKeys
-        let all = schemas.all()
-        if predicate == .all { predicate = .all }
         var spec = FindSpec(
             schema: schema, predicate: predicate, order: order, limit: limit, skip: find.skip,
             keys: topKeys.map { Set($0).union(includes.map { String($0.split(separator: ".")[0]) }) }, readPrincipals: auth.principals,
@@ -68,7 +70,9 @@ public struct QueryService: Sendable {
             count = try await run { try await store.count(spec) }
         }
         if !includes.isEmpty {
-            try await include(&results, schema: schema, paths: includes.map { $0.split(separator: ".").map(String.init) }, auth: auth, depth: 0)
+            let restriction = IncludeKeys(
+                keys: find.keys.map { $0.map(Self.components) }, excludeKeys: find.excludeKeys.map(Self.components))
+            try await include(&results, schema: schema, paths: includes.map(Self.components), keys: restriction, auth: auth, depth: 0)
         }
         results = results.map { shape($0, schema: schema, keys: topKeys.map(Set.init), exclude: Set(find.excludeKeys)) }
         if let redirected { results = results.map { var o = $0; o["className"] = .string(redirected); return o } }
@@ -94,7 +98,31 @@ public struct QueryService: Sendable {
             return try await body()
         } catch StoreError.timeout {
             throw ParseError(.invalidQuery, "Query took too long: a $regex is too expensive")
+        } catch StoreError.database(let message) where message.contains(WhereCompiler.invalidRegexMarker) {
+            throw ParseError(.invalidQuery, "Invalid regular expression in $regex")
         }
+    }
+
+    static func components(_ path: String) -> [String] { path.split(separator: ".").map(String.init) }
+
+    /// `keys`/`excludeKeys` as dotted paths relative to the objects being included at one level
+    /// (`keys=post.title` restricts the included `post` objects to `title`).
+    struct IncludeKeys {
+        var keys: [[String]]?
+        var excludeKeys: [[String]]
+
+        /// The restriction for the objects included through `field`.
+        func below(_ field: String) -> IncludeKeys {
+            let sub = keys.map { paths in paths.filter { $0.count > 1 && $0[0] == field }.map { Array($0.dropFirst()) } }
+            return IncludeKeys(
+                keys: sub?.isEmpty == false ? sub : nil,
+                excludeKeys: excludeKeys.filter { $0.count > 1 && $0[0] == field }.map { Array($0.dropFirst()) })
+        }
+
+        /// Top-level names kept at this level (nil: all).
+        var topKeys: Set<String>? { keys.map { Set($0.compactMap(\.first)) } }
+        /// Names removed at this level.
+        var topExcluded: Set<String> { Set(excludeKeys.filter { $0.count == 1 }.map { $0[0] }) }
     }
 
     /// `keys=a,b.c` -> top-level keys `a,b` and an implied `include=b`.
@@ -124,7 +152,9 @@ public struct QueryService: Sendable {
     }
 
     /// Replaces pointers along each include path with the objects they name (readable ones only).
-    func include(_ objects: inout [[String: JSONValue]], schema: ClassSchema, paths: [[String]], auth: Auth, depth: Int) async throws {
+    func include(
+        _ objects: inout [[String: JSONValue]], schema: ClassSchema, paths: [[String]], keys: IncludeKeys, auth: Auth, depth: Int
+    ) async throws {
         guard depth < 8, !objects.isEmpty else { return }
         var byFirst: [String: [[String]]] = [:]
         for path in paths {
@@ -146,17 +176,19 @@ public struct QueryService: Sendable {
                 for p in Self.pointers(in: object[field]) { wanted[p.className, default: []].insert(p.objectId) }
             }
             var fetched: [Pointer: [String: JSONValue]] = [:]
+            let subKeys = keys.below(field)
+            let sub = rest.filter { !$0.isEmpty }
+            let selected = subKeys.topKeys.map { $0.union(sub.map { $0[0] }) }
             for (className, ids) in wanted.sorted(by: { $0.key < $1.key }) {
                 guard let targetSchema = schemas.schema(className) else { continue }
                 let spec = FindSpec(
                     schema: targetSchema, predicate: .field(FieldPath(field: "objectId"), .isIn(ids.sorted().map { .string($0) })),
-                    limit: ids.count, readPrincipals: auth.principals, schemas: schemas.all())
+                    limit: ids.count, keys: selected, readPrincipals: auth.principals, schemas: schemas.all())
                 var found = try await store.find(spec)
-                let sub = rest.filter { !$0.isEmpty }
-                if !sub.isEmpty { try await include(&found, schema: targetSchema, paths: sub, auth: auth, depth: depth + 1) }
+                if !sub.isEmpty { try await include(&found, schema: targetSchema, paths: sub, keys: subKeys, auth: auth, depth: depth + 1) }
                 for var o in found {
                     guard let id = o["objectId"]?.stringValue else { continue }
-                    o = shape(o, schema: targetSchema, keys: nil, exclude: [])
+                    o = shape(o, schema: targetSchema, keys: subKeys.topKeys, exclude: subKeys.topExcluded)
                     o["__type"] = "Object"
                     o["className"] = .string(className)
                     fetched[Pointer(className: className, objectId: id)] = o

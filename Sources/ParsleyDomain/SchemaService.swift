@@ -7,7 +7,12 @@ public import ParsleyStorage
 /// takes a change only after its transaction committed and only if it is newer than what it holds.
 public final class SchemaService: Sendable {
     let store: SQLStore
-    private let cache = NIOLockedValueBox<[String: (schema: ClassSchema, version: Int64)]>([:])
+    private struct Cache {
+        var versions: [String: Int64] = [:]
+        /// Kept ready-made so reads are a lock and a copy-on-write reference, not a rebuild.
+        var schemas: [String: ClassSchema] = [:]
+    }
+    private let cache = NIOLockedValueBox(Cache())
 
     public init(store: SQLStore) {
         self.store = store
@@ -16,28 +21,35 @@ public final class SchemaService: Sendable {
     public func reload() async throws {
         let all = try await store.loadSchemas()
         cache.withLockedValue { c in
-            c = [:]
-            for (schema, version) in all { c[schema.className] = (schema, version) }
+            c = Cache()
+            for (schema, version) in all {
+                c.versions[schema.className] = version
+                c.schemas[schema.className] = schema
+            }
         }
     }
 
     public func schema(_ className: String) -> ClassSchema? {
-        cache.withLockedValue { $0[className]?.schema }
+        cache.withLockedValue { $0.schemas[className] }
     }
 
     public func all() -> [String: ClassSchema] {
-        cache.withLockedValue { $0.mapValues(\.schema) }
+        cache.withLockedValue { $0.schemas }
     }
 
     func publish(_ schema: ClassSchema, version: Int64) {
         cache.withLockedValue { c in
-            if let current = c[schema.className], current.version >= version { return }
-            c[schema.className] = (schema, version)
+            if let current = c.versions[schema.className], current >= version { return }
+            c.versions[schema.className] = version
+            c.schemas[schema.className] = schema
         }
     }
 
     func forget(_ className: String) {
-        cache.withLockedValue { _ = $0.removeValue(forKey: className) }
+        cache.withLockedValue { c in
+            c.versions[className] = nil
+            c.schemas[className] = nil
+        }
     }
 
     /// Makes sure `className` exists with `fields`, adding what is missing.

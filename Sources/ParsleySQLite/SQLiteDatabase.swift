@@ -1,62 +1,71 @@
-import Foundation
+import Dispatch
 import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
 import ParsleyCore
 public import ParsleyStorage
-import SQLiteNIO
 
 /// The embedded database: one SQLite file in WAL mode with `synchronous=FULL`, one writer connection that
 /// commits concurrent writes together (group commit), and a pool of reader connections.
 ///
-/// Durability: a `write` returns only after the COMMIT that contains it has been synced to the WAL, so an
-/// acknowledged write survives a crash of the process or the machine.
+/// Durability: a `write` returns only after the COMMIT that contains it has been synced, so an acknowledged
+/// write survives a crash of the process or the machine.
+///
+/// Threads: statements that are cheap (primary-key lookups, the writer's inserts and updates on cached pages)
+/// run on the calling task; anything that can take long (queries that scan, the COMMIT's fsync) runs on a
+/// dedicated thread pool, so the cooperative threads serving HTTP never wait on the disk. Reads on the pool
+/// are cancelled after `statementTimeout`.
 public final class SQLiteDatabase: SQLDatabase {
     public let dialect: any SQLDialect = SQLiteDialect()
-    let writer: SQLiteConnection
+    let writer: SQLiteHandle
     let readers: ReaderPool
     let queue = WriteQueue()
     let threadPool: NIOThreadPool
     let logger: Logger
+    let statementTimeout: Duration
     private let loop = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     /// Opens (creating if needed) the database at `path`.
-    public static func open(path: String, readers readerCount: Int = 4, logger: Logger) async throws -> SQLiteDatabase {
+    public static func open(path: String, readers readerCount: Int = 4, statementTimeout: Duration = .seconds(15), logger: Logger) async throws
+        -> SQLiteDatabase
+    {
         let threadPool = NIOThreadPool(numberOfThreads: readerCount + 1)
         threadPool.start()
-        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
-        let writer = try await SQLiteConnection.open(storage: .file(path: path), threadPool: threadPool, logger: logger, on: eventLoop)
-        for pragma in [
-            "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA busy_timeout=10000", "PRAGMA temp_store=MEMORY",
-            "PRAGMA cache_size=-32000",
-        ] {
-            _ = try await writer.query(pragma)
+        let (writer, readers) = try await threadPool.runIfActive {
+            let writer = try SQLiteHandle(path: path)
+            for pragma in [
+                "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA temp_store=MEMORY", "PRAGMA cache_size=-32000",
+                "PRAGMA journal_size_limit=67108864",
+            ] {
+                _ = try writer.query(pragma, [])
+            }
+            var readers: [SQLiteHandle] = []
+            for _ in 0..<readerCount {
+                let r = try SQLiteHandle(path: path)
+                _ = try r.query("PRAGMA cache_size=-16000", [])
+                _ = try r.query("PRAGMA temp_store=MEMORY", [])
+                readers.append(r)
+            }
+            return (writer, readers)
         }
-        for f in SQLiteFunctions.all() { try await writer.install(customFunction: f) }
-        var readerConnections: [SQLiteConnection] = []
-        for _ in 0..<readerCount {
-            let c = try await SQLiteConnection.open(storage: .file(path: path), threadPool: threadPool, logger: logger, on: eventLoop)
-            _ = try await c.query("PRAGMA busy_timeout=10000")
-            _ = try await c.query("PRAGMA cache_size=-16000")
-            for f in SQLiteFunctions.all() { try await c.install(customFunction: f) }
-            readerConnections.append(c)
-        }
-        let db = SQLiteDatabase(writer: writer, readers: ReaderPool(readerConnections), threadPool: threadPool, logger: logger)
+        let db = SQLiteDatabase(
+            writer: writer, readers: ReaderPool(readers), threadPool: threadPool, statementTimeout: statementTimeout, logger: logger)
         db.startWriter()
         return db
     }
 
-    init(writer: SQLiteConnection, readers: ReaderPool, threadPool: NIOThreadPool, logger: Logger) {
+    init(writer: SQLiteHandle, readers: ReaderPool, threadPool: NIOThreadPool, statementTimeout: Duration, logger: Logger) {
         self.writer = writer
         self.readers = readers
         self.threadPool = threadPool
+        self.statementTimeout = statementTimeout
         self.logger = logger
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
-        let connection = await readers.checkout()
-        defer { readers.checkin(connection) }
-        return try await body(SQLiteExecutor(connection: connection))
+        let handle = await readers.checkout()
+        defer { readers.checkin(handle) }
+        return try await body(ReaderExecutor(handle: handle, threadPool: threadPool, timeout: statementTimeout))
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
@@ -83,8 +92,11 @@ public final class SQLiteDatabase: SQLDatabase {
         queue.close()
         let task = loop.withLockedValue { $0 }
         await task?.value
-        try await writer.close()
-        for c in readers.all { try await c.close() }
+        let (writer, readers) = (self.writer, self.readers)
+        try await threadPool.runIfActive {
+            writer.close()
+            for r in readers.all { r.close() }
+        }
         try await threadPool.shutdownGracefully()
     }
 
@@ -96,96 +108,77 @@ public final class SQLiteDatabase: SQLDatabase {
     /// Takes every queued job, runs them in one transaction (each in its own savepoint when there are
     /// several, so one failure does not undo the others), commits once, then answers them all.
     private func writerLoop() async {
-        let executor = SQLiteExecutor(connection: writer)
+        let executor = WriterExecutor(handle: writer)
         while let jobs = await queue.next() {
-            var outcomes: [(any Error)?] = []
-            outcomes.reserveCapacity(jobs.count)
             do {
-                _ = try await executor.query("BEGIN IMMEDIATE")
+                _ = try writer.query("BEGIN IMMEDIATE", [])
             } catch {
                 for job in jobs { job.finish(error) }
                 continue
             }
+            var outcomes: [(any Error)?] = []
+            outcomes.reserveCapacity(jobs.count)
             if jobs.count == 1 {
                 do {
                     try await jobs[0].run(executor)
                     outcomes.append(nil)
                 } catch {
-                    _ = try? await executor.query("ROLLBACK")
+                    _ = try? writer.query("ROLLBACK", [])
                     jobs[0].finish(error)
                     continue
                 }
             } else {
                 for job in jobs {
                     do {
-                        _ = try await executor.query("SAVEPOINT job")
+                        _ = try writer.query("SAVEPOINT job", [])
                         try await job.run(executor)
-                        _ = try await executor.query("RELEASE job")
+                        _ = try writer.query("RELEASE job", [])
                         outcomes.append(nil)
                     } catch {
-                        _ = try? await executor.query("ROLLBACK TO job")
-                        _ = try? await executor.query("RELEASE job")
+                        _ = try? writer.query("ROLLBACK TO job", [])
+                        _ = try? writer.query("RELEASE job", [])
                         outcomes.append(error)
                     }
                 }
             }
             do {
-                _ = try await executor.query("COMMIT")
+                let writer = self.writer
+                try await threadPool.runIfActive { _ = try writer.query("COMMIT", []) }
                 for (job, outcome) in zip(jobs, outcomes) { job.finish(outcome) }
             } catch {
                 logger.error("commit failed: \(error)")
-                _ = try? await executor.query("ROLLBACK")
+                _ = try? writer.query("ROLLBACK", [])
                 for job in jobs { job.finish(error) }
             }
         }
     }
 }
 
-/// Runs statements on one sqlite-nio connection, translating driver errors into `StoreError`.
-struct SQLiteExecutor: SQLExecutor {
-    let connection: SQLiteConnection
-
+/// The writer's statements run inline: they touch cached pages; the fsync happens at COMMIT, off this thread.
+struct WriterExecutor: SQLExecutor {
+    let handle: SQLiteHandle
     func query(_ fragment: SQLFragment) async throws -> [SQLRow] {
-        let binds: [SQLiteData] = fragment.binds.map { value in
-            switch value {
-            case .null: return .null
-            case .integer(let i): return .integer(Int(i))
-            case .real(let d): return .float(d)
-            case .text(let s): return .text(s)
-            }
-        }
-        let rows = RowCollector()
-        do {
-            try await connection.query(fragment.sql, binds) { row in
-                rows.append(row.columns.map { column in
-                    switch column.data {
-                    case .null: return SQLValue.null
-                    case .integer(let i): return .integer(Int64(i))
-                    case .float(let d): return .real(d)
-                    case .text(let s): return .text(s)
-                    case .blob(let b): return .text(String(buffer: b))
-                    }
-                })
-            }
-        } catch let error as SQLiteError {
-            switch error.reason {
-            case .constraint, .constraintUniqueFailed, .constraintPrimaryKeyFailed: throw StoreError.duplicateValue(error.message)
-            default:
-                if error.message.contains("RegexTimeout") { throw StoreError.timeout }
-                throw StoreError.database(error.message)
-            }
-        }
-        return rows.rows
+        try handle.query(fragment.sql, fragment.binds)
     }
 }
 
-/// Collects rows delivered on the connection's thread. The callback runs synchronously inside the query
-/// call on one thread at a time, so the lock is uncontended.
-final class RowCollector: @unchecked Sendable {
-    private var storage: [SQLRow] = []
-    private let lock = NIOLock()
-    func append(_ row: SQLRow) { lock.withLock { storage.append(row) } }
-    var rows: [SQLRow] { lock.withLock { storage } }
+/// Reads: point lookups inline, everything else on the thread pool under a statement timeout.
+struct ReaderExecutor: SQLExecutor {
+    let handle: SQLiteHandle
+    let threadPool: NIOThreadPool
+    let timeout: Duration
+
+    func query(_ fragment: SQLFragment) async throws -> [SQLRow] {
+        if fragment.isPointLookup { return try handle.query(fragment.sql, fragment.binds) }
+        let handle = self.handle
+        let running = NIOLockedValueBox(true)
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            if running.withLockedValue({ $0 }) { handle.interrupt() }
+        }
+        defer { running.withLockedValue { $0 = false } }
+        return try await threadPool.runIfActive { try handle.query(fragment.sql, fragment.binds) }
+    }
 }
 
 /// Holds a write job's result between the transaction and the caller's continuation.
@@ -209,16 +202,16 @@ final class WriteQueue: Sendable {
     private let state = NIOLockedValueBox(State())
 
     func enqueue(_ job: WriteJob) -> Bool {
-        let (accepted, waiter, batch): (Bool, CheckedContinuation<[WriteJob]?, Never>?, [WriteJob]) = state.withLockedValue { s in
-            if s.closed { return (false, nil, []) }
+        let (accepted, waiter): (Bool, CheckedContinuation<[WriteJob]?, Never>?) = state.withLockedValue { s in
+            if s.closed { return (false, nil) }
             if let w = s.waiter {
                 s.waiter = nil
-                return (true, w, [job])
+                return (true, w)
             }
             s.jobs.append(job)
-            return (true, nil, [])
+            return (true, nil)
         }
-        waiter?.resume(returning: batch)
+        waiter?.resume(returning: [job])
         return accepted
     }
 
@@ -251,19 +244,20 @@ final class WriteQueue: Sendable {
 
 /// Reader connections handed out one request at a time.
 final class ReaderPool: Sendable {
-    let all: [SQLiteConnection]
+    let all: [SQLiteHandle]
     private struct State {
         var free: [Int]
         var waiters: [CheckedContinuation<Int, Never>] = []
     }
     private let state: NIOLockedValueBox<State>
 
-    init(_ connections: [SQLiteConnection]) {
-        all = connections
-        state = NIOLockedValueBox(State(free: Array(connections.indices)))
+    init(_ handles: [SQLiteHandle]) {
+        all = handles
+        state = NIOLockedValueBox(State(free: Array(handles.indices)))
     }
 
-    func checkout() async -> SQLiteConnection {
+    func checkout() async -> SQLiteHandle {
+        if let index = state.withLockedValue({ $0.free.popLast() }) { return all[index] }
         let index = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
             let got: Int? = state.withLockedValue { s in
                 if let i = s.free.popLast() { return i }
@@ -275,8 +269,8 @@ final class ReaderPool: Sendable {
         return all[index]
     }
 
-    func checkin(_ connection: SQLiteConnection) {
-        guard let index = all.firstIndex(where: { $0 === connection }) else { return }
+    func checkin(_ handle: SQLiteHandle) {
+        guard let index = all.firstIndex(where: { $0 === handle }) else { return }
         let waiter: CheckedContinuation<Int, Never>? = state.withLockedValue { s in
             if !s.waiters.isEmpty { return s.waiters.removeFirst() }
             s.free.append(index)

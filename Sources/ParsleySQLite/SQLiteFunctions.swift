@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import ParsleyCore
+import ParsleyStorage
 import SQLiteNIO
 
 /// Parsley's SQL functions for SQLite: regular expressions with a time budget, word search, geo distance and
@@ -42,7 +43,10 @@ final class RegexCache: Sendable {
     static let shared = RegexCache()
     private let cache = NIOLockedValueBox<[String: NSRegularExpression]>([:])
 
-    struct InvalidPattern: Error {}
+    /// Its description carries `WhereCompiler.invalidRegexMarker` into the SQLite error message.
+    struct InvalidPattern: Error, CustomStringConvertible {
+        var description: String { "parsley: \(WhereCompiler.invalidRegexMarker)" }
+    }
 
     func regex(pattern: String, options: String) throws -> NSRegularExpression {
         let key = options + "\u{0}" + pattern

@@ -66,8 +66,12 @@ public struct FindSpec: Sendable {
 extension SQLStore {
     /// Runs a find; returns Parse objects (files without URLs, relations as placeholders).
     public func find(_ spec: FindSpec) async throws -> [[String: JSONValue]] {
-        let (statement, fields) = try selectStatement(spec)
-        let rows = try await database.read { db in try await db.query(statement) }
+        var (statement, fields) = try selectStatement(spec)
+        if case .field(let path, .equals(.string)) = spec.predicate, path.field == "objectId", path.subpath.isEmpty, spec.order.isEmpty {
+            statement.isPointLookup = true
+        }
+        let finalStatement = statement
+        let rows = try await database.read { db in try await db.query(finalStatement) }
         return rows.map { Self.decodeRow($0, fields: fields, schema: spec.schema) }
     }
 

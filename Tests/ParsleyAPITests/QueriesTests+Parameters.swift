@@ -1,5 +1,6 @@
 import HTTPTypes
 import ParsleyCore
+import ParsleyDomain
 import Testing
 
 /// Find parameters (`order`, `limit`, `skip`, `keys`, `excludeKeys`, `include`, `count`), query errors and the
@@ -52,6 +53,35 @@ extension QueriesTests {
             let beyond = try await p.find("Many", ["skip": "500"])
             #expect(beyond.status == 200)
             #expect(beyond.results.isEmpty)
+        }
+    }
+
+    @Test("maxLimit clamps larger limits")
+    func maxLimit() async throws {
+        try await TestServer.with(TestServer.options { $0.maxLimit = 3 }) { p in
+            for i in 0..<5 { _ = try await p.createId("Thing", ["n": .int(Int64(i))]) }
+            let clamped = try await p.find("Thing", ["limit": "10"])
+            #expect(clamped.results.count == 3)
+            let byDefault = try await p.find("Thing")
+            #expect(byDefault.results.count == 3)
+            let counted = try await p.find("Thing", ["count": "1", "limit": "10"])
+            #expect(counted["count"] == 5)
+        }
+    }
+
+    @Test("redirectClassNameForKey runs a relation query against the target class")
+    func redirectClassNameForKey() async throws {
+        try await TestServer.with { p in
+            let u1 = try await p.createId("Player", ["name": "one"])
+            let u2 = try await p.createId("Player", ["name": "two"])
+            _ = try await p.createId("Player", ["name": "three"])
+            let post = try await p.createId("Post", ["likes": ["__op": "AddRelation", "objects": [F.pointer("Player", u1), F.pointer("Player", u2)]]])
+            let r = try await p.find(
+                "Post", where: ["$relatedTo": ["object": F.pointer("Post", post), "key": "likes"]], ["redirectClassNameForKey": "likes", "order": "name"])
+            #expect(r.status == 200)
+            #expect(r.results.compactMap { $0["objectId"]?.stringValue } == [u1, u2])
+            #expect(r.results.allSatisfy { $0["className"] == "Player" })
+            #expect(r.results.first?["name"] == "one")
         }
     }
 
@@ -129,7 +159,22 @@ extension QueriesTests {
             let dottedKeys = try await p.find("Comment", where: ["objectId": .string(c1)], ["keys": "post.title"])
             let dotted = try #require(dottedKeys.results.first?.objectValue)
             #expect(dotted["text"] == nil)
+            #expect(dotted["post"]?["__type"] == "Object")
             #expect(dotted["post"]?["title"] == "Hello")
+            // ... and restrict the included object to the named keys.
+            #expect(dotted["post"]?["author"] == nil)
+            #expect(dotted["post"]?["objectId"] == .string(post))
+            let deepKeys = try await p.find("Comment", where: ["objectId": .string(c1)], ["keys": "post.author.name"])
+            let deep = try #require(deepKeys.results.first?["post"])
+            #expect(deep["title"] == nil)
+            #expect(deep["author"]?["__type"] == "Object")
+            #expect(deep["author"]?["name"] == "Ann")
+            let excluded = try await p.find("Comment", where: ["objectId": .string(c1)], ["include": "post", "excludeKeys": "post.title"])
+            let excludedPost = try #require(excluded.results.first?["post"])
+            #expect(excludedPost["__type"] == "Object")
+            #expect(excludedPost["title"] == nil)
+            #expect(excludedPost["author"] == F.pointer("Author", author))
+            #expect(excluded.results.first?["text"] == "nice")
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import ParsleyCore
+import ParsleyDomain
 import Testing
 
 /// Values and calls shared by the query tests.
@@ -152,6 +153,13 @@ struct QueriesTests {
             #expect(createdLte == [ids[0], ids[1]].sorted())
             let createdEq = try await p.ids("Fruit", where: ["createdAt": F.date(created[2])])
             #expect(createdEq == [ids[2]])
+            // Comparisons only match values of the operand's type (Mongo type bracketing).
+            let numberVsString = try await p.ids("Fruit", where: ["score": ["$lt": "z"]])
+            #expect(numberVsString == [])
+            let stringVsNumber = try await p.ids("Fruit", where: ["name": ["$gt": 0]])
+            #expect(stringVsNumber == [])
+            let dateVsNumber = try await p.ids("Fruit", where: ["when": ["$gt": 0]])
+            #expect(dateVsNumber == [])
         }
     }
 
@@ -280,8 +288,9 @@ struct QueriesTests {
             #expect(contains == [a, c].sorted())
             let literal = try await p.ids("Person", where: ["name": ["$regex": "^\\Qa.b*c (\\E"]])
             #expect(literal == [d])
+            // Unquoted, "." and "*" are operators: "axbbc" matches, "a.b*c" does not.
             let unquoted = try await p.ids("Person", where: ["name": ["$regex": "^a.b*c"]])
-            #expect(unquoted == [d, e].sorted())
+            #expect(unquoted == [e])
             let endsWith = try await p.ids("Person", where: ["name": ["$regex": "\\Q(x)\\E$"]])
             #expect(endsWith == [d, e].sorted())
             let badOptions = try await p.find("Person", where: ["name": ["$regex": "a", "$options": "q"]])
@@ -315,8 +324,11 @@ struct QueriesTests {
             let text: JSONValue = ["body": ["$text": ["$search": ["$term": "fox"]]]]
             let found = try await p.ids("Doc", where: text)
             #expect(found == [a, b].sorted())
+            // `$score` sorts by relevance, best first, with or without "-".
             let ranked = try await p.orderedIds("Doc", where: text, ["order": "$score"])
             #expect(ranked == [b, a])
+            let rankedDesc = try await p.orderedIds("Doc", where: text, ["order": "-$score"])
+            #expect(rankedDesc == [b, a])
             let twoWords = try await p.ids("Doc", where: ["body": ["$text": ["$search": ["$term": "quick fox", "$language": "english", "$caseSensitive": false]]]])
             #expect(twoWords == [a])
             let noTerm = try await p.findCode("Doc", where: ["body": ["$text": ["$search": ["$language": "english"]]]])
@@ -334,7 +346,7 @@ struct QueriesTests {
     func selectQueries() async throws {
         try await TestServer.with { p in
             _ = try await p.createId("Team", ["city": "Oslo", "winPct": 0.7])
-            _ = try await p.createId("Team", ["city": "Rome", "winPct": 0.3])
+            _ = try await p.createId("Team", ["city": "Rome", "winPct": 0.3, "info": ["city": "Rome", "big": true]])
             _ = try await p.createId("Team", ["city": "Lima", "winPct": 0.9])
             let a = try await p.createId("Fan", ["hometown": "Oslo"])
             let b = try await p.createId("Fan", ["hometown": "Rome"])
@@ -346,6 +358,15 @@ struct QueriesTests {
             #expect(selected == [a, c].sorted())
             let notSelected = try await p.ids("Fan", where: ["hometown": ["$dontSelect": query]])
             #expect(notSelected == [b, d, e].sorted())
+            let nestedKey = try await p.ids("Fan", where: ["hometown": ["$select": ["query": ["className": "Team", "where": ["info.big": true]], "key": "info.city"]]])
+            #expect(nestedKey == [b])
+            // On an Array field, some element is one of the selected values.
+            let f = try await p.createId("Fan", ["visited": ["Paris", "Lima"]])
+            let g = try await p.createId("Fan", ["visited": ["Rome"]])
+            let arraySelected = try await p.ids("Fan", where: ["visited": ["$select": query]])
+            #expect(arraySelected == [f])
+            let arrayNotSelected = try await p.ids("Fan", where: ["visited": ["$dontSelect": query]])
+            #expect(arrayNotSelected == [a, b, c, d, e, g].sorted())
             let noWhere = try await p.ids("Fan", where: ["hometown": ["$select": ["query": ["className": "Team"], "key": "city"]]])
             #expect(noWhere == [a, b, c].sorted())
             let improper = try await p.find("Fan", where: ["hometown": ["$select": ["query": ["className": "Team"]]]])
@@ -372,6 +393,14 @@ struct QueriesTests {
             #expect(byTitle == [c2])
             let improper = try await p.findCode("Comment", where: ["post": ["$inQuery": ["where": ["title": "b"]]]])
             #expect(improper == 102)
+            let noWhere = try await p.findCode("Comment", where: ["post": ["$inQuery": ["className": "Post"]]])
+            #expect(noWhere == 102)
+            // Errors inside the sub-query's where are reported as themselves.
+            let innerError = try await p.findCode("Comment", where: ["post": ["$notInQuery": ["where": ["title": ["$foo": 1]], "className": "Post"]]])
+            #expect(innerError == 107)
+            let onArray = try await p.createId("Comment", ["posts": [F.pointer("Post", withoutImage), F.pointer("Post", withImage)]])
+            let arrayIn = try await p.ids("Comment", where: ["posts": ["$inQuery": sub]])
+            #expect(arrayIn == [onArray])
         }
     }
 
@@ -445,80 +474,6 @@ struct QueriesTests {
         }
     }
 
-    @Test("$nearSphere sorts nearest first and honours the max distances")
-    func nearSphere() async throws {
-        try await TestServer.with { p in
-            // One degree of longitude on the equator is about 69.1 miles / 111.2 km / 0.01745 radians.
-            let far = try await p.createId("Place", ["location": F.geo(0, 10)])
-            let near = try await p.createId("Place", ["location": F.geo(0, 1)])
-            let mid = try await p.createId("Place", ["location": F.geo(0, 3)])
-            let close = try await p.createId("Place", ["location": F.geo(0, -2)])
-            _ = try await p.createId("Place", ["name": "nowhere"])
-            let origin = F.geo(0, 0)
-            let ordered = try await p.orderedIds("Place", where: ["location": ["$nearSphere": origin]])
-            #expect(ordered == [near, close, mid, far])
-            let miles = try await p.orderedIds("Place", where: ["location": ["$nearSphere": origin, "$maxDistanceInMiles": 150]])
-            #expect(miles == [near, close])
-            let km = try await p.orderedIds("Place", where: ["location": ["$nearSphere": origin, "$maxDistanceInKilometers": 400]])
-            #expect(km == [near, close, mid])
-            let radians = try await p.orderedIds("Place", where: ["location": ["$nearSphere": origin, "$maxDistanceInRadians": 0.03]])
-            #expect(radians == [near])
-            let legacy = try await p.orderedIds("Place", where: ["location": ["$nearSphere": origin, "$maxDistance": 0.2]])
-            #expect(legacy == [near, close, mid, far])
-            let limited = try await p.orderedIds("Place", where: ["location": ["$nearSphere": F.geo(0, 9)]], ["limit": "2"])
-            #expect(limited == [far, mid])
-            let counted = try await p.find("Place", where: ["location": ["$nearSphere": origin, "$maxDistanceInMiles": 150]], ["count": "1", "limit": "0"])
-            #expect(counted["count"] == 2)
-            let bad = try await p.findCode("Place", where: ["location": ["$nearSphere": ["latitude": 1]]])
-            #expect(bad == 107)
-        }
-    }
-
-    @Test("$within $box, $geoWithin $polygon and $centerSphere, $geoIntersects")
-    func geoShapes() async throws {
-        try await TestServer.with { p in
-            let inside = try await p.createId("Place", ["location": F.geo(1, 1)])
-            let edge = try await p.createId("Place", ["location": F.geo(0.5, 3)])
-            let outside = try await p.createId("Place", ["location": F.geo(10, 10)])
-            let south = try await p.createId("Place", ["location": F.geo(-5, 1)])
-            let box = try await p.ids("Place", where: ["location": ["$within": ["$box": [F.geo(0, 0), F.geo(2, 2)]]]])
-            #expect(box == [inside])
-            let widerBox = try await p.ids("Place", where: ["location": ["$within": ["$box": [F.geo(-6, 0), F.geo(2, 4)]]]])
-            #expect(widerBox == [inside, edge, south].sorted())
-            let badBox = try await p.findCode("Place", where: ["location": ["$within": ["$box": [F.geo(0, 0)]]]])
-            #expect(badBox == 107)
-            let polygon = try await p.ids("Place", where: ["location": ["$geoWithin": ["$polygon": [F.geo(0, 0), F.geo(0, 4), F.geo(4, 0)]]]])
-            #expect(polygon == [inside, edge].sorted())
-            let polygonPairs = try await p.ids("Place", where: ["location": ["$geoWithin": ["$polygon": [[0, 0], [2, 0], [2, 2], [0, 2]]]]])
-            #expect(polygonPairs == [inside])
-            let polygonObject = try await p.ids("Place", where: [
-                "location": ["$geoWithin": ["$polygon": ["__type": "Polygon", "coordinates": [[-6, 0], [-6, 2], [2, 2], [2, 0]]]]]
-            ])
-            #expect(polygonObject == [inside, south].sorted())
-            let tooFew = try await p.findCode("Place", where: ["location": ["$geoWithin": ["$polygon": [F.geo(0, 0), F.geo(1, 1)]]]])
-            #expect(tooFew == 107)
-            // [longitude, latitude] centre, radius in radians (0.05 rad ~ 2.9 degrees).
-            let circle = try await p.ids("Place", where: ["location": ["$geoWithin": ["$centerSphere": [[1, 0], 0.05]]]])
-            #expect(circle == [inside, edge].sorted())
-            let circlePoint = try await p.ids("Place", where: ["location": ["$geoWithin": ["$centerSphere": [F.geo(10, 10), 0.01]]]])
-            #expect(circlePoint == [outside])
-            let badCircle = try await p.findCode("Place", where: ["location": ["$geoWithin": ["$centerSphere": [[1, 0], -1]]]])
-            #expect(badCircle == 107)
-
-            let square = try await p.createId("Area", ["shape": ["__type": "Polygon", "coordinates": [[0, 0], [0, 10], [10, 10], [10, 0]]]])
-            let tri = try await p.createId("Area", ["shape": ["__type": "Polygon", "coordinates": [[20, 20], [20, 30], [30, 20]]]])
-            _ = try await p.createId("Area", ["name": "none"])
-            let hitSquare = try await p.ids("Area", where: ["shape": ["$geoIntersects": ["$point": F.geo(5, 5)]]])
-            #expect(hitSquare == [square])
-            let hitTri = try await p.ids("Area", where: ["shape": ["$geoIntersects": ["$point": F.geo(21, 21)]]])
-            #expect(hitTri == [tri])
-            let miss = try await p.ids("Area", where: ["shape": ["$geoIntersects": ["$point": F.geo(-5, -5)]]])
-            #expect(miss == [])
-            let badPoint = try await p.findCode("Area", where: ["shape": ["$geoIntersects": ["$point": [1, 2, 3]]]])
-            #expect(badPoint == 107)
-        }
-    }
-
     @Test("dot notation into Object fields")
     func dotNotation() async throws {
         try await TestServer.with { p in
@@ -544,6 +499,9 @@ struct QueriesTests {
             #expect(regex == [b])
             let ordered = try await p.orderedIds("Team", where: ["stats.wins": ["$exists": true]], ["order": "-stats.wins"])
             #expect(ordered == [a, c, b])
+            // A whole Object value matches by equality (key order does not matter).
+            let whole = try await p.ids("Team", where: ["stats": ["group": "B", "wins": 2]])
+            #expect(whole == [b])
         }
     }
 
@@ -567,6 +525,9 @@ struct QueriesTests {
             #expect(bad == 107)
             let notInEquality = try await p.findCode("Event", where: ["at": ["$eq": ["$relativeTime": "now"]]])
             #expect(notInEquality == 107)
+            _ = try await p.createId("Event", ["label": "x"])
+            let notADate = try await p.findCode("Event", where: ["label": ["$lt": ["$relativeTime": "in 1 day"]]])
+            #expect(notADate == 107)
         }
     }
 }

@@ -12,12 +12,17 @@ public struct QueryParser: Sendable {
         self.now = now
     }
 
-    public func parse(_ whereValue: JSONValue?) throws(ParseError) -> QueryNode {
+    /// Field types of the classes a query may name, for checks that depend on them (`$relativeTime` needs a
+    /// Date field). Fields not found here are not checked.
+    public var schemas: [String: ClassSchema] = [:]
+
+    /// - Parameter className: the class queried, whose field types `schemas` may give.
+    public func parse(_ whereValue: JSONValue?, className: String? = nil) throws(ParseError) -> QueryNode {
         var budget = maxConditions
-        return try parse(whereValue ?? .object([:]), budget: &budget, depth: 0)
+        return try parse(whereValue ?? .object([:]), className: className, budget: &budget, depth: 0)
     }
 
-    func parse(_ whereValue: JSONValue, budget: inout Int, depth: Int) throws(ParseError) -> QueryNode {
+    func parse(_ whereValue: JSONValue, className: String?, budget: inout Int, depth: Int) throws(ParseError) -> QueryNode {
         guard depth < 16 else { throw ParseError.invalidQuery("Query is nested too deeply") }
         guard case .object(let object) = whereValue else {
             throw ParseError(.invalidJSON, "Invalid where clause: expected an object")
@@ -34,7 +39,7 @@ public struct QueryParser: Sendable {
                     throw ParseError.invalidQuery("Bad \(key) format - use an array value.")
                 }
                 var children: [QueryNode] = []
-                for part in parts { children.append(try parse(part, budget: &budget, depth: depth + 1)) }
+                for part in parts { children.append(try parse(part, className: className, budget: &budget, depth: depth + 1)) }
                 switch key {
                 case "$or": nodes.append(.or(children))
                 case "$and": nodes.append(.and(children))
@@ -47,7 +52,8 @@ public struct QueryParser: Sendable {
                 nodes.append(.relatedTo(owner: owner, key: relKey))
             default:
                 let path = try fieldPath(key)
-                nodes.append(contentsOf: try conditions(path, value, budget: &budget, depth: depth))
+                let type = path.subpath.isEmpty ? className.flatMap { schemas[$0]?.fields[path.field] } : nil
+                nodes.append(contentsOf: try conditions(path, value, type: type, budget: &budget, depth: depth))
             }
         }
         if nodes.isEmpty { return .all }
@@ -74,7 +80,8 @@ public struct QueryParser: Sendable {
         return FieldPath(field: field, subpath: subpath)
     }
 
-    func conditions(_ path: FieldPath, _ value: JSONValue, budget: inout Int, depth: Int) throws(ParseError) -> [QueryNode] {
+    /// - Parameter type: the field's schema type when known.
+    func conditions(_ path: FieldPath, _ value: JSONValue, type: FieldType?, budget: inout Int, depth: Int) throws(ParseError) -> [QueryNode] {
         guard case .object(let ops) = value, ops["__type"] == nil, ops.keys.contains(where: { $0.hasPrefix("$") }) else {
             return [.field(path, .equals(try operand(value)))]
         }
@@ -91,7 +98,7 @@ public struct QueryParser: Sendable {
             case "$eq": condition = .equals(try operand(arg))
             case "$ne": condition = .notEquals(try operand(arg))
             case "$lt", "$lte", "$gt", "$gte":
-                condition = .compare(Comparison(rawValue: op)!, try comparable(arg))  // op is one of the four raw values
+                condition = .compare(Comparison(rawValue: op)!, try comparable(arg, type: type))  // op is one of the four raw values
             case "$in": condition = .isIn(try list(arg, op))
             case "$nin": condition = .notIn(try list(arg, op))
             case "$all":
@@ -118,14 +125,14 @@ public struct QueryParser: Sendable {
                 condition = nil
             case "$text": condition = .text(try textSearch(arg))
             case "$select", "$dontSelect":
-                guard case .object(let sel) = arg, sel.count == 2, let query = sel["query"], let key = sel["key"]?.stringValue,
-                    let sub = try? subQuery(query, budget: &budget, depth: depth)
-                else { throw ParseError.invalidQuery("improper usage of \(op)") }
-                condition = op == "$select" ? .select(sub, key: key) : .dontSelect(sub, key: key)
-            case "$inQuery", "$notInQuery":
-                guard let sub = try? subQuery(arg, budget: &budget, depth: depth) else {
+                guard case .object(let sel) = arg, sel.count == 2, let query = sel["query"], let key = sel["key"]?.stringValue else {
                     throw ParseError.invalidQuery("improper usage of \(op)")
                 }
+                let sub = try subQuery(query, op, budget: &budget, depth: depth)
+                condition = op == "$select" ? .select(sub, key: key) : .dontSelect(sub, key: key)
+            case "$inQuery", "$notInQuery":
+                guard arg["where"] != nil else { throw ParseError.invalidQuery("improper usage of \(op)") }
+                let sub = try subQuery(arg, op, budget: &budget, depth: depth)
                 condition = op == "$inQuery" ? .inQuery(sub) : .notInQuery(sub)
             case "$nearSphere":
                 guard let point = geoPoint(arg) else { throw ParseError.invalidJSON("bad $nearSphere value") }
@@ -152,16 +159,19 @@ public struct QueryParser: Sendable {
         return result
     }
 
-    func subQuery(_ value: JSONValue, budget: inout Int, depth: Int) throws(ParseError) -> SubQuery {
-        guard let className = value["className"]?.stringValue, Naming.isValidClassName(className) else {
-            throw ParseError.invalidQuery("improper usage of sub-query")
+    /// The `{"className":..,"where":..}` of a sub-query; shape errors are 102 `improper usage of <op>`, errors
+    /// inside its `where` are reported as themselves.
+    func subQuery(_ value: JSONValue, _ op: String, budget: inout Int, depth: Int) throws(ParseError) -> SubQuery {
+        guard case .object = value, let className = value["className"]?.stringValue, Naming.isValidClassName(className) else {
+            throw ParseError.invalidQuery("improper usage of \(op)")
         }
         var whereValue = value["where"] ?? .object([:])
         if case .string(let text) = whereValue {
             guard let parsed = try? JSONParser.parse(text) else { throw ParseError.invalidJSON("Invalid where") }
             whereValue = parsed
         }
-        return SubQuery(className: className, predicate: try parse(whereValue, budget: &budget, depth: depth + 1))
+        guard case .object = whereValue else { throw ParseError.invalidQuery("improper usage of \(op)") }
+        return SubQuery(className: className, predicate: try parse(whereValue, className: className, budget: &budget, depth: depth + 1))
     }
 
     /// Equality/containment operand: typed values normalised, plain values as given.
@@ -182,8 +192,9 @@ public struct QueryParser: Sendable {
         return ParseValue.normalize(value)
     }
 
-    func comparable(_ value: JSONValue) throws(ParseError) -> JSONValue {
+    func comparable(_ value: JSONValue, type: FieldType?) throws(ParseError) -> JSONValue {
         if let relative = value["$relativeTime"] {
+            if let type, type != .date { throw ParseError.invalidJSON("$relativeTime can only be used with Date field") }
             guard case .string(let text) = relative, let date = RelativeTime.resolve(text, now: now) else {
                 throw ParseError.invalidJSON("bad $relativeTime value")
             }
@@ -253,8 +264,9 @@ public struct QueryParser: Sendable {
 
     func maxDistance(_ ops: [String: JSONValue]) throws(ParseError) -> Double? {
         let units: [(String, Double)] = [
-            ("$maxDistance", 1), ("$maxDistanceInRadians", 1), ("$maxDistanceInMiles", GeoMath.earthRadiusMiles),
-            ("$maxDistanceInKilometers", GeoMath.earthRadiusKilometers),
+            // Parse Server converts with these radii (3959 mi, 6371 km).
+            ("$maxDistance", 1), ("$maxDistanceInRadians", 1), ("$maxDistanceInMiles", 3959),
+            ("$maxDistanceInKilometers", 6371),
         ]
         for (key, divisor) in units {
             guard let v = ops[key] else { continue }

@@ -5,7 +5,7 @@ public protocol ParseRouter: Sendable {
 }
 
 /// Matches a path against a pattern such as `classes/:className/:objectId`.
-struct PathPattern {
+struct PathPattern: Sendable {
     let segments: [String]
     init(_ pattern: String) { segments = pattern.split(separator: "/").map(String.init) }
 
@@ -22,15 +22,14 @@ struct PathPattern {
 /// A table of `(method, pattern) -> handler`, the way each router declares its routes.
 struct RouteTable: Sendable {
     typealias Handler = @Sendable (ParseRequest, [String: String]) async throws -> ParseResponse
-    private var routes: [(ParseRequest.Method, [String], Handler)] = []
+    private var routes: [(ParseRequest.Method, PathPattern, Handler)] = []
 
     mutating func on(_ method: ParseRequest.Method, _ pattern: String, _ handler: @escaping Handler) {
-        routes.append((method, PathPattern(pattern).segments, handler))
+        routes.append((method, PathPattern(pattern), handler))
     }
 
     func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        for (method, segments, handler) in routes where method == request.method {
-            let pattern = PathPattern(segments.joined(separator: "/"))
+        for (method, pattern, handler) in routes where method == request.method {
             if let params = pattern.match(request.path) {
                 return { try await handler($0, params) }
             }

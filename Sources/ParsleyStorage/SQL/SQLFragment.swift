@@ -21,6 +21,9 @@ public typealias SQLRow = [SQLValue]
 public struct SQLFragment: Sendable, ExpressibleByStringLiteral {
     public var sql: String
     public var binds: [SQLValue]
+    /// A lookup by primary key returning at most one row: cheap enough for a backend to run without
+    /// leaving the caller's thread.
+    public var isPointLookup = false
 
     public init(_ sql: String = "", _ binds: [SQLValue] = []) {
         self.sql = sql

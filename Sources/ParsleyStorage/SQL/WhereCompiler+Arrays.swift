@@ -48,8 +48,13 @@ extension WhereCompiler {
                     + " AND " + dialect.jsonExtract(e.json, path: ["objectId"]) + " IN " + ids).parenthesized
             }
             return negated ? SQLFragment("NOT ") + match : match
-        case .select(let sub, let key): return try compileColumn(.select(sub, key: key), expr, .array)
-        case .dontSelect(let sub, let key): return try compileColumn(.dontSelect(sub, key: key), expr, .array)
+        case .select(let sub, let key), .dontSelect(let sub, let key):
+            // Like `$in`/`$nin` on an array: some element is one of the selected values.
+            var negated = false
+            if case .dontSelect = condition { negated = true }
+            guard let values = try selectedValues(sub, key: key) else { return negated ? "1=1" : "1=0" }
+            let match = any { e in (e.type + " NOT IN ('object','array') AND " + e.value + " IN " + values).parenthesized }
+            return negated ? SQLFragment("NOT ") + match : match
         case .text(let t):
             return dialect.textMatch(expr, TextSearchTerms(term: t.term, caseSensitive: t.caseSensitive, diacriticSensitive: t.diacriticSensitive))
         default: return "1=0"
@@ -108,7 +113,16 @@ extension WhereCompiler {
             return (e + " IS NULL OR " + e + " <> " + .bind(b)).parenthesized
         case .compare(let op, let v):
             let (e, b) = extract(for: v)
-            return e + " \(sqlOperator(op)) " + .bind(b)
+            // Same-type comparisons only (numbers with numbers, strings with strings).
+            let kind: SQLFragment
+            switch v {
+            case .int, .double: kind = dialect.jsonType(base, path: path) + " IN ('integer','real') AND "
+            case .string: kind = dialect.jsonType(base, path: path) + " = 'text' AND "
+            case .bool: kind = dialect.jsonType(base, path: path) + " IN ('true','false') AND "
+            case .null, .array: return "1=0"
+            case .object: kind = ""
+            }
+            return (kind + e + " \(sqlOperator(op)) " + .bind(b)).parenthesized
         case .isIn(let values), .notIn(let values):
             var negated = false
             if case .notIn = condition { negated = true }

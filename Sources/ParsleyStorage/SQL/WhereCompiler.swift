@@ -21,6 +21,10 @@ public struct WhereCompiler {
 
     public static func joinTable(field: String, owner: String) -> String { "_Join:\(field):\(owner)" }
 
+    /// Backends fail a statement whose `$regex` pattern does not compile with an error message containing this
+    /// text, so the query layer can answer 102 instead of an internal error.
+    public static let invalidRegexMarker = "invalid regular expression"
+
     public func compile(_ node: QueryNode, schema: ClassSchema, alias: String) throws(ParseError) -> SQLFragment {
         switch node {
         case .all: return "1=1"
@@ -110,7 +114,7 @@ public struct WhereCompiler {
             guard let bound = encode(v, type) else { return "1=1" }
             return (expr + " IS NULL OR " + expr + " <> " + .bind(bound)).parenthesized
         case .compare(let op, let v):
-            guard let bound = encode(v, type), bound != .null else { return "1=0" }
+            guard Self.isComparable(v, with: type), let bound = encode(v, type), bound != .null else { return "1=0" }
             return expr + " \(sqlOperator(op)) " + .bind(bound)
         case .isIn(let values): return inList(expr, values, type, negated: false)
         case .notIn(let values): return inList(expr, values, type, negated: true)
@@ -152,6 +156,19 @@ public struct WhereCompiler {
         case .geoIntersects(let p):
             guard type == .polygon else { return "1=0" }
             return dialect.polygonContains(polygon: expr, point: .bind(.text(JSONWriter.string(p.json))))
+        }
+    }
+
+    /// Ordering operators only match values of the operand's own type (Mongo's type bracketing): SQL would
+    /// otherwise order every number before every string.
+    static func isComparable(_ v: JSONValue, with type: FieldType) -> Bool {
+        switch type {
+        case .number: return v.isNumber
+        case .string: return v.stringValue != nil
+        case .boolean: return v.boolValue != nil
+        case .date: return v.parseType == "Date" || v.stringValue.flatMap(ParseDate.init(iso:)) != nil
+        case .pointer: return v.stringValue != nil || Pointer(json: v) != nil
+        default: return true
         }
     }
 
@@ -209,14 +226,21 @@ public struct WhereCompiler {
     }
 
     func selectSubquery(_ expr: SQLFragment, _ sub: SubQuery, key: String, negated: Bool) throws(ParseError) -> SQLFragment {
-        guard let subSchema = schemas[sub.className] else { return negated ? "1=1" : "1=0" }
+        guard let values = try selectedValues(sub, key: key) else { return negated ? "1=1" : "1=0" }
+        return negated ? (expr + " IS NULL OR " + expr + " NOT IN " + values).parenthesized : expr + " IN " + values
+    }
+
+    /// `(SELECT <key> FROM Sub WHERE ... AND <key> IS NOT NULL)` for `$select`/`$dontSelect`; nil when the class
+    /// or the key does not exist (nothing is selected).
+    func selectedValues(_ sub: SubQuery, key: String) throws(ParseError) -> SQLFragment? {
+        guard let subSchema = schemas[sub.className] else { return nil }
         let a = newAlias()
         let parser = QueryParser(now: ParseDate(milliseconds: 0))
         let keyExpr: SQLFragment
         switch target(try parser.fieldPath(key), schema: subSchema, alias: a) {
         case .column(let e, _): keyExpr = e
         case .json(let base, let path): keyExpr = dialect.jsonExtract(base, path: path)
-        default: return negated ? "1=1" : "1=0"
+        default: return nil
         }
         var f = SQLFragment("(SELECT ") + keyExpr + SQLFragment(" FROM \(dialect.quote(sub.className)) AS \(a) WHERE ")
         f.append(try compile(sub.predicate, schema: subSchema, alias: a))
@@ -225,7 +249,7 @@ public struct WhereCompiler {
         f.append(" IS NOT NULL")
         f.append(readFilter(alias: a))
         f.append(")")
-        return negated ? (expr + " IS NULL OR " + expr + " NOT IN " + f).parenthesized : expr + " IN " + f
+        return f
     }
 
     /// ` AND (<alias>._rperm IS NULL OR it holds one of the principals)`, or nothing for the master key.

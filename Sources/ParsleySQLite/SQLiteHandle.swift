@@ -1,0 +1,120 @@
+import CParsleySQLite
+import ParsleyStorage
+
+/// One connection to the SQLite engine, with a cache of prepared statements.
+///
+/// `@unchecked Sendable` is safe because a handle is only ever used by one task at a time: readers are
+/// checked out of `ReaderPool` exclusively, and the writer belongs to the single writer loop. The connection is
+/// also opened with `SQLITE_OPEN_FULLMUTEX`, so even a mistaken concurrent call would be serialised by SQLite.
+final class SQLiteHandle: @unchecked Sendable {
+    private let db: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+    static let statementCacheSize = 256
+
+    init(path: String) throws {
+        var handle: OpaquePointer?
+        let flags = PARSLEY_SQLITE_OPEN_READWRITE | PARSLEY_SQLITE_OPEN_CREATE | PARSLEY_SQLITE_OPEN_FULLMUTEX
+        let rc = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == PARSLEY_SQLITE_OK, let handle else {
+            if let handle { sqlite_nio_sqlite3_close_v2(handle) }
+            throw StoreError.database("cannot open SQLite database at \(path) (code \(rc))")
+        }
+        db = handle
+        sqlite_nio_sqlite3_busy_timeout(db, 10_000)
+        SQLiteFunctionInstaller.install(on: db)
+    }
+
+    deinit { close() }
+
+    private var closed = false
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        for (_, stmt) in statements { sqlite_nio_sqlite3_finalize(stmt) }
+        statements = [:]
+        sqlite_nio_sqlite3_close_v2(db)
+    }
+
+    /// Asks the running statement to stop (safe from any thread).
+    func interrupt() { sqlite_nio_sqlite3_interrupt(db) }
+
+    /// Runs one statement, returning all rows.
+    func query(_ sql: String, _ binds: [SQLValue]) throws -> [SQLRow] {
+        let stmt = try statement(sql)
+        defer {
+            sqlite_nio_sqlite3_reset(stmt)
+            sqlite_nio_sqlite3_clear_bindings(stmt)
+        }
+        for (i, value) in binds.enumerated() {
+            let index = Int32(i + 1)
+            let rc: Int32
+            switch value {
+            case .null: rc = sqlite_nio_sqlite3_bind_null(stmt, index)
+            case .integer(let v): rc = sqlite_nio_sqlite3_bind_int64(stmt, index, v)
+            case .real(let v): rc = sqlite_nio_sqlite3_bind_double(stmt, index, v)
+            case .text(let s):
+                var s = s
+                rc = s.withUTF8 { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { chars in
+                        if let base = chars.baseAddress { return parsley_sqlite_bind_text(stmt, index, base, Int32(chars.count)) }
+                        return "".withCString { parsley_sqlite_bind_text(stmt, index, $0, 0) }
+                    }
+                }
+            }
+            guard rc == PARSLEY_SQLITE_OK else { throw error(rc) }
+        }
+        var rows: [SQLRow] = []
+        let columns = sqlite_nio_sqlite3_column_count(stmt)
+        while true {
+            let rc = sqlite_nio_sqlite3_step(stmt)
+            if rc == PARSLEY_SQLITE_DONE { break }
+            guard rc == PARSLEY_SQLITE_ROW else { throw error(rc) }
+            var row: SQLRow = []
+            row.reserveCapacity(Int(columns))
+            for c in 0..<columns {
+                switch sqlite_nio_sqlite3_column_type(stmt, c) {
+                case PARSLEY_SQLITE_INTEGER: row.append(.integer(sqlite_nio_sqlite3_column_int64(stmt, c)))
+                case PARSLEY_SQLITE_FLOAT: row.append(.real(sqlite_nio_sqlite3_column_double(stmt, c)))
+                case PARSLEY_SQLITE_NULL: row.append(.null)
+                default:
+                    let count = Int(sqlite_nio_sqlite3_column_bytes(stmt, c))
+                    if let text = sqlite_nio_sqlite3_column_text(stmt, c) {
+                        row.append(.text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)))
+                    } else {
+                        row.append(.text(""))
+                    }
+                }
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    private func statement(_ sql: String) throws -> OpaquePointer {
+        if let cached = statements[sql] { return cached }
+        if statements.count >= Self.statementCacheSize {
+            for (_, stmt) in statements { sqlite_nio_sqlite3_finalize(stmt) }
+            statements = [:]
+        }
+        var stmt: OpaquePointer?
+        let rc = sqlite_nio_sqlite3_prepare_v3(db, sql, -1, UInt32(PARSLEY_SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == PARSLEY_SQLITE_OK, let stmt else { throw error(rc) }
+        statements[sql] = stmt
+        return stmt
+    }
+
+    /// Drops cached statements (after DDL changed a table they refer to, SQLite re-prepares anyway; this
+    /// just frees memory).
+    func clearStatements() {
+        for (_, stmt) in statements { sqlite_nio_sqlite3_finalize(stmt) }
+        statements = [:]
+    }
+
+    private func error(_ rc: Int32) -> StoreError {
+        let message = String(cString: sqlite_nio_sqlite3_errmsg(db))
+        if rc & 0xFF == PARSLEY_SQLITE_CONSTRAINT { return .duplicateValue(message) }
+        if rc & 0xFF == PARSLEY_SQLITE_INTERRUPT || message.contains(SQLiteFunctionInstaller.timeoutMessage) { return .timeout }
+        return .database(message)
+    }
+}

@@ -1,0 +1,71 @@
+import ParsleyCore
+import Testing
+
+@Suite("JSON")
+struct JSONTests {
+    @Test("integers stay integers, doubles stay doubles")
+    func numbers() throws {
+        #expect(try JSONParser.parse("42") == .int(42))
+        #expect(try JSONParser.parse("-0") == .int(0))
+        #expect(try JSONParser.parse("4.5") == .double(4.5))
+        #expect(try JSONParser.parse("1e3") == .double(1000))
+        #expect(try JSONParser.parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
+        #expect(JSONWriter.string(.double(3.0)) == "3")
+        #expect(JSONWriter.string(.double(0.1)) == "0.1")
+        #expect(JSONWriter.string(.int(-7)) == "-7")
+    }
+
+    @Test("strings: escapes, surrogate pairs, and invalid input")
+    func strings() throws {
+        #expect(try JSONParser.parse(#""a\"b\\c\n\u00e9\ud83d\ude00""#) == .string("a\"b\\c\né😀"))
+        #expect(JSONWriter.string(.string("a\"\n\u{01}")) == #""a\"\n\u0001""#)
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(#""\ud83d""#) }
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse([0x22, 0xFF, 0x22]) }
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse("\"a\u{01}\"") }
+    }
+
+    @Test("malformed documents and deep nesting are rejected")
+    func malformed() {
+        for text in ["", "{", "[1,]", "{\"a\":}", "tru", "01", "1.", "{\"a\" 1}", "[1] x", "NaN"] {
+            #expect(throws: JSONParser.Failure.self, "\(text)") { try JSONParser.parse(text) }
+        }
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(deep) }
+        let ok = String(repeating: "[", count: 60) + String(repeating: "]", count: 60)
+        #expect((try? JSONParser.parse(ok)) != nil)
+    }
+
+    @Test("objects serialise with sorted keys (canonical form)")
+    func canonical() throws {
+        let v = try JSONParser.parse(#"{"b":1,"a":{"d":[true,null],"c":"x"}}"#)
+        #expect(JSONWriter.string(v) == #"{"a":{"c":"x","d":[true,null]},"b":1}"#)
+    }
+}
+
+@Suite("Dates")
+struct DateTests {
+    @Test("ISO dates parse leniently and print with milliseconds and Z")
+    func iso() throws {
+        let d = try #require(ParseDate(iso: "2022-01-01T12:23:45.678Z"))
+        #expect(d.iso == "2022-01-01T12:23:45.678Z")
+        #expect(ParseDate(iso: "2022-01-01T12:23:45Z")?.iso == "2022-01-01T12:23:45.000Z")
+        #expect(ParseDate(iso: "2022-01-01")?.iso == "2022-01-01T00:00:00.000Z")
+        #expect(ParseDate(iso: "2022-01-01T14:23:45.678123+02:00")?.iso == "2022-01-01T12:23:45.678Z")
+        #expect(ParseDate(iso: "1969-12-31T23:59:59.999Z")?.milliseconds == -1)
+        #expect(ParseDate(iso: "2024-02-29T00:00:00.000Z")?.iso == "2024-02-29T00:00:00.000Z")
+        #expect(ParseDate(iso: "not a date") == nil)
+        #expect(ParseDate(iso: "2022-13-01") == nil)
+    }
+
+    @Test("$relativeTime grammar")
+    func relative() {
+        let now = ParseDate(milliseconds: 1_000_000_000_000)
+        let inTwoDays: Int64 = 1_000_000_000_000 + 2 * 86_400_000
+        let earlier: Int64 = 1_000_000_000_000 - (3 * 3600 + 300) * 1000
+        #expect(RelativeTime.resolve("in 2 days", now: now) == ParseDate(milliseconds: inTwoDays))
+        #expect(RelativeTime.resolve("3 hours 5 mins ago", now: now) == ParseDate(milliseconds: earlier))
+        #expect(RelativeTime.resolve("now", now: now) == now)
+        #expect(RelativeTime.resolve("2 days", now: now) == nil)
+        #expect(RelativeTime.resolve("in two days", now: now) == nil)
+    }
+}
