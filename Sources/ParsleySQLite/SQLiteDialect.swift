@@ -8,7 +8,13 @@ public struct SQLiteDialect: SQLDialect {
     public init() {}
 
     public func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"").replacingOccurrences(of: "\0", with: "") + "\""
+        // Names reaching here were validated by the parsers; doubling quotes and dropping NULs is the last line.
+        if !identifier.utf8.contains(where: { $0 == 0x22 || $0 == 0 }) { return "\"" + identifier + "\"" }
+        var out = "\""
+        for ch in identifier.unicodeScalars where ch != "\0" {
+            if ch == "\"" { out += "\"\"" } else { out.unicodeScalars.append(ch) }
+        }
+        return out + "\""
     }
 
     public var fieldColumnType: String { "" }

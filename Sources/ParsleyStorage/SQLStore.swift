@@ -91,13 +91,9 @@ extension SQLStore {
     public func selectStatement(_ spec: FindSpec) throws(ParseError) -> (SQLFragment, [(String, FieldType)]) {
         let compiler = WhereCompiler(dialect: dialect, schemas: spec.schemas, readPrincipals: spec.readPrincipals)
         let alias = "t0"
-        let fields = spec.schema.fields.filter { name, type in
-            if ClassSchema.defaultFields[name] != nil { return false }
-            if case .relation = type { return false }
-            return spec.keys?.contains(name) ?? true
-        }.sorted { $0.key < $1.key }
+        let fields = spec.keys.map { keys in spec.schema.storedFields.filter { keys.contains($0.name) } } ?? spec.schema.storedFields
         var columns = ["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"].map { compiler.column(alias, $0) }
-        columns += fields.map { compiler.column(alias, $0.key) }
+        columns += fields.map { compiler.column(alias, $0.name) }
         var f = SQLFragment("SELECT \(columns.joined(separator: ", ")) FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")
         f.append(try compiler.compile(spec.predicate, schema: spec.schema, alias: alias))
         f.append(compiler.readFilter(alias: alias))
@@ -135,7 +131,7 @@ extension SQLStore {
             f.append(" OFFSET ")
             f.append(bind: .integer(Int64(spec.skip)))
         }
-        return (f, fields.map { ($0.key, $0.value) })
+        return (f, fields.map { ($0.name, $0.type) })
     }
 
     /// A row of `objectId, createdAt, updatedAt, _rperm, _wperm, fields...` as a Parse object.

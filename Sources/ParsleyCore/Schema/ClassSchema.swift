@@ -1,7 +1,24 @@
 /// The schema of one Parse class: its fields with their types, class-level permissions and indexes.
 public struct ClassSchema: Sendable, Equatable {
     public var className: String
-    public var fields: [String: FieldType]
+    public var fields: [String: FieldType] {
+        didSet { storedFields = Self.columns(of: fields) }
+    }
+    /// Fields that have a column of their own (no defaults, no relations), sorted by name; kept in step with
+    /// `fields` so a query does not sort them on every request.
+    public private(set) var storedFields: [(name: String, type: FieldType)] = []
+
+    static func columns(of fields: [String: FieldType]) -> [(name: String, type: FieldType)] {
+        fields.filter { name, type in
+            if defaultFields[name] != nil { return false }
+            if case .relation = type { return false }
+            return true
+        }.sorted { $0.key < $1.key }.map { (name: $0.key, type: $0.value) }
+    }
+
+    public static func == (a: ClassSchema, b: ClassSchema) -> Bool {
+        a.className == b.className && a.fields == b.fields && a.classLevelPermissions == b.classLevelPermissions && a.indexes == b.indexes
+    }
     public var classLevelPermissions: JSONValue?
     public var indexes: [String: JSONValue]
 
@@ -39,6 +56,7 @@ public struct ClassSchema: Sendable, Equatable {
         for (k, v) in Self.systemFields(for: className) { all[k] = v }
         for (k, v) in fields { all[k] = v }
         self.fields = all
+        self.storedFields = Self.columns(of: all)
         self.classLevelPermissions = classLevelPermissions
         self.indexes = indexes
     }
