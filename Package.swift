@@ -89,6 +89,7 @@ let package = Package(
         .testTarget(
             name: "ParsleyAPITests",
             dependencies: [
+                "parsley",
                 "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyDomain", "ParsleyHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -1,5 +1,6 @@
 import CParsleySQLite
 import ParsleyCore
+import ParsleyStorage
 
 /// Installs Parsley's SQL functions (regex, word search, geo) on a connection as C callbacks.
 enum SQLiteFunctionInstaller {
@@ -47,7 +48,7 @@ enum SQLiteFunctionInstaller {
             let matched = try RegexCache.shared.matches(pattern: pattern, options: options, subject: subject)
             sqlite_nio_sqlite3_result_int64(context, matched ? 1 : 0)
         } catch is RegexCache.InvalidPattern {
-            sqlite_nio_sqlite3_result_error(context, "parsley: invalid regular expression", -1)
+            sqlite_nio_sqlite3_result_error(context, "parsley: " + WhereCompiler.invalidRegexMarker, -1)
         } catch {
             sqlite_nio_sqlite3_result_error(context, timeoutMessage, -1)
         }

@@ -2,7 +2,6 @@ import Foundation
 import NIOConcurrencyHelpers
 import ParsleyCore
 import ParsleyStorage
-import SQLiteNIO
 
 /// Parsley's SQL functions for SQLite: regular expressions with a time budget, word search, geo distance and
 /// point-in-polygon. Installed on every connection.
@@ -11,31 +10,6 @@ enum SQLiteFunctions {
     static let regexBudget: TimeInterval = 0.25
 
     struct RegexTimeout: Error {}
-
-    static func all() -> [SQLiteCustomFunction] {
-        [
-            SQLiteCustomFunction("parsley_regex", argumentCount: 3, pure: true) { args in
-                guard case .text(let pattern) = args[0], case .text(let options) = args[1], case .text(let subject) = args[2] else { return 0 }
-                return try RegexCache.shared.matches(pattern: pattern, options: options, subject: subject) ? 1 : 0
-            },
-            SQLiteCustomFunction("parsley_text_score", argumentCount: 4, pure: true) { args in
-                guard case .text(let text) = args[0], case .text(let term) = args[1] else { return 0.0 }
-                return TextSearchScore.score(text: text, term: term, caseSensitive: args[2].integer == 1, diacriticSensitive: args[3].integer == 1)
-            },
-            SQLiteCustomFunction("parsley_geo_distance", argumentCount: 4, pure: true) { args in
-                guard let lat = args[0].double, let lng = args[1].double, let lat2 = args[2].double, let lng2 = args[3].double else {
-                    return nil as Double?
-                }
-                return GeoMath.distanceRadians(lat, lng, lat2, lng2)
-            },
-            SQLiteCustomFunction("parsley_polygon_contains", argumentCount: 3, pure: true) { args in
-                guard case .text(let polygonText) = args[0], let lat = args[1].double, let lng = args[2].double,
-                    let polygon = try? JSONParser.parse(polygonText), let points = ParseValue.polygonPoints(polygon)
-                else { return 0 }
-                return GeoMath.polygonContains(points, latitude: lat, longitude: lng) ? 1 : 0
-            },
-        ]
-    }
 }
 
 /// Compiled patterns, shared by all connections.

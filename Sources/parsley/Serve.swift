@@ -61,14 +61,16 @@ struct Serve: AsyncParsableCommand {
         let shownHost = host == "0.0.0.0" ? "localhost" : host
         logger.info("parsley serving http://\(shownHost):\(port)\(mountPath) (app id \(appId), database \(path))")
         if generated {
-            print(
+            // Written straight to the file descriptor: a pipe would otherwise buffer it past a crash.
+            FileHandle.standardOutput.write(Data(
                 """
                 Generated a master key and saved it in \(dataDir)/master.key (shown only this once):
                   \(masterKey)
                 Try:
                   curl -X POST -H 'X-Parse-Application-Id: \(appId)' -H 'X-Parse-Master-Key: \(masterKey)' \\
                        -H 'Content-Type: application/json' -d '{"score":1337}' http://\(shownHost):\(port)\(mountPath)/classes/GameScore
-                """)
+
+                """.utf8))
         }
         try await app.runService()
         try await database.close()
