@@ -18,9 +18,27 @@ public struct ObjectService: Sendable {
     /// the master key may write them through `/classes`.
     static let guardedClasses: Set<String> = ["_User", "_Session", "_Role", "_Installation"]
 
-    func checkWritable(_ className: String, auth: Auth) throws(ParseError) {
+    /// What a class's own rules (users, sessions) add to a generic write.
+    public struct Internal: Sendable {
+        /// Use this id instead of generating one.
+        public var objectId: String?
+        /// Internal columns written alongside the body (`_hashed_password`).
+        public var values: [String: JSONValue] = [:]
+        /// The ACL when the body has none.
+        public var defaultACL: ACL?
+        /// The class's rules already ran, so its guard does not apply.
+        public var trusted = false
+        public init(objectId: String? = nil, values: [String: JSONValue] = [:], defaultACL: ACL? = nil, trusted: Bool = false) {
+            self.objectId = objectId
+            self.values = values
+            self.defaultACL = defaultACL
+            self.trusted = trusted
+        }
+    }
+
+    func checkWritable(_ className: String, auth: Auth, trusted: Bool = false) throws(ParseError) {
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
-        if Self.guardedClasses.contains(className), !auth.isMaster {
+        if Self.guardedClasses.contains(className), !auth.isMaster, !trusted {
             throw ParseError(.operationForbidden, "Clients aren't allowed to perform the write operation on the \(className) collection.")
         }
     }
@@ -41,12 +59,15 @@ public struct ObjectService: Sendable {
     }
 
     /// `POST /classes/:className`: returns `objectId`, `createdAt` and the results of any operations.
-    public func create(_ className: String, body: JSONValue, auth: Auth) async throws -> [String: JSONValue] {
-        try checkWritable(className, auth: auth)
+    public func create(_ className: String, body: JSONValue, auth: Auth, rules: Internal = Internal()) async throws -> [String: JSONValue] {
+        try checkWritable(className, auth: auth, trusted: rules.trusted)
+        try permissions.authorizeCreate(className, body: body, auth: auth)
         let patch = try WriteParser(isCreate: true).parse(body)
+        var required = try Self.requiredTypes(patch)
+        for (name, value) in rules.values { if let t = try ParseValue.inferType(value) { required[name] = t } }
         let schema = try await schemas.ensure(
-            className, fields: try Self.requiredTypes(patch), auth: auth, allowClassCreation: options.allowClientClassCreation)
-        var values: [String: JSONValue] = [:]
+            className, fields: required, auth: auth, allowClassCreation: options.allowClientClassCreation || rules.trusted)
+        var values: [String: JSONValue] = rules.values
         var echoed: [String: JSONValue] = [:]
         var relations: [(String, [Pointer])] = []
         for (path, op) in patch.operations {
@@ -62,9 +83,9 @@ public struct ObjectService: Sendable {
             }
             if op.echoesResult { echoed[path.field] = values[path.field] }
         }
-        let objectId = ObjectID.make()
+        let objectId = rules.objectId ?? ObjectID.make()
         let now = ParseDate.now
-        let acl = patch.acl ?? nil
+        let acl = patch.acl ?? rules.defaultACL
         try await store.database.write { [store, values, relations] db in
             let writer = store.writer(db)
             try await writer.insert(className: className, schema: schema, objectId: objectId, createdAt: now, values: values, acl: acl)
@@ -78,12 +99,18 @@ public struct ObjectService: Sendable {
     }
 
     /// `PUT /classes/:className/:objectId`: returns `updatedAt` and the new values of Increment/Add/AddUnique/Remove fields.
-    public func update(_ className: String, objectId: String, body: JSONValue, auth: Auth) async throws -> [String: JSONValue] {
-        try checkWritable(className, auth: auth)
+    public func update(_ className: String, objectId: String, body: JSONValue, auth: Auth, rules: Internal = Internal()) async throws
+        -> [String: JSONValue]
+    {
+        try checkWritable(className, auth: auth, trusted: rules.trusted)
+        try await permissions.authorizeUpdate(className, objectId: objectId, body: body, auth: auth)
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
         let patch = try WriteParser(isCreate: false).parse(body)
+        var required = try Self.requiredTypes(patch)
+        for (name, value) in rules.values { if let t = try ParseValue.inferType(value) { required[name] = t } }
         let schema = try await schemas.ensure(
-            className, fields: try Self.requiredTypes(patch), auth: auth, allowClassCreation: options.allowClientClassCreation)
+            className, fields: required, auth: auth, allowClassCreation: options.allowClientClassCreation)
+        let internalValues = rules.values
         let now = ParseDate.now
         let principals = auth.principals
         let needsRead = patch.operations.contains { path, op in
@@ -134,6 +161,7 @@ public struct ObjectService: Sendable {
                 }
             }
             for (field, value) in nested { assignments.append(.set(field, value)) }
+            for (field, value) in internalValues { assignments.append(.set(field, value)) }
             if let acl = patch.acl { assignments.append(.setACL(acl)) }
             guard let incremented = try await writer.update(
                 className: className, schema: schema, objectId: objectId, updatedAt: now, assignments: assignments, writePrincipals: principals)
@@ -151,8 +179,9 @@ public struct ObjectService: Sendable {
     }
 
     /// `DELETE /classes/:className/:objectId`.
-    public func delete(_ className: String, objectId: String, auth: Auth) async throws {
-        try checkWritable(className, auth: auth)
+    public func delete(_ className: String, objectId: String, auth: Auth, trusted: Bool = false) async throws {
+        try checkWritable(className, auth: auth, trusted: trusted)
+        try await permissions.authorizeDelete(className, objectId: objectId, auth: auth)
         guard let schema = schemas.schema(className) else { throw ParseError.objectNotFound() }
         let principals = auth.principals
         let relationFields = schema.fields.compactMap { name, type -> String? in

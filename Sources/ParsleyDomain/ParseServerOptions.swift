@@ -17,6 +17,14 @@ public struct ParseServerOptions: Sendable {
     public var allowClientClassCreation: Bool
     public var maxBatchSize: Int
     public var maxRequestBytes: Int
+    /// Session lifetime in seconds (Parse Server's `sessionLength`, one year).
+    public var sessionLength: Int64 = 31_536_000
+    /// bcrypt cost for password hashes (Parse Server uses 10).
+    public var bcryptCost: UInt8 = 10
+    /// New users get an ACL readable and writable by themselves only (`enforcePrivateUsers`).
+    public var enforcePrivateUsers = true
+    /// `authData` providers allowed besides the built-in ones (`anonymous`).
+    public var enableAnonymousUsers = true
 
     public init(
         applicationId: String, masterKey: String, restAPIKey: String? = nil, clientKey: String? = nil, javascriptKey: String? = nil,
@@ -50,12 +58,15 @@ public struct Auth: Sendable {
     public var userId: String?
     public var roles: [String]
     public var installationId: String?
+    /// The session token the request carried (already validated).
+    public var sessionToken: String?
 
-    public init(isMaster: Bool, userId: String? = nil, roles: [String] = [], installationId: String? = nil) {
+    public init(isMaster: Bool, userId: String? = nil, roles: [String] = [], installationId: String? = nil, sessionToken: String? = nil) {
         self.isMaster = isMaster
         self.userId = userId
         self.roles = roles
         self.installationId = installationId
+        self.sessionToken = sessionToken
     }
 
     public static let master = Auth(isMaster: true)

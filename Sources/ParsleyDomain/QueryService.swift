@@ -56,13 +56,15 @@ public struct QueryService: Sendable {
         if let maxLimit = options.maxLimit { limit = min(limit, maxLimit) }
         let (topKeys, includeFromKeys) = Self.splitKeys(find.keys)
         let includes = find.include + includeFromKeys
+        var access = try permissions.authorizeRead(
+            schema, predicate: predicate, whereValue: find.whereValue, order: order, fetches: limit > 0, counts: find.count, auth: auth)
         var spec = FindSpec(
-            schema: schema, predicate: predicate, order: order, limit: limit, skip: find.skip,
-            keys: topKeys.map { Set($0).union(includes.map { String($0.split(separator: ".")[0]) }) }, readPrincipals: auth.principals,
+            schema: schema, predicate: access.predicate, order: order, limit: limit, skip: find.skip,
+            keys: access.columns(topKeys.map { Set($0).union(includes.map { String($0.split(separator: ".")[0]) }) }), readPrincipals: auth.principals,
             schemas: all)
         var results: [[String: JSONValue]] = []
         if limit > 0 {
-            results = try await run { try await store.find(spec) }
+            results = access.strip(try await run { try await store.find(spec) })
         }
         var count: Int?
         if find.count {
@@ -181,10 +183,12 @@ public struct QueryService: Sendable {
             let selected = subKeys.topKeys.map { $0.union(sub.map { $0[0] }) }
             for (className, ids) in wanted.sorted(by: { $0.key < $1.key }) {
                 guard let targetSchema = schemas.schema(className) else { continue }
+                var access = try permissions.authorizeInclude(
+                    targetSchema, predicate: .field(FieldPath(field: "objectId"), .isIn(ids.sorted().map { .string($0) })), auth: auth)
                 let spec = FindSpec(
-                    schema: targetSchema, predicate: .field(FieldPath(field: "objectId"), .isIn(ids.sorted().map { .string($0) })),
-                    limit: ids.count, keys: selected, readPrincipals: auth.principals, schemas: schemas.all())
-                var found = try await store.find(spec)
+                    schema: targetSchema, predicate: access.predicate,
+                    limit: ids.count, keys: access.columns(selected), readPrincipals: auth.principals, schemas: schemas.all())
+                var found = access.strip(try await store.find(spec))
                 if !sub.isEmpty { try await include(&found, schema: targetSchema, paths: sub, keys: subKeys, auth: auth, depth: depth + 1) }
                 for var o in found {
                     guard let id = o["objectId"]?.stringValue else { continue }

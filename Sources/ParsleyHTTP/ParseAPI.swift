@@ -10,6 +10,11 @@ public struct ParseAPI: Sendable {
     public let schemas: SchemaService
     public let objects: ObjectService
     public let queries: QueryService
+    public let sessions: SessionService
+    public let users: UserService
+    public let roles: RoleService
+    /// Role names of a user, for ACL principals (`role:Name`).
+    public var roleNames: @Sendable (String) async throws -> [String] = { _ in [] }
     private let routers: [any ParseRouter]
 
     public init(options: ParseServerOptions, store: SQLStore, schemas: SchemaService) {
@@ -20,8 +25,18 @@ public struct ParseAPI: Sendable {
         let queries = QueryService(store: store, schemas: schemas, options: options)
         self.objects = objects
         self.queries = queries
+        let sessions = SessionService(store: store, schemas: schemas, objects: objects, options: options)
+        let users = UserService(store: store, schemas: schemas, objects: objects, queries: queries, sessions: sessions, options: options)
+        self.sessions = sessions
+        self.users = users
+        let roles = RoleService(store: store, schemas: schemas)
+        self.roles = roles
+        self.roleNames = { try await roles.roleNames(forUser: $0) }
         var routers: [any ParseRouter] = [
             HealthRouter(),
+            UsersRouter(users: users, queries: queries, sessions: sessions),
+            SessionsRouter(objects: objects, queries: queries, sessions: sessions),
+            RolesRouter(roles: roles, objects: objects, queries: queries),
             ClassesRouter(objects: objects, queries: queries),
             SchemasRouter(schemas: schemas, queries: queries),
         ]
@@ -33,12 +48,26 @@ public struct ParseAPI: Sendable {
         self.routers = routers
     }
 
+    /// Creates the system classes the server relies on.
+    public func bootstrap() async throws {
+        try await users.bootstrap()
+        try await sessions.bootstrap()
+        try await roles.prepareClass()
+    }
+
     /// Answers one API call.
     public func handle(_ request: ParseRequest) async throws -> ParseResponse {
         try await Self.route(request, routers)
     }
 
-    static func route(_ request: ParseRequest, _ routers: [any ParseRouter]) async throws -> ParseResponse {
+    /// `/classes/_User...` and `/classes/_Session...` run the same rules as `/users` and `/sessions`.
+    static let classAliases = ["_User": "users", "_Session": "sessions"]
+
+    static func route(_ original: ParseRequest, _ routers: [any ParseRouter]) async throws -> ParseResponse {
+        var request = original
+        if request.path.count >= 2, request.path[0] == "classes", let alias = classAliases[request.path[1]] {
+            request.path = [alias] + request.path.dropFirst(2)
+        }
         for router in routers {
             if let handler = router.handler(for: request) { return try await handler(request) }
         }

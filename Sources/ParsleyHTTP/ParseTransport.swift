@@ -85,7 +85,8 @@ public struct ParseTransport: HTTPResponder {
             }
             body = .object(o)
         }
-        let auth = try authenticate(request.headers, bodyCredentials)
+        // `/login` drops any session token it is sent.
+        let auth = try await authenticate(request.headers, bodyCredentials, ignoresSession: segments == ["login"])
         var params: [String: JSONValue] = [:]
         if method == .get, case .object(let o)? = body {
             params = o
@@ -107,8 +108,8 @@ public struct ParseTransport: HTTPResponder {
         return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(response.body))))
     }
 
-    /// Application id, master key, client keys; a session token cannot be valid until sessions exist.
-    func authenticate(_ headers: HTTPFields, _ body: [String: String]) throws -> Auth {
+    /// Application id, master key, client keys, then the session token (an unknown or expired one is 209).
+    func authenticate(_ headers: HTTPFields, _ body: [String: String], ignoresSession: Bool) async throws -> Auth {
         let appId = headers[Self.applicationId] ?? body["_ApplicationId"]
         guard appId == options.applicationId else { throw AccessDenied.unauthorized }
         let master = headers[Self.masterKey] ?? body["_MasterKey"]
@@ -124,10 +125,14 @@ public struct ParseTransport: HTTPResponder {
             ]
             guard presented.contains(where: { $0.0 != nil && $0.0 == $0.1 }) else { throw AccessDenied.unauthorized }
         }
-        if headers[Self.sessionToken] ?? body["_SessionToken"] != nil {
-            throw ParseError(.invalidSessionToken, "Invalid session token")
+        var auth = Auth(isMaster: false, installationId: installationId)
+        if let token = headers[Self.sessionToken] ?? body["_SessionToken"], !ignoresSession {
+            let session = try await api.sessions.resolve(token)
+            auth.userId = session.userId
+            auth.sessionToken = token
+            auth.roles = try await api.roleNames(session.userId)
         }
-        return Auth(isMaster: false, installationId: installationId)
+        return auth
     }
 
     /// `a=1&where=%7B...%7D`: each value JSON-decoded when it parses, else kept as a string.

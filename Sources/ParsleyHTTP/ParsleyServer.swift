@@ -10,7 +10,9 @@ public enum ParsleyServer {
         try await store.bootstrap()
         let schemas = SchemaService(store: store)
         try await schemas.reload()
-        return ParseAPI(options: options, store: store, schemas: schemas)
+        let api = ParseAPI(options: options, store: store, schemas: schemas)
+        try await api.bootstrap()
+        return api
     }
 
     public static func application(

@@ -47,6 +47,8 @@ public struct FindSpec: Sendable {
     public var readPrincipals: [String]?
     /// Schemas of classes that sub-queries may name.
     public var schemas: [String: ClassSchema]
+    /// Also return internal `_`-prefixed fields (server use only, e.g. the password hash at log-in).
+    public var includeInternal = false
 
     public init(
         schema: ClassSchema, predicate: QueryNode = .all, order: [SortKey] = [], limit: Int? = nil, skip: Int = 0,
@@ -91,7 +93,8 @@ extension SQLStore {
     public func selectStatement(_ spec: FindSpec) throws(ParseError) -> (SQLFragment, [(String, FieldType)]) {
         let compiler = WhereCompiler(dialect: dialect, schemas: spec.schemas, readPrincipals: spec.readPrincipals)
         let alias = "t0"
-        let fields = spec.keys.map { keys in spec.schema.storedFields.filter { keys.contains($0.name) } } ?? spec.schema.storedFields
+        var fields = spec.keys.map { keys in spec.schema.storedFields.filter { keys.contains($0.name) } } ?? spec.schema.storedFields
+        if !spec.includeInternal, fields.contains(where: { $0.name.hasPrefix("_") }) { fields.removeAll { $0.name.hasPrefix("_") } }
         var columns = ["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"].map { compiler.column(alias, $0) }
         columns += fields.map { compiler.column(alias, $0.name) }
         var f = SQLFragment("SELECT \(columns.joined(separator: ", ")) FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")

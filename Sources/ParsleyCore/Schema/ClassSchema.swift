@@ -30,7 +30,12 @@ public struct ClassSchema: Sendable, Equatable {
     public static func systemFields(for className: String) -> [String: FieldType] {
         switch className {
         case "_User":
-            return ["username": .string, "password": .string, "email": .string, "emailVerified": .boolean, "authData": .object]
+            return [
+                "username": .string, "email": .string, "emailVerified": .boolean, "authData": .object,
+                "_hashed_password": .string, "_email_verify_token": .string, "_perishable_token": .string,
+                "_perishable_token_expires_at": .date, "_failed_login_count": .number, "_account_lockout_expires_at": .date,
+                "_password_changed_at": .date, "_password_history": .array,
+            ]
         case "_Role":
             return ["name": .string, "users": .relation("_User"), "roles": .relation("_Role")]
         case "_Session":
@@ -73,7 +78,8 @@ public struct ClassSchema: Sendable, Equatable {
     /// The `/schemas` JSON form of this class.
     public var json: JSONValue {
         var fieldJSON: [String: JSONValue] = [:]
-        for (name, type) in fields { fieldJSON[name] = type.json }
+        // Internal fields (`_hashed_password`, ...) never leave the server; system classes re-add them on load.
+        for (name, type) in fields where !name.hasPrefix("_") { fieldJSON[name] = type.json }
         var o: [String: JSONValue] = [
             "className": .string(className),
             "fields": .object(fieldJSON),

@@ -1,0 +1,317 @@
+public import ParsleyCore
+public import ParsleyStorage
+
+/// `_User` rules: sign-up, log-in, the current user, updates and deletes by the user itself, passwords as
+/// bcrypt hashes that never leave the server, case-insensitive unique usernames and emails (unique indexes),
+/// and `authData` (anonymous users, linking, unlinking).
+public struct UserService: Sendable {
+    let store: SQLStore
+    let schemas: SchemaService
+    let objects: ObjectService
+    let queries: QueryService
+    let sessions: SessionService
+    let options: ParseServerOptions
+    let hasher: PasswordHasher
+    let providers: AuthProviders
+
+    public init(
+        store: SQLStore, schemas: SchemaService, objects: ObjectService, queries: QueryService, sessions: SessionService,
+        options: ParseServerOptions, providers: AuthProviders = AuthProviders()
+    ) {
+        self.store = store
+        self.schemas = schemas
+        self.objects = objects
+        self.queries = queries
+        self.sessions = sessions
+        self.options = options
+        self.hasher = PasswordHasher(cost: options.bcryptCost)
+        self.providers = providers
+    }
+
+    static let usernameIndex = "_User_username_lower"
+    static let emailIndex = "_User_email_lower"
+
+    /// Creates `_User` with its unique case-insensitive indexes.
+    public func bootstrap() async throws {
+        _ = try await schemas.ensure("_User", fields: [:], auth: .master, allowClassCreation: true)
+        let q = store.dialect.quote
+        _ = try await store.database.write { db in
+            try await db.query(SQLFragment("CREATE UNIQUE INDEX IF NOT EXISTS \(q(Self.usernameIndex)) ON \(q("_User")) (lower(\(q("username"))))"))
+            try await db.query(SQLFragment("CREATE UNIQUE INDEX IF NOT EXISTS \(q(Self.emailIndex)) ON \(q("_User")) (lower(\(q("email"))))"))
+            try await db.query(SQLFragment("CREATE INDEX IF NOT EXISTS \(q("_User_username")) ON \(q("_User")) (\(q("username")))"))
+        }
+    }
+
+    public struct Created: Sendable {
+        public var status: Int
+        public var body: [String: JSONValue]
+        public var objectId: String
+    }
+
+    // MARK: Sign-up
+
+    /// `POST /users`: sign-up, or log-in/sign-up with `authData`.
+    public func signUp(_ body: JSONValue, auth: Auth) async throws -> Created {
+        guard case .object(var fields) = body else { throw ParseError.invalidJSON("The request body must be a JSON object") }
+        if case .object(let authData)? = fields["authData"], !authData.isEmpty {
+            return try await authDataLogIn(authData, rest: fields, auth: auth)
+        }
+        guard case .string(let username)? = fields["username"], !username.isEmpty else {
+            throw ParseError(.init(rawValue: 200), "bad or missing username")
+        }
+        guard case .string(let password)? = fields["password"], !password.isEmpty else {
+            throw ParseError(.init(rawValue: 201), "password is required")
+        }
+        try checkUserFields(fields, auth: auth)
+        fields["password"] = nil
+        let id = ObjectID.make()
+        let hash = try await hasher.hash(password)
+        let created = try await mapDuplicates {
+            try await objects.create(
+                "_User", body: .object(fields), auth: auth,
+                rules: .init(objectId: id, values: ["_hashed_password": .string(hash)], defaultACL: defaultACL(id), trusted: true))
+        }
+        let session = try await sessions.create(userId: id, installationId: auth.installationId, action: "signup", authProvider: "password")
+        var response = created
+        response["sessionToken"] = .string(session.token)
+        return Created(status: 201, body: response, objectId: id)
+    }
+
+    func defaultACL(_ id: String) -> ACL {
+        options.enforcePrivateUsers ? ACL(readers: [id], writers: [id]) : ACL(readers: ["*", id], writers: [id])
+    }
+
+    /// Email format, and fields only the master key may set.
+    func checkUserFields(_ fields: [String: JSONValue], auth: Auth) throws(ParseError) {
+        if let email = fields["email"], !email.isNull {
+            guard case .string(let e) = email, Self.isEmail(e) else { throw ParseError(.init(rawValue: 125), "Email address format is invalid.") }
+        }
+        if fields["emailVerified"] != nil, !auth.isMaster {
+            throw ParseError(.operationForbidden, "Clients aren't allowed to manually update email verification.")
+        }
+        if let u = fields["username"], !u.isNull {
+            guard case .string(let s) = u, !s.isEmpty else { throw ParseError(.init(rawValue: 200), "bad or missing username") }
+        }
+    }
+
+    static func isEmail(_ s: String) -> Bool {
+        let parts = s.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasPrefix(".") && !parts[1].hasSuffix(".")
+            && !s.contains(" ")
+    }
+
+    /// Unique-index violations become Parse's 202/203.
+    func mapDuplicates<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch StoreError.duplicateValue(let message) {
+            if message.contains("email") { throw ParseError(.init(rawValue: 203), "Account already exists for this email address.") }
+            if message.contains("username") { throw ParseError(.init(rawValue: 202), "Account already exists for this username.") }
+            throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
+        }
+    }
+
+    // MARK: authData
+
+    func authDataLogIn(_ authData: [String: JSONValue], rest: [String: JSONValue], auth: Auth) async throws -> Created {
+        var ids: [(provider: String, id: String)] = []
+        for (provider, data) in authData.sorted(by: { $0.key < $1.key }) where !data.isNull {
+            let id = try await providers.validate(provider, data, options: options)
+            ids.append((provider, id))
+        }
+        guard let first = ids.first else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
+        if let existing = try await userId(provider: first.provider, id: first.id) {
+            let session = try await sessions.create(userId: existing, installationId: auth.installationId, action: "login", authProvider: first.provider)
+            var user = try await fetchSelf(existing)
+            user["sessionToken"] = .string(session.token)
+            return Created(status: 200, body: user, objectId: existing)
+        }
+        var fields = rest
+        try checkUserFields(fields, auth: auth)
+        fields["password"] = nil
+        let generated = fields["username"] == nil
+        if generated { fields["username"] = .string(ObjectID.make(length: 25)) }
+        let id = ObjectID.make()
+        let created = try await mapDuplicates {
+            try await objects.create("_User", body: .object(fields), auth: auth, rules: .init(objectId: id, defaultACL: defaultACL(id), trusted: true))
+        }
+        let session = try await sessions.create(userId: id, installationId: auth.installationId, action: "signup", authProvider: first.provider)
+        var response = created
+        response["sessionToken"] = .string(session.token)
+        if generated { response["username"] = fields["username"] }
+        return Created(status: 201, body: response, objectId: id)
+    }
+
+    /// The user linked to a provider id.
+    func userId(provider: String, id: String) async throws -> String? {
+        guard let schema = schemas.schema("_User"), Naming.isIdentifier(provider) else { return nil }
+        let spec = FindSpec(
+            schema: schema, predicate: .field(FieldPath(field: "authData", subpath: [provider, "id"]), .equals(.string(id))), limit: 1, keys: [],
+            readPrincipals: nil, schemas: [:])
+        return try await store.find(spec).first?["objectId"]?.stringValue
+    }
+
+    // MARK: Log-in
+
+    /// `GET|POST /login`.
+    public func logIn(_ params: [String: JSONValue], auth: Auth) async throws -> [String: JSONValue] {
+        let user = try await verify(params)
+        let session = try await sessions.create(userId: user.id, installationId: auth.installationId, action: "login", authProvider: "password")
+        var body = user.object
+        body["sessionToken"] = .string(session.token)
+        return body
+    }
+
+    /// `GET|POST /verifyPassword`: the user, without a session.
+    public func verifyPassword(_ params: [String: JSONValue]) async throws -> [String: JSONValue] {
+        try await verify(params).object
+    }
+
+    func verify(_ params: [String: JSONValue]) async throws -> (id: String, object: [String: JSONValue]) {
+        let username = params["username"]?.stringValue
+        let email = params["email"]?.stringValue
+        guard username != nil || email != nil else { throw ParseError(.init(rawValue: 200), "username/email is required.") }
+        guard case .string(let password)? = params["password"], !password.isEmpty else {
+            throw ParseError(.init(rawValue: 201), "password is required.")
+        }
+        guard let schema = schemas.schema("_User") else { throw ParseError(.objectNotFound, "Invalid username/password.") }
+        let predicate: QueryNode =
+            username.map { .field(FieldPath(field: "username"), .equals(.string($0))) } ?? .field(FieldPath(field: "email"), .equals(.string(email ?? "")))
+        var spec = FindSpec(schema: schema, predicate: predicate, limit: 1, readPrincipals: nil, schemas: [:])
+        spec.includeInternal = true
+        guard let row = try await store.find(spec).first, let id = row["objectId"]?.stringValue,
+            case .string(let hash)? = row["_hashed_password"], try await hasher.verify(password, hash: hash)
+        else { throw ParseError(.objectNotFound, "Invalid username/password.") }
+        return (id, Self.publicFields(row, forSelf: true))
+    }
+
+    /// `POST /loginAs` (master key): a new session for any user.
+    public func logInAs(_ params: [String: JSONValue], auth: Auth) async throws -> [String: JSONValue] {
+        guard case .string(let userId)? = params["userId"], !userId.isEmpty else {
+            throw ParseError(.invalidValue, "userId must not be empty, null, or undefined")
+        }
+        guard let user = try? await fetchSelf(userId) else { throw ParseError(.objectNotFound, "user not found") }
+        let session = try await sessions.create(userId: userId, installationId: auth.installationId, action: "login", authProvider: "masterkey")
+        var body = user
+        body["sessionToken"] = .string(session.token)
+        return body
+    }
+
+    // MARK: The current user and user objects
+
+    /// A user as the user itself sees it.
+    func fetchSelf(_ id: String) async throws -> [String: JSONValue] {
+        var find = FindOptions()
+        find.whereValue = ["objectId": .string(id)]
+        find.limit = 1
+        guard let user = try await queries.find("_User", find, auth: .master).results.first else { throw ParseError.objectNotFound() }
+        return Self.publicFields(user, forSelf: true)
+    }
+
+    /// Drops what a caller may not see: internal fields always; `authData` unless it is the user or master.
+    static func publicFields(_ user: [String: JSONValue], forSelf: Bool) -> [String: JSONValue] {
+        var u = user.filter { !$0.key.hasPrefix("_") }
+        u["password"] = nil
+        u["sessionToken"] = nil
+        if !forSelf { u["authData"] = nil }
+        return u
+    }
+
+    /// `GET /users/me`.
+    public func me(auth: Auth) async throws -> [String: JSONValue] {
+        guard let userId = auth.userId, let token = auth.sessionToken else { throw ParseError(.invalidSessionToken, "Invalid session token") }
+        var user = try await fetchSelf(userId)
+        user["sessionToken"] = .string(token)
+        return user
+    }
+
+    /// A user object for the caller: its own session token when it is the caller.
+    public func shape(_ user: [String: JSONValue], auth: Auth) -> [String: JSONValue] {
+        let isSelf = user["objectId"]?.stringValue == auth.userId && auth.userId != nil
+        var u = Self.publicFields(user, forSelf: isSelf || auth.isMaster)
+        if isSelf, let token = auth.sessionToken { u["sessionToken"] = .string(token) }
+        return u
+    }
+
+    /// `PUT /users/:id`: only the user itself or the master key.
+    public func update(_ id: String, body: JSONValue, auth: Auth) async throws -> [String: JSONValue] {
+        guard case .object(var fields) = body else { throw ParseError.invalidJSON("The request body must be a JSON object") }
+        if !auth.isMaster {
+            guard let caller = auth.userId else { throw ParseError(.init(rawValue: 206), "Cannot modify user \(id).") }
+            guard caller == id else { throw ParseError(.init(rawValue: 206), "Insufficient auth.") }
+        }
+        try checkUserFields(fields, auth: auth)
+        var internalValues: [String: JSONValue] = [:]
+        var passwordChanged = false
+        if let password = fields.removeValue(forKey: "password") {
+            guard case .string(let p) = password, !p.isEmpty else { throw ParseError(.init(rawValue: 201), "password is required") }
+            internalValues["_hashed_password"] = .string(try await hasher.hash(p))
+            passwordChanged = true
+        }
+        if case .object(let linking)? = fields["authData"] {
+            fields["authData"] = .object(try await linkedAuthData(id, linking))
+        }
+        var response = try await mapDuplicates {
+            try await objects.update("_User", objectId: id, body: .object(fields), auth: auth, rules: .init(values: internalValues, trusted: true))
+        }
+        if passwordChanged {
+            try await sessions.revokeAll(userId: id, except: auth.userId == id ? auth.sessionToken : nil)
+            if auth.userId == id, let token = auth.sessionToken { response["sessionToken"] = .string(token) }
+        }
+        return response
+    }
+
+    /// Merges new provider data into a user's `authData` (a null provider unlinks it).
+    func linkedAuthData(_ id: String, _ changes: [String: JSONValue]) async throws -> [String: JSONValue] {
+        var current = try await fetchSelf(id)["authData"]?.objectValue ?? [:]
+        for (provider, data) in changes.sorted(by: { $0.key < $1.key }) {
+            if data.isNull {
+                current[provider] = nil
+                continue
+            }
+            let providerId = try await providers.validate(provider, data, options: options)
+            if let other = try await userId(provider: provider, id: providerId), other != id {
+                throw ParseError(.init(rawValue: 208), "this auth is already used")
+            }
+            current[provider] = data
+        }
+        return current
+    }
+
+    /// `DELETE /users/:id`: only the user itself or the master key; its sessions go with it.
+    public func delete(_ id: String, auth: Auth) async throws {
+        if !auth.isMaster, auth.userId == nil { throw ParseError(.init(rawValue: 206), "Insufficient auth to delete user") }
+        try await objects.delete("_User", objectId: id, auth: auth, trusted: true)
+        try await sessions.revokeAll(userId: id)
+    }
+
+    /// `POST /logout`.
+    public func logOut(auth: Auth) async throws {
+        guard let token = auth.sessionToken else { throw ParseError(.invalidSessionToken, "Invalid session token") }
+        try await sessions.revoke(token: token)
+    }
+}
+
+/// Third-party log-in providers for `authData`. `anonymous` is built in; others validate their data (and
+/// may call out to the provider) and return the user's id at that provider.
+public protocol AuthProvider: Sendable {
+    var name: String { get }
+    func validate(_ data: JSONValue) async throws -> String
+}
+
+public struct AuthProviders: Sendable {
+    public var providers: [String: any AuthProvider] = [:]
+    public init(_ list: [any AuthProvider] = []) {
+        for p in list { providers[p.name] = p }
+    }
+
+    func validate(_ provider: String, _ data: JSONValue, options: ParseServerOptions) async throws -> String {
+        if provider == "anonymous" {
+            guard options.enableAnonymousUsers else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
+            guard case .string(let id)? = data["id"], !id.isEmpty else { throw ParseError(.init(rawValue: 251), "Invalid anonymous authData") }
+            return id
+        }
+        guard let p = providers[provider] else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
+        return try await p.validate(data)
+    }
+}

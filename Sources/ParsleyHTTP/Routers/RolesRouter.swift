@@ -1,0 +1,86 @@
+import ParsleyCore
+import ParsleyDomain
+import ParsleyStorage
+
+/// `/roles[/:objectId]` and `/classes/_Role[/:objectId]`: the same role rules for both paths (§8). Writes go
+/// through `ObjectService` with the caller's auth, so the role's ACL and the `_Role` CLP apply; every write
+/// clears the role cache.
+struct RolesRouter: ParseRouter {
+    let roles: RoleService
+    let objects: ObjectService
+    let queries: QueryService
+    private var table = RouteTable()
+
+    init(roles: RoleService, objects: ObjectService, queries: QueryService) {
+        self.roles = roles
+        self.objects = objects
+        self.queries = queries
+        for base in ["roles", "classes/_Role"] {
+            table.on(.get, base) { [queries] req, _ in
+                let page = try await queries.find("_Role", FindOptions(params: req.params), auth: req.auth)
+                var body: [String: JSONValue] = ["results": .array(page.results.map(JSONValue.object))]
+                if let count = page.count { body["count"] = .int(Int64(count)) }
+                return .ok(body)
+            }
+            table.on(.get, base + "/:objectId") { [queries] req, p in
+                .ok(try await queries.get("_Role", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth))
+            }
+            table.on(.post, base) { [roles, objects, queries] req, _ in
+                let created = try await Self.create(req, roles: roles, objects: objects, queries: queries)
+                let id = created["objectId"]?.stringValue ?? ""
+                return ParseResponse(status: 201, body: .object(created), location: "\(req.mountURL)/\(base)/\(id)")
+            }
+            table.on(.put, base + "/:objectId") { [roles, objects, queries] req, p in
+                .ok(try await Self.update(req, objectId: p["objectId"]!, roles: roles, objects: objects, queries: queries))
+            }
+            table.on(.delete, base + "/:objectId") { [roles, objects] req, p in
+                defer { roles.invalidate() }
+                try await objects.delete("_Role", objectId: p["objectId"]!, auth: req.auth, trusted: true)
+                return .ok([:])
+            }
+        }
+    }
+
+    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
+        switch request.path.first {
+        case "roles": return table.handler(for: request)
+        case "classes" where request.path.count > 1 && request.path[1] == "_Role": return table.handler(for: request)
+        default: return nil
+        }
+    }
+
+    static let duplicateName = ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
+
+    static func create(_ req: ParseRequest, roles: RoleService, objects: ObjectService, queries: QueryService) async throws -> [String: JSONValue] {
+        let name = try RoleRules.validateCreate(req.bodyObject)
+        try await roles.prepareClass()
+        if try await queries.count("_Role", where: ["name": .string(name)], auth: .master) > 0 { throw duplicateName }
+        defer { roles.invalidate() }
+        do {
+            return try await objects.create("_Role", body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
+        } catch StoreError.duplicateValue {
+            throw duplicateName
+        }
+    }
+
+    static func update(
+        _ req: ParseRequest, objectId: String, roles: RoleService, objects: ObjectService, queries: QueryService
+    ) async throws -> [String: JSONValue] {
+        if req.bodyObject["name"] != nil {
+            // Only a caller who may write the role learns that its name is immutable; others get 101.
+            let stored = try? await queries.get("_Role", objectId: objectId, FindOptions(), auth: .master)
+            guard let stored, Self.isWritable(stored, by: req.auth) else { throw ParseError.objectNotFound() }
+            try RoleRules.validateUpdate(req.bodyObject, currentName: stored["name"]?.stringValue)
+        } else {
+            try RoleRules.validateUpdate(req.bodyObject, currentName: nil)
+        }
+        defer { roles.invalidate() }
+        return try await objects.update("_Role", objectId: objectId, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
+    }
+
+    static func isWritable(_ object: [String: JSONValue], by auth: Auth) -> Bool {
+        guard let principals = auth.principals else { return true }
+        guard let acl = object["ACL"], let writers = try? ACL(json: acl).writers else { return true }
+        return writers.contains(where: principals.contains)
+    }
+}

@@ -1,0 +1,56 @@
+import ParsleyCore
+import ParsleyDomain
+
+/// `/sessions[/:objectId]`, `/sessions/me`; `/classes/_Session` is routed here too. Sessions are readable
+/// and revocable by their user (their ACL) and by the master key.
+struct SessionsRouter: ParseRouter {
+    private var table = RouteTable()
+
+    init(objects: ObjectService, queries: QueryService, sessions: SessionService) {
+        table.on(.get, "sessions") { [queries] req, _ in
+            try await ClassesRouter.find(queries, req, className: "_Session")
+        }
+        table.on(.get, "sessions/me") { [queries] req, _ in
+            guard let token = req.auth.sessionToken else { throw ParseError(.invalidSessionToken, "Invalid session token") }
+            var find = FindOptions()
+            find.whereValue = ["sessionToken": .string(token)]
+            guard let session = try await queries.find("_Session", find, auth: .master).results.first else {
+                throw ParseError(.invalidSessionToken, "Invalid session token")
+            }
+            return .ok(session)
+        }
+        table.on(.get, "sessions/:objectId") { [queries] req, p in
+            .ok(try await queries.get("_Session", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth))
+        }
+        table.on(.post, "sessions") { [sessions] req, _ in
+            if req.auth.isMaster {
+                throw ParseError(.operationForbidden, "Sessions are created by log-in, sign-up or with a user's session token.")
+            }
+            guard let userId = req.auth.userId else { throw ParseError(.invalidSessionToken, "Invalid session token") }
+            let s = try await sessions.create(userId: userId, installationId: req.auth.installationId, action: "create", authProvider: "password")
+            return ParseResponse(
+                status: 201,
+                body: [
+                    "objectId": .string(s.objectId), "sessionToken": .string(s.token), "createdAt": .string(ParseDate.now.iso),
+                    "user": Pointer(className: "_User", objectId: userId).json, "createdWith": ["action": "create"], "restricted": false,
+                    "expiresAt": ["__type": "Date", "iso": .string(s.expiresAt?.iso ?? "")],
+                ],
+                location: "\(req.mountURL)/sessions/\(s.objectId)")
+        }
+        table.on(.put, "sessions/:objectId") { [objects, sessions] req, p in
+            guard req.auth.isMaster else { throw ParseError(.operationForbidden, "Sessions can only be changed with the master key.") }
+            let r = try await objects.update("_Session", objectId: p["objectId"]!, body: req.bodyObject, auth: req.auth)
+            sessions.invalidateAll()
+            return .ok(r)
+        }
+        table.on(.delete, "sessions/:objectId") { [objects, sessions] req, p in
+            try await objects.delete("_Session", objectId: p["objectId"]!, auth: req.auth, trusted: true)
+            sessions.invalidateAll()
+            return .ok([:])
+        }
+    }
+
+    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
+        table.handler(for: request)
+    }
+}
