@@ -132,7 +132,7 @@ struct SchemasRouter: ParseRouter {
                 try await writer.createIndex(name, name: indexName, fields: keys)
                 schema.indexes[indexName] = .object(Dictionary(uniqueKeysWithValues: keys.map { ($0.0, JSONValue.int($0.1 ? -1 : 1)) }))
             }
-            if let clp, case .object = clp { schema.classLevelPermissions = clp }
+            if let clp, !clp.isNull { schema.classLevelPermissions = try ClassLevelPermissions(validating: clp, fields: schema.fields).json }
             return schema
         }
         return ParseResponse(body: schema?.json ?? .object([:]))

@@ -1,0 +1,25 @@
+public import ParsleyCore
+
+/// Third-party log-in providers for `authData`. `anonymous` is built in; others validate their data (and
+/// may call out to the provider) and return the user's id at that provider.
+public protocol AuthProvider: Sendable {
+    var name: String { get }
+    func validate(_ data: JSONValue) async throws -> String
+}
+
+public struct AuthProviders: Sendable {
+    public var providers: [String: any AuthProvider] = [:]
+    public init(_ list: [any AuthProvider] = []) {
+        for p in list { providers[p.name] = p }
+    }
+
+    func validate(_ provider: String, _ data: JSONValue, options: ParseServerOptions) async throws -> String {
+        if provider == "anonymous" {
+            guard options.enableAnonymousUsers else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
+            guard case .string(let id)? = data["id"], !id.isEmpty else { throw ParseError(.init(rawValue: 251), "Invalid anonymous authData") }
+            return id
+        }
+        guard let p = providers[provider] else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
+        return try await p.validate(data)
+    }
+}
