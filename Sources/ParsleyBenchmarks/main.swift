@@ -71,6 +71,13 @@ _ = try await api.handle(
 let indexed = try wrk.run(name: "query", url: base, seconds: arguments.seconds, script: queryScript, directory: work)
 table.append(Row(name: "query, indexed (\(arguments.objects) objects)", result: indexed, baseline: raw.read))
 
+// 5. Security: log-in per second, then the same get and indexed query as a user with a session token on a
+//    class where every object has an ACL (10 roles, the user in 3 of them).
+let security = try await SecurityBench.run(api: api, wrk: wrk, base: base, headers: headers, arguments: arguments, directory: work)
+table.append(Row(name: "log-in (bcrypt cost \(options.bcryptCost))", result: security.login, baseline: raw.insert))
+table.append(Row(name: "get by id, session + ACL", result: security.get, baseline: get))
+table.append(Row(name: "query, indexed, session + ACL (\(arguments.objects) objects)", result: security.query, baseline: indexed))
+
 print("")
 print("baseline (raw sqlite-nio, same process, no HTTP):")
 print("  insert, one transaction each, synchronous=FULL: \(fmt(raw.insert.requestsPerSecond)) ops/s  p50 \(ms(raw.insert.p50)) ms  p99 \(ms(raw.insert.p99)) ms")

@@ -26,6 +26,26 @@ public struct ParseServerOptions: Sendable {
     /// `authData` providers allowed besides the built-in ones (`anonymous`).
     public var enableAnonymousUsers = true
 
+    // Emails, password policy and account lockout: Parse Server's options of the same names.
+    /// The app's name in mails and pages (nil: the application id).
+    public var appName: String? = nil
+    /// Sends verification and password-reset mails; the default only logs them.
+    public var emailAdapter: any EmailAdapter = LoggingEmailAdapter()
+    /// Sign-up (and changing the email) sends a verification mail and sets `emailVerified` false.
+    public var verifyUserEmails = false
+    /// With `verifyUserEmails`: no session at sign-up, and log-in of an unverified user answers 205.
+    public var preventLoginWithUnverifiedEmail = false
+    /// With `verifyUserEmails`: sign-up of an unverified user answers 205 (the user is still created).
+    public var preventSignupWithUnverifiedEmail = false
+    /// Seconds a verification link stays valid (nil: until used).
+    public var emailVerifyTokenValidityDuration: Int64? = nil
+    /// Password rules (nil: any non-empty password).
+    public var passwordPolicy: PasswordPolicy? = nil
+    /// Locks an account after repeated failed log-ins (nil: never).
+    public var accountLockout: AccountLockout? = nil
+    /// Base URL of the GitHub API used to check `authData.github` tokens.
+    public var githubAPIURL = "https://api.github.com"
+
     public init(
         applicationId: String, masterKey: String, restAPIKey: String? = nil, clientKey: String? = nil, javascriptKey: String? = nil,
         dotNetKey: String? = nil, mountPath: String = "/parse", publicServerURL: String? = nil, defaultLimit: Int = 100, maxLimit: Int? = nil,
@@ -60,6 +80,8 @@ public struct Auth: Sendable {
     public var installationId: String?
     /// The session token the request carried (already validated).
     public var sessionToken: String?
+    /// The absolute mount URL the request came in on (`http://host/parse`), for links in mails.
+    public var mountURL: String? = nil
 
     public init(isMaster: Bool, userId: String? = nil, roles: [String] = [], installationId: String? = nil, sessionToken: String? = nil) {
         self.isMaster = isMaster

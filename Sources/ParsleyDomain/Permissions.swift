@@ -25,9 +25,12 @@ public struct Permissions: Sendable {
 
     /// Checks `op` on `className`; nil when allowed outright, else the pointer-permission predicate the
     /// objects must also satisfy. - Throws: 119 / 101 when the CLP forbids the operation.
-    public func authorize(_ op: ClassLevelPermissions.Operation, _ className: String, auth: Auth, isUpdate: Bool = false) throws(ParseError) -> QueryNode? {
+    public func authorize(
+        _ op: ClassLevelPermissions.Operation, _ className: String, auth: Auth, isUpdate: Bool = false, clp: ClassLevelPermissions? = nil
+    ) throws(ParseError) -> QueryNode? {
         if auth.isMaster { return nil }
-        switch classLevelPermissions(className).decide(op, className: className, userId: auth.userId, roles: auth.roles, isUpdate: isUpdate) {
+        let clp = clp ?? classLevelPermissions(className)
+        switch clp.decide(op, className: className, userId: auth.userId, roles: auth.roles, isUpdate: isUpdate) {
         case .allowed: return nil
         case .denied(let error): throw error
         case .pointerRestricted(let fields): return pointerPredicate(className, fields: fields, userId: auth.userId)
@@ -113,16 +116,21 @@ public struct Permissions: Sendable {
     ) throws(ParseError) -> ReadAccess {
         var access = ReadAccess(predicate: predicate, className: schema.className, userId: auth.userId, isMaster: auth.isMaster)
         if auth.isMaster { return access }
+        let clp = classLevelPermissions(schema.className)
         var constraints: [QueryNode] = []
         if fetches {
             let isGet = whereValue?.objectValue.map { $0.count == 1 && $0["objectId"]?.stringValue != nil } ?? false
-            if let c = try authorize(isGet ? .get : .find, schema.className, auth: auth) { constraints.append(c) }
+            if let c = try authorize(isGet ? .get : .find, schema.className, auth: auth, clp: clp) { constraints.append(c) }
         }
-        if counts, let c = try authorize(.count, schema.className, auth: auth) { constraints.append(c) }
-        let clp = classLevelPermissions(schema.className)
-        access.hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles)
-        access.userFieldRules = clp.userFieldRules
-        try Self.denyProtected(access.hidden, in: predicate.referencedFields.union(order.map(\.path.field)), className: schema.className)
+        if counts, let c = try authorize(.count, schema.className, auth: auth, clp: clp) { constraints.append(c) }
+        // A user querying their own `_User` record by id sees it whole (Parse Server's `addProtectedFields`).
+        if !(schema.className == "_User" && auth.userId != nil && whereValue?["objectId"]?.stringValue == auth.userId) {
+            access.hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles)
+            access.userFieldRules = clp.userFieldRules
+        }
+        if !access.hidden.isEmpty {
+            try Self.denyProtected(access.hidden, in: predicate.referencedFields.union(order.map(\.path.field)), className: schema.className)
+        }
         access.predicate = try secureSubqueries(predicate, auth: auth)
         if !constraints.isEmpty { access.predicate = .and([access.predicate] + constraints) }
         return access
@@ -132,8 +140,8 @@ public struct Permissions: Sendable {
     public func authorizeInclude(_ schema: ClassSchema, predicate: QueryNode, auth: Auth) throws(ParseError) -> ReadAccess {
         var access = ReadAccess(predicate: predicate, className: schema.className, userId: auth.userId, isMaster: auth.isMaster)
         if auth.isMaster { return access }
-        if let c = try authorize(.get, schema.className, auth: auth) { access.predicate = .and([predicate, c]) }
         let clp = classLevelPermissions(schema.className)
+        if let c = try authorize(.get, schema.className, auth: auth, clp: clp) { access.predicate = .and([predicate, c]) }
         access.hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles)
         access.userFieldRules = clp.userFieldRules
         return access
@@ -167,11 +175,14 @@ public struct Permissions: Sendable {
 
     func secure(_ sub: SubQuery, key: String?, auth: Auth) throws(ParseError) -> SubQuery {
         guard schemas.schema(sub.className) != nil else { return sub }
-        let constraint = try authorize(.find, sub.className, auth: auth)
-        let hidden = classLevelPermissions(sub.className).protectedFields(userId: auth.userId, roles: auth.roles)
-        var fields = sub.predicate.referencedFields
-        if let key, let top = key.split(separator: ".").first { fields.insert(String(top)) }
-        try Self.denyProtected(hidden, in: fields, className: sub.className)
+        let clp = classLevelPermissions(sub.className)
+        let constraint = try authorize(.find, sub.className, auth: auth, clp: clp)
+        let hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles)
+        if !hidden.isEmpty {
+            var fields = sub.predicate.referencedFields
+            if let key, let top = key.split(separator: ".").first { fields.insert(String(top)) }
+            try Self.denyProtected(hidden, in: fields, className: sub.className)
+        }
         var predicate = try secureSubqueries(sub.predicate, auth: auth)
         if let constraint { predicate = .and([predicate, constraint]) }
         return SubQuery(className: sub.className, predicate: predicate)
@@ -182,17 +193,21 @@ public struct Permissions: Sendable {
     /// `create`, plus `addField` when the body introduces fields the class does not have yet.
     public func authorizeCreate(_ className: String, body: JSONValue, auth: Auth) throws(ParseError) {
         if auth.isMaster { return }
-        _ = try authorize(.create, className, auth: auth)
-        if addsFields(className, body: body, isCreate: true) { _ = try authorize(.addField, className, auth: auth) }
+        let clp = classLevelPermissions(className)
+        _ = try authorize(.create, className, auth: auth, clp: clp)
+        if clp.rules[.addField] != .everyone, addsFields(className, body: body, isCreate: true) {
+            _ = try authorize(.addField, className, auth: auth, clp: clp)
+        }
     }
 
     /// `update` (and `addField` for new fields). Pointer permissions are checked against the stored object:
     /// one that does not point to the caller is `101 Object not found.`
     public func authorizeUpdate(_ className: String, objectId: String, body: JSONValue, auth: Auth) async throws {
         if auth.isMaster { return }
+        let clp = classLevelPermissions(className)
         var constraints: [QueryNode] = []
-        if let c = try authorize(.update, className, auth: auth) { constraints.append(c) }
-        if addsFields(className, body: body, isCreate: false), let c = try authorize(.addField, className, auth: auth, isUpdate: true) {
+        if let c = try authorize(.update, className, auth: auth, clp: clp) { constraints.append(c) }
+        if clp.rules[.addField] != .everyone, addsFields(className, body: body, isCreate: false), let c = try authorize(.addField, className, auth: auth, isUpdate: true, clp: clp) {
             constraints.append(c)
         }
         try await requireMatch(className, objectId: objectId, constraints)

@@ -83,6 +83,10 @@ public final class RoleService: Sendable {
         try await schemas.ensure("_Role", fields: [:], auth: .master, allowClassCreation: true)
         let q = store.dialect.quote
         let statement = SQLFragment("CREATE UNIQUE INDEX IF NOT EXISTS \(q("_Role__unique_name")) ON \(q("_Role")) (\(q("name")))")
-        _ = try await store.database.write { db in try await db.query(statement) }
+        do {
+            _ = try await store.database.write { db in try await db.query(statement) }
+        } catch StoreError.duplicateValue {
+            // Names stored twice before the index existed: keep serving; role creation still checks names first.
+        }
     }
 }

@@ -13,6 +13,9 @@ public struct UserService: Sendable {
     let options: ParseServerOptions
     let hasher: PasswordHasher
     let providers: AuthProviders
+    /// Verification and password-reset mails (EmailFlows.swift); lockout and verified-email log-in checks.
+    public let emails: EmailFlows
+    let attempts: LoginAttempts
 
     public init(
         store: SQLStore, schemas: SchemaService, objects: ObjectService, queries: QueryService, sessions: SessionService,
@@ -26,6 +29,8 @@ public struct UserService: Sendable {
         self.options = options
         self.hasher = PasswordHasher(cost: options.bcryptCost)
         self.providers = providers
+        self.emails = EmailFlows(store: store, schemas: schemas, sessions: sessions, options: options, hasher: hasher)
+        self.attempts = LoginAttempts(store: store, options: options)
     }
 
     static let usernameIndex = "_User_username_lower"
@@ -65,15 +70,22 @@ public struct UserService: Sendable {
         try checkUserFields(fields, auth: auth)
         fields["password"] = nil
         let id = ObjectID.make()
-        let hash = try await hasher.hash(password)
-        let created = try await mapDuplicates {
+        var internalValues = try await PasswordPolicy.change(options.passwordPolicy, to: password, username: username, user: nil, hasher: hasher)
+        let verification = emails.prepareVerification(&fields, values: &internalValues, auth: auth, current: nil)
+        let created = try await mapDuplicates { [fields, internalValues] in
             try await objects.create(
                 "_User", body: .object(fields), auth: auth,
-                rules: .init(objectId: id, values: ["_hashed_password": .string(hash)], defaultACL: defaultACL(id), trusted: true))
+                rules: .init(objectId: id, values: internalValues, defaultACL: defaultACL(id), trusted: true))
         }
-        let session = try await sessions.create(userId: id, installationId: auth.installationId, action: "signup", authProvider: "password")
+        emails.sendLater(verification)
         var response = created
-        response["sessionToken"] = .string(session.token)
+        switch emails.signUpSession(fields) {
+        case .create:
+            let session = try await sessions.create(userId: id, installationId: auth.installationId, action: "signup", authProvider: "password")
+            response["sessionToken"] = .string(session.token)
+        case .skip: break
+        case .reject: throw ParseError(.init(rawValue: 205), "User email is not verified.")
+        }
         return Created(status: 201, body: response, objectId: id)
     }
 
@@ -179,9 +191,13 @@ public struct UserService: Sendable {
             username.map { .field(FieldPath(field: "username"), .equals(.string($0))) } ?? .field(FieldPath(field: "email"), .equals(.string(email ?? "")))
         var spec = FindSpec(schema: schema, predicate: predicate, limit: 1, readPrincipals: nil, schemas: [:])
         spec.includeInternal = true
-        guard let row = try await store.find(spec).first, let id = row["objectId"]?.stringValue,
-            case .string(let hash)? = row["_hashed_password"], try await hasher.verify(password, hash: hash)
-        else { throw ParseError(.objectNotFound, "Invalid username/password.") }
+        guard let row = try await store.find(spec).first, let id = row["objectId"]?.stringValue else {
+            throw ParseError(.objectNotFound, "Invalid username/password.")
+        }
+        var matches = false
+        if case .string(let hash)? = row["_hashed_password"] { matches = try await hasher.verify(password, hash: hash) }
+        // Account lockout (counting this attempt), the password, then email verification.
+        try await attempts.check(row, passwordMatches: matches)
         return (id, Self.publicFields(row, forSelf: true))
     }
 
@@ -243,17 +259,22 @@ public struct UserService: Sendable {
         try checkUserFields(fields, auth: auth)
         var internalValues: [String: JSONValue] = [:]
         var passwordChanged = false
+        // The stored user, for the password policy (username, history) and for noticing a changed email.
+        let current = fields["password"] != nil || (options.verifyUserEmails && fields["email"] != nil) ? try await emails.storedUser(id: id) : nil
         if let password = fields.removeValue(forKey: "password") {
             guard case .string(let p) = password, !p.isEmpty else { throw ParseError(.init(rawValue: 201), "password is required") }
-            internalValues["_hashed_password"] = .string(try await hasher.hash(p))
+            let username = fields["username"]?.stringValue ?? current?["username"]?.stringValue
+            internalValues = try await PasswordPolicy.change(options.passwordPolicy, to: p, username: username, user: current, hasher: hasher)
             passwordChanged = true
         }
+        let verification = current == nil ? nil : emails.prepareVerification(&fields, values: &internalValues, auth: auth, current: current)
         if case .object(let linking)? = fields["authData"] {
             fields["authData"] = .object(try await linkedAuthData(id, linking))
         }
-        var response = try await mapDuplicates {
+        var response = try await mapDuplicates { [fields, internalValues] in
             try await objects.update("_User", objectId: id, body: .object(fields), auth: auth, rules: .init(values: internalValues, trusted: true))
         }
+        emails.sendLater(verification)
         if passwordChanged {
             try await sessions.revokeAll(userId: id, except: auth.userId == id ? auth.sessionToken : nil)
             if auth.userId == id, let token = auth.sessionToken { response["sessionToken"] = .string(token) }

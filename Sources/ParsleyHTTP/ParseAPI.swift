@@ -26,7 +26,9 @@ public struct ParseAPI: Sendable {
         self.objects = objects
         self.queries = queries
         let sessions = SessionService(store: store, schemas: schemas, objects: objects, options: options)
-        let users = UserService(store: store, schemas: schemas, objects: objects, queries: queries, sessions: sessions, options: options)
+        let users = UserService(
+            store: store, schemas: schemas, objects: objects, queries: queries, sessions: sessions, options: options,
+            providers: AuthProviders([GitHubAuthProvider(apiURL: options.githubAPIURL)]))
         self.sessions = sessions
         self.users = users
         let roles = RoleService(store: store, schemas: schemas)
@@ -35,6 +37,7 @@ public struct ParseAPI: Sendable {
         var routers: [any ParseRouter] = [
             HealthRouter(),
             UsersRouter(users: users, queries: queries, sessions: sessions),
+            EmailRouter(emails: users.emails, options: options),
             SessionsRouter(objects: objects, queries: queries, sessions: sessions),
             RolesRouter(roles: roles, objects: objects, queries: queries),
             ClassesRouter(objects: objects, queries: queries),
@@ -57,7 +60,9 @@ public struct ParseAPI: Sendable {
 
     /// Answers one API call.
     public func handle(_ request: ParseRequest) async throws -> ParseResponse {
-        try await Self.route(request, routers)
+        var request = request
+        request.auth.mountURL = request.mountURL  // for links in mails (EmailFlows)
+        return try await Self.route(request, routers)
     }
 
     /// `/classes/_User...` and `/classes/_Session...` run the same rules as `/users` and `/sessions`.

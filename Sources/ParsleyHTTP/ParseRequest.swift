@@ -34,6 +34,8 @@ public struct ParseResponse: Sendable {
     public var status: Int
     public var body: JSONValue
     public var location: String?
+    /// Set for a non-JSON answer (the HTML pages under `/apps`): `body` is then a `.string` sent as is.
+    public var contentType: String? = nil
 
     public init(status: Int = 200, body: JSONValue, location: String? = nil) {
         self.status = status

@@ -56,6 +56,8 @@ public struct ParseTransport: HTTPResponder {
         if segments == ["health"] {
             return Self.json(200, ["status": "ok"])
         }
+        // Pages opened from emailed links: no credentials, form bodies, HTML answers (EmailRouter.swift).
+        if segments.first == "apps" { return try await publicPage(request, method: method, segments: segments) }
         let bytes: ByteBuffer
         do {
             bytes = try await request.body.collect(upTo: options.maxRequestBytes)

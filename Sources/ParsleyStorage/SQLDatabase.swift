@@ -4,7 +4,7 @@ public import ParsleyCore
 public protocol SQLExecutor: Sendable {
     /// Runs one statement and returns its rows.
     /// - Throws: `StoreError`.
-    func query(_ fragment: SQLFragment) async throws -> [SQLRow]
+    @discardableResult func query(_ fragment: SQLFragment) async throws -> [SQLRow]
 }
 
 /// A SQL database as the storage layer needs it: reads on any connection, writes serialised through one

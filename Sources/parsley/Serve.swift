@@ -34,7 +34,7 @@ struct Serve: AsyncParsableCommand {
         let (masterKey, generated) = try MasterKeyFile.resolve(
             given: s.masterKey ?? ServerSettings.env("PARSE_SERVER_MASTER_KEY", "MASTER_KEY"), dataDir: dataDir)
         let maxUpload = try ServerSettings.byteSize(s.maxUploadSize ?? ServerSettings.env("PARSE_SERVER_MAX_UPLOAD_SIZE") ?? "20mb")
-        let options = ParseServerOptions(
+        var options = ParseServerOptions(
             applicationId: appId,
             masterKey: masterKey,
             restAPIKey: s.restApiKey ?? ServerSettings.env("PARSE_SERVER_REST_API_KEY"),
@@ -49,6 +49,7 @@ struct Serve: AsyncParsableCommand {
             maxBatchSize: try ServerSettings.integer(s.batchLimit, "PARSE_SERVER_BATCH_LIMIT", default: 1000) ?? 1000,
             maxRequestBytes: maxUpload
         )
+        try ServerSettings.applyUserSettings(to: &options, logger: logger)
         let uri = s.databaseUri ?? ServerSettings.env("PARSE_SERVER_DATABASE_URI", "DATABASE_URI") ?? "sqlite:\(dataDir)/parsley.sqlite"
         guard uri.hasPrefix("sqlite:") else {
             throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: only sqlite:<path> is supported so far, got '\(uri)'")

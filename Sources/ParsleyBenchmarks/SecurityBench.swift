@@ -1,0 +1,82 @@
+import Foundation
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
+
+/// Log-in throughput, and reads as a signed-in user through ACLs (10 roles, the user in 3).
+enum SecurityBench {
+    struct Result {
+        var login: Measure
+        var get: Measure
+        var query: Measure
+    }
+
+    static func call(_ api: ParseAPI, _ method: ParseRequest.Method, _ path: [String], _ body: JSONValue? = nil, base: String) async throws
+        -> JSONValue
+    {
+        try await api.handle(ParseRequest(method: method, path: path, body: body, auth: .master, mountURL: base + "/parse")).body
+    }
+
+    static func run(api: ParseAPI, wrk: Wrk, base: String, headers: [String: String], arguments: BenchArguments, directory: URL) async throws
+        -> Result
+    {
+        let signUp = try await api.users.signUp(["username": "bench-user", "password": "bench-password"], auth: .nobody)
+        let userId = signUp.objectId
+        let token = signUp.body["sessionToken"]?.stringValue ?? ""
+        // 10 roles; the user is in role0..role2.
+        for r in 0..<10 {
+            var body: JSONValue = ["name": .string("role\(r)"), "ACL": ["*": ["read": true]]]
+            if r < 3 { body = ["name": .string("role\(r)"), "ACL": ["*": ["read": true]], "users": ["__op": "AddRelation", "objects": [Pointer(className: "_User", objectId: userId).json]]] }
+            _ = try await call(api, .post, ["roles"], body, base: base)
+        }
+        // Every object readable by one of 10 roles (or the user), mixed within each category; the user reads 4 in 10.
+        _ = try await call(api, .post, ["schemas", "SecureItem"], [
+            "className": "SecureItem", "fields": ["category": ["type": "String"], "score": ["type": "Number"], "title": ["type": "String"]],
+            "indexes": ["category_score": ["category": 1, "score": -1]],
+        ], base: base)
+        let start = Date()
+        var next = 0
+        while next < arguments.objects {
+            let chunk = min(64, arguments.objects - next)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in next..<(next + chunk) {
+                    group.addTask {
+                        let bucket = (i / 100) % 10
+                        let reader: String = bucket == 9 ? userId : "role:role\(bucket)"
+                        let body: JSONValue = [
+                            "category": .string("c\(i % 100)"), "score": .int(Int64((i * 7919) % 100_003)), "title": .string("item \(i)"),
+                            "ACL": .object([reader: ["read": true], "role:role9": ["read": true, "write": true]]),
+                        ]
+                        _ = try await api.objects.create("SecureItem", body: body, auth: .master)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            next += chunk
+        }
+        print("  populated \(arguments.objects) SecureItem objects with ACLs in \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+        var userHeaders = headers
+        userHeaders["X-Parse-Master-Key"] = nil
+        userHeaders["X-Parse-Session-Token"] = token
+        let login = try wrk.run(
+            name: "login", url: base, seconds: arguments.seconds,
+            script: WrkScript.fixed(method: "POST", path: "/parse/login", headers: userHeaders.filter { $0.key != "X-Parse-Session-Token" },
+                body: #"{"username":"bench-user","password":"bench-password"}"#), directory: directory)
+        var options = FindOptions()
+        options.whereValue = ["category": ["$in": ["c0", "c1", "c2", "c3"]]]
+        options.limit = 2000
+        options.keys = ["objectId"]
+        let readable = try await api.queries.find("SecureItem", options, auth: Auth(isMaster: false, userId: userId, roles: ["role0", "role1", "role2"]))
+            .results.compactMap { $0["objectId"]?.stringValue }
+        print("  the user can read \(readable.count) of the sampled objects")
+        let get = try wrk.run(
+            name: "get-acl", url: base, seconds: arguments.seconds,
+            script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/SecureItem/", ids: readable, headers: userHeaders, body: nil),
+            directory: directory)
+        let queryPath = "/parse/classes/SecureItem?where=" + BenchData.urlEncode(#"{"category":"c17"}"#) + "&order=-score&limit=20"
+        let query = try wrk.run(
+            name: "query-acl", url: base, seconds: arguments.seconds,
+            script: WrkScript.fixed(method: "GET", path: queryPath, headers: userHeaders, body: nil), directory: directory)
+        return Result(login: login, get: get, query: query)
+    }
+}

@@ -1,0 +1,80 @@
+public import ParsleyCore
+import ParsleyStorage
+
+/// Parse Server's `accountLockout`: after `threshold` failed log-ins in a row an account is locked for
+/// `duration` minutes; a successful log-in resets the count.
+public struct AccountLockout: Sendable {
+    /// Minutes an account stays locked.
+    public var duration: Int
+    /// Failed log-ins that lock the account.
+    public var threshold: Int
+    /// A password reset through the emailed link unlocks the account.
+    public var unlockOnPasswordReset: Bool
+
+    public init(duration: Int, threshold: Int, unlockOnPasswordReset: Bool = false) {
+        self.duration = duration
+        self.threshold = threshold
+        self.unlockOnPasswordReset = unlockOnPasswordReset
+    }
+
+    public var message: String {
+        "Your account is locked due to multiple failed login attempts. Please try again after \(duration) minute(s)"
+    }
+
+    /// Locked: enough failures, and the lock has not expired yet.
+    func isLocked(_ user: [String: JSONValue], now: ParseDate) -> Bool {
+        guard let count = user["_failed_login_count"]?.integerValue, count >= threshold,
+            let until = user["_account_lockout_expires_at"]?["iso"]?.stringValue.flatMap(ParseDate.init(iso:))
+        else { return false }
+        return until > now
+    }
+}
+
+/// The checks of a password log-in after the user row was found, in Parse Server's order: lockout (which
+/// also counts this attempt), the password, then email verification.
+struct LoginAttempts: Sendable {
+    let store: SQLStore
+    let options: ParseServerOptions
+
+    /// - Throws: 101 locked or invalid credentials, 205 unverified email (with `preventLoginWithUnverifiedEmail`).
+    func check(_ user: [String: JSONValue], passwordMatches: Bool) async throws {
+        if let lockout = options.accountLockout, let id = user["objectId"]?.stringValue {
+            if lockout.isLocked(user, now: .now) { throw ParseError(.objectNotFound, lockout.message) }
+            if passwordMatches {
+                if (user["_failed_login_count"]?.integerValue ?? 0) != 0 || !(user["_account_lockout_expires_at"]?.isNull ?? true) {
+                    try await reset(id)
+                }
+            } else {
+                try await recordFailure(id, lockout)
+            }
+        }
+        guard passwordMatches else { throw ParseError(.objectNotFound, "Invalid username/password.") }
+        if options.verifyUserEmails, options.preventLoginWithUnverifiedEmail, user["emailVerified"] != .bool(true) {
+            throw ParseError(.init(rawValue: 205), "User email is not verified.")
+        }
+    }
+
+    /// One more failure; reaching the threshold sets the lock's expiry.
+    func recordFailure(_ userId: String, _ lockout: AccountLockout) async throws {
+        let q = store.dialect.quote
+        let count = q("_failed_login_count")
+        let until = ParseDate(milliseconds: ParseDate.now.milliseconds + Int64(lockout.duration) * 60_000)
+        var f = SQLFragment("UPDATE \(q("_User")) SET \(count) = COALESCE(\(count), 0) + 1, \(q("_account_lockout_expires_at")) = CASE WHEN COALESCE(\(count), 0) + 1 >= ")
+        f.append(bind: .integer(Int64(lockout.threshold)))
+        f.append(" THEN ")
+        f.append(bind: .text(until.iso))
+        f.append(" ELSE \(q("_account_lockout_expires_at")) END WHERE \(q("objectId")) = ")
+        f.append(bind: .text(userId))
+        let statement = f
+        _ = try await store.database.write { db in try await db.query(statement) }
+    }
+
+    /// Clears the failure count and any lock.
+    func reset(_ userId: String) async throws {
+        let q = store.dialect.quote
+        let f = SQLFragment(
+            "UPDATE \(q("_User")) SET \(q("_failed_login_count")) = 0, \(q("_account_lockout_expires_at")) = NULL WHERE \(q("objectId")) = ?",
+            [.text(userId)])
+        _ = try await store.database.write { db in try await db.query(f) }
+    }
+}

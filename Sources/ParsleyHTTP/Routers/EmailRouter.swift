@@ -1,0 +1,225 @@
+import Hummingbird
+import NIOCore
+import ParsleyCore
+import ParsleyDomain
+
+/// `POST /requestPasswordReset`, `POST /verificationEmailRequest`, and the public pages the mailed links open:
+/// `GET /apps/:appId/verify_email`, `GET|POST /apps/:appId/request_password_reset`, `GET /apps/choose_password`,
+/// `POST /apps/:appId/resend_verification_email`.
+struct EmailRouter: ParseRouter {
+    let emails: EmailFlows
+    let options: ParseServerOptions
+    private var table = RouteTable()
+
+    init(emails: EmailFlows, options: ParseServerOptions) {
+        self.emails = emails
+        self.options = options
+        let pages = EmailPages(options: options)
+        table.on(.post, "requestPasswordReset") { [emails] req, _ in
+            try await emails.requestPasswordReset(req.bodyObject, mountURL: req.mountURL)
+            return .ok([:])
+        }
+        table.on(.post, "verificationEmailRequest") { [emails] req, _ in
+            try await emails.requestVerificationEmail(req.bodyObject, mountURL: req.mountURL)
+            return .ok([:])
+        }
+        table.on(.get, "apps/:appId/verify_email") { [emails] req, p in
+            try pages.checkApp(p["appId"])
+            let username = req.params["username"]?.stringValue
+            guard try await emails.verifyEmail(token: req.params["token"]?.stringValue, username: username) else {
+                return pages.invalidVerificationLink(username: username)
+            }
+            return pages.page(200, "Email verified", "<p>Your email address has been verified\(username.map { " for <b>\(EmailPages.escape($0))</b>" } ?? "").</p>")
+        }
+        table.on(.post, "apps/:appId/resend_verification_email") { [emails] req, p in
+            try pages.checkApp(p["appId"])
+            guard let username = req.bodyObject["username"]?.stringValue ?? req.params["username"]?.stringValue, !username.isEmpty,
+                try await emails.resendVerification(username: username, mountURL: req.mountURL)
+            else { return pages.page(400, "Link not sent", "<p>No verification link could be sent.</p>") }
+            return pages.page(200, "Link sent", "<p>A new verification link has been sent. Check your email.</p>")
+        }
+        table.on(.get, "apps/:appId/request_password_reset") { [emails] req, p in
+            try pages.checkApp(p["appId"])
+            let token = req.params["token"]?.stringValue
+            switch try await emails.checkResetLink(token: token, username: req.params["username"]?.stringValue) {
+            case .valid(let username): return pages.resetForm(token: token ?? "", username: username, error: nil)
+            case .invalid: return pages.invalidLink()
+            case .expired: return pages.expiredLink()
+            }
+        }
+        // Parse Server's choose_password page (`?id=<appId>&token=…&username=…`), for links made by Parse Server.
+        table.on(.get, "apps/choose_password") { [emails] req, _ in
+            try pages.checkApp(req.params["id"]?.stringValue)
+            let token = req.params["token"]?.stringValue
+            guard case .valid(let username) = try await emails.checkResetLink(token: token, username: req.params["username"]?.stringValue) else {
+                return pages.invalidLink()
+            }
+            return pages.resetForm(token: token ?? "", username: username, error: nil)
+        }
+        table.on(.post, "apps/:appId/request_password_reset") { [emails] req, p in
+            try pages.checkApp(p["appId"])
+            let form = req.bodyObject
+            guard let token = form["token"]?.stringValue, !token.isEmpty, let password = form["new_password"]?.stringValue, !password.isEmpty
+            else { return pages.invalidLink() }
+            let username = form["username"]?.stringValue
+            do {
+                switch try await emails.resetPassword(token: token, username: username, newPassword: password) {
+                case .valid: return pages.page(200, "Password changed", "<p>Your password has been updated.</p>")
+                case .invalid: return pages.invalidLink()
+                case .expired: return pages.expiredLink()
+                }
+            } catch let error as ParseError {
+                return pages.resetForm(token: token, username: username ?? "", error: error.message, status: 400)
+            }
+        }
+    }
+
+    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
+        table.handler(for: request)
+    }
+}
+
+/// The small HTML pages of the email flows.
+struct EmailPages: Sendable {
+    let options: ParseServerOptions
+
+    var appName: String { options.appName ?? options.applicationId }
+
+    /// `<mountPath>/apps/<appId>/` as a path, so forms post back to this server whatever the host is called.
+    var appsPath: String {
+        var mount = options.mountPath.hasPrefix("/") ? options.mountPath : "/" + options.mountPath
+        while mount.hasSuffix("/") { mount.removeLast() }
+        return "\(mount)/apps/\(EmailTemplates.percentEncode(options.applicationId))"
+    }
+
+    func checkApp(_ appId: String?) throws {
+        guard appId == options.applicationId else { throw AccessDenied.unauthorized }
+    }
+
+    func page(_ status: Int, _ title: String, _ content: String) -> ParseResponse {
+        let name = Self.escape(appName)
+        let html = """
+            <!DOCTYPE html>
+            <html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(Self.escape(title)) · \(name)</title>
+            <style>body{font-family:system-ui,sans-serif;max-width:28em;margin:4em auto;padding:0 1em;color:#222}
+            input{display:block;width:100%;margin:.4em 0 1em;padding:.5em;box-sizing:border-box}button{padding:.5em 1.2em}
+            .error{color:#b00020}</style></head>
+            <body><h1>\(name)</h1><h2>\(Self.escape(title))</h2>
+            \(content)
+            </body></html>
+
+            """
+        var response = ParseResponse(status: status, body: .string(html))
+        response.contentType = "text/html; charset=utf-8"
+        return response
+    }
+
+    func resetForm(token: String, username: String, error: String?, status: Int = 200) -> ParseResponse {
+        let message = error.map { "<p class=\"error\">\(Self.escape($0))</p>" } ?? ""
+        return page(
+            status, "Reset your password",
+            """
+            \(message)<form method="POST" action="\(appsPath)/request_password_reset">
+            <p>Choose a new password for <b>\(Self.escape(username))</b>.</p>
+            <label>New password<input type="password" name="new_password" autocomplete="new-password" required autofocus></label>
+            <input type="hidden" name="token" value="\(Self.escape(token))">
+            <input type="hidden" name="username" value="\(Self.escape(username))">
+            <button type="submit">Change password</button>
+            </form>
+            """)
+    }
+
+    func invalidLink() -> ParseResponse {
+        page(400, "Invalid link", "<p>This link is not valid, or it has already been used.</p>")
+    }
+
+    func expiredLink() -> ParseResponse {
+        page(400, "Expired link", "<p>This link has expired. Please ask for a new one.</p>")
+    }
+
+    func invalidVerificationLink(username: String?) -> ParseResponse {
+        var content = "<p>This verification link is not valid, has expired, or has already been used.</p>"
+        if let username, !username.isEmpty {
+            content += """
+                <form method="POST" action="\(appsPath)/resend_verification_email">
+                <input type="hidden" name="username" value="\(Self.escape(username))">
+                <button type="submit">Send a new link</button></form>
+                """
+        }
+        return page(400, "Invalid verification link", content)
+    }
+
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for ch in s {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(ch)
+            }
+        }
+        return out
+    }
+}
+
+extension ParseTransport {
+    /// A request under `/apps/...`: no application id or keys (the app id is in the path), parameters and
+    /// form bodies as plain strings, and the router's HTML (or JSON) answer. Pages carry tokens, so they are
+    /// neither cached nor passed on as referrer.
+    func publicPage(_ request: Request, method: ParseRequest.Method, segments: [String]) async throws -> Response {
+        var params: [String: JSONValue] = [:]
+        if let query = request.uri.query {
+            for (k, v) in FormEncoding.decode(query) { params[k] = .string(v) }
+        }
+        var body: JSONValue?
+        if method == .post {
+            let limit = min(options.maxRequestBytes, 1 << 20)
+            guard let bytes = try? await request.body.collect(upTo: limit) else {
+                return Self.json(413, ["code": 130, "error": .string("Request body is larger than \(limit) bytes")])
+            }
+            let text = String(buffer: bytes)
+            if case .object(let o)? = try? JSONParser.parse(text) {
+                body = .object(o)
+            } else {
+                var fields: [String: JSONValue] = [:]
+                for (k, v) in FormEncoding.decode(text) where fields[k] == nil { fields[k] = .string(v) }
+                body = .object(fields)
+            }
+        }
+        let mountURL: String
+        if let publicURL = options.publicServerURL {
+            mountURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+        } else {
+            mountURL = "http://\(request.head.authority ?? "localhost")\(mountPrefix)"
+        }
+        let response = try await api.handle(
+            ParseRequest(method: method, path: segments, params: params, body: body, auth: .nobody, mountURL: mountURL))
+        var headers = Self.baseHeaders
+        headers[.cacheControl] = "no-store"
+        headers[.init("Referrer-Policy")!] = "no-referrer"
+        headers[.init("X-Frame-Options")!] = "DENY"
+        if let location = response.location { headers[.location] = location }
+        var buffer = ByteBuffer(bytes: JSONWriter.bytes(response.body))
+        if let type = response.contentType, case .string(let text) = response.body {
+            headers[.contentType] = type
+            buffer = ByteBuffer(string: text)
+        }
+        return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: buffer))
+    }
+}
+
+/// `application/x-www-form-urlencoded` (and query strings) as plain string pairs.
+enum FormEncoding {
+    static func decode(_ text: String) -> [(String, String)] {
+        text.split(separator: "&").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = String(parts[0]).replacingPlus().removingPercentEncoding()
+            guard !key.isEmpty else { return nil }
+            return (key, parts.count > 1 ? String(parts[1]).replacingPlus().removingPercentEncoding() : "")
+        }
+    }
+}
