@@ -6,7 +6,7 @@ public import ParsleyStorage
 /// The class schemas: stored in `_SCHEMA`, cached in memory. Changes go through the writer, and the cache
 /// takes a change only after its transaction committed and only if it is newer than what it holds.
 public final class SchemaService: Sendable {
-    let store: SQLStore
+    public let store: SQLStore
     private struct Cache {
         var versions: [String: Int64] = [:]
         /// Kept ready-made so reads are a lock and a copy-on-write reference, not a rebuild.

@@ -42,6 +42,9 @@ public struct ParseAPI: Sendable {
             RolesRouter(roles: roles, objects: objects, queries: queries),
             ClassesRouter(objects: objects, queries: queries),
             SchemasRouter(schemas: schemas, queries: queries),
+            InstallationsRouter(
+                installations: InstallationService(objects: objects, queries: queries), objects: objects, queries: queries),
+            AppRouter(config: ConfigService(store: store), objects: objects, schemas: schemas),
         ]
         let base = routers
         let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse = { request in
@@ -55,6 +58,7 @@ public struct ParseAPI: Sendable {
     public func bootstrap() async throws {
         try await users.bootstrap()
         try await sessions.bootstrap()
+        try await ConfigService(store: store).bootstrap()
         try await roles.prepareClass()
     }
 
@@ -66,7 +70,7 @@ public struct ParseAPI: Sendable {
     }
 
     /// `/classes/_User...` and `/classes/_Session...` run the same rules as `/users` and `/sessions`.
-    static let classAliases = ["_User": "users", "_Session": "sessions"]
+    static let classAliases = ["_User": "users", "_Session": "sessions", "_Installation": "installations"]
 
     static func route(_ original: ParseRequest, _ routers: [any ParseRouter]) async throws -> ParseResponse {
         var request = original

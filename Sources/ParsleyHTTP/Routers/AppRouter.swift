@@ -1,0 +1,84 @@
+import ParsleyCore
+import ParsleyDomain
+import ParsleyStorage
+
+/// The small app-level endpoints: `/config`, `/functions/:name` and `/jobs` (no cloud code is configured, so
+/// they answer Parse's "invalid function"), `/events/:name` (analytics, accepted and dropped), `/purge/:className`.
+struct AppRouter: ParseRouter {
+    private var table = RouteTable()
+
+    init(config: ConfigService, objects: ObjectService, schemas: SchemaService) {
+        table.on(.get, "config") { [config] req, _ in .ok(try await config.get(auth: req.auth)) }
+        table.on(.put, "config") { [config] req, _ in
+            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            try await config.update(req.bodyObject)
+            return .ok(["result": true])
+        }
+        for method in [ParseRequest.Method.post, .get] {
+            table.on(method, "functions/:name") { _, p in
+                throw ParseError(.scriptFailed, "Invalid function: \"\(p["name"]!)\"")  // pattern guarantees the key
+            }
+        }
+        table.on(.post, "jobs") { req, _ in
+            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            throw ParseError(.scriptFailed, "Invalid job.")
+        }
+        table.on(.post, "jobs/:name") { req, _ in
+            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            throw ParseError(.scriptFailed, "Invalid job.")
+        }
+        table.on(.post, "events/:name") { _, _ in .ok([:]) }
+        table.on(.delete, "purge/:className") { [schemas] req, p in
+            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            let name = p["className"]!
+            guard Naming.isValidClassName(name) else { throw ParseError.invalidClassName(name) }
+            if schemas.schema(name) != nil {
+                let store = schemas.store
+                _ = try await store.database.write { db in try await store.writer(db).deleteAll(className: name) }
+            }
+            return .ok([:])
+        }
+    }
+
+    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
+        table.handler(for: request)
+    }
+}
+
+/// `/installations[/:objectId]`; `/classes/_Installation` is routed here too.
+struct InstallationsRouter: ParseRouter {
+    private var table = RouteTable()
+
+    init(installations: InstallationService, objects: ObjectService, queries: QueryService) {
+        table.on(.post, "installations") { [installations] req, _ in
+            let saved = try await installations.save(req.bodyObject, auth: req.auth)
+            if saved.created {
+                return ParseResponse(status: 201, body: .object(saved.body), location: "\(req.mountURL)/classes/_Installation/\(saved.objectId)")
+            }
+            return .ok(saved.body)
+        }
+        table.on(.get, "installations") { [queries] req, _ in
+            guard req.auth.isMaster else {
+                throw ParseError(.operationForbidden, "Clients aren't allowed to perform the find operation on the installation collection.")
+            }
+            return try await ClassesRouter.find(queries, req, className: "_Installation")
+        }
+        table.on(.get, "installations/:objectId") { [queries] req, p in
+            .ok(try await queries.get("_Installation", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth))
+        }
+        table.on(.put, "installations/:objectId") { [installations] req, p in
+            .ok(try await installations.update(p["objectId"]!, body: req.bodyObject, auth: req.auth))
+        }
+        table.on(.delete, "installations/:objectId") { [objects] req, p in
+            guard req.auth.isMaster else {
+                throw ParseError(.operationForbidden, "Clients aren't allowed to perform the delete operation on the installation collection.")
+            }
+            try await objects.delete("_Installation", objectId: p["objectId"]!, auth: req.auth, trusted: true)
+            return .ok([:])
+        }
+    }
+
+    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
+        table.handler(for: request)
+    }
+}

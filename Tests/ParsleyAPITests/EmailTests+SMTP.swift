@@ -1,0 +1,231 @@
+import Foundation
+import HTTPTypes
+import Logging
+import ParsleyCore
+import ParsleyDomain
+import Testing
+
+/// A real SMTP server: Python's aiosmtpd on 127.0.0.1 and a free port, writing each message it accepts as a
+/// JSON line (envelope, headers, decoded body, the AUTH login used). `.ci/run` installs aiosmtpd.
+final class SMTPTestServer: @unchecked Sendable {
+    static let script = #"""
+        import email, json, socket, sys
+        from email import policy
+        from aiosmtpd.controller import Controller
+        from aiosmtpd.smtp import AuthResult, LoginPassword
+
+        out, ready = sys.argv[1], sys.argv[2]
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+
+        class Handler:
+            async def handle_DATA(self, server, session, envelope):
+                msg = email.message_from_bytes(envelope.original_content or envelope.content, policy=policy.default)
+                record = {"mail_from": envelope.mail_from, "rcpt_tos": envelope.rcpt_tos, "from": str(msg["from"]),
+                          "to": str(msg["to"]), "subject": str(msg["subject"]), "body": msg.get_content(),
+                          "date": str(msg["date"]), "message_id": str(msg["message-id"]),
+                          "login": getattr(session, "parsley_login", None), "mechanism": getattr(session, "parsley_mechanism", None)}
+                with open(out, "a") as f:
+                    f.write(json.dumps(record) + "\n")
+                return "250 Message accepted for delivery"
+
+        def authenticator(server, session, envelope, mechanism, auth_data):
+            if isinstance(auth_data, LoginPassword) and auth_data.login == b"mailer" and auth_data.password == b"s3cret pass":
+                session.parsley_login = "mailer"
+                session.parsley_mechanism = mechanism
+                return AuthResult(success=True)
+            return AuthResult(success=False, handled=False)
+
+        controller = Controller(Handler(), hostname="127.0.0.1", port=port, authenticator=authenticator, auth_require_tls=False)
+        controller.start()
+        with open(ready, "w") as f:
+            f.write(str(port))
+        sys.stdin.read()
+        controller.stop()
+        """#
+
+    let process = Process()
+    let input = Pipe()
+    let dir: URL
+    let port: Int
+    var messagesFile: URL { dir.appendingPathComponent("messages.jsonl") }
+
+    private init(dir: URL, port: Int) {
+        self.dir = dir
+        self.port = port
+    }
+
+    /// Starts the server, runs `body`, stops it. Fails (never skips) when the server cannot start.
+    static func with(_ body: (SMTPTestServer) async throws -> Void) async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-smtp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let scriptURL = dir.appendingPathComponent("smtp_server.py")
+        try script.write(to: scriptURL, atomically: true, encoding: .utf8)
+        let ready = dir.appendingPathComponent("ready")
+        let log = dir.appendingPathComponent("server.log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = Process()
+        let input = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", scriptURL.path, dir.appendingPathComponent("messages.jsonl").path, ready.path]
+        process.standardInput = input
+        let logHandle = try FileHandle(forWritingTo: log)
+        process.standardOutput = logHandle
+        process.standardError = logHandle
+        do {
+            try process.run()
+        } catch {
+            throw Failure("cannot start the SMTP test server (python3 with aiosmtpd; `python3 -m pip install aiosmtpd`): \(error)")
+        }
+        defer {
+            try? input.fileHandleForWriting.close()
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+        }
+        var port: Int?
+        for _ in 0..<300 {
+            if let text = try? String(contentsOf: ready, encoding: .utf8), let p = Int(text) {
+                port = p
+                break
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        guard let port else {
+            let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            throw Failure("could not start the aiosmtpd SMTP test server (install it with `python3 -m pip install aiosmtpd`):\n\(output)")
+        }
+        let server = SMTPTestServer(dir: dir, port: port)
+        try await body(server)
+    }
+
+    /// The messages received so far, once there are at least `count`.
+    func messages(count: Int) async throws -> [JSONValue] {
+        for _ in 0..<200 {
+            let text = (try? String(contentsOf: messagesFile, encoding: .utf8)) ?? ""
+            let lines = text.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+            if lines.count >= count { return lines }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw Failure("the SMTP server did not receive \(count) message(s)")
+    }
+
+    func adapter(username: String? = nil, password: String? = nil, auth: SMTPEmailAdapter.AuthMethod = .automatic) -> SMTPEmailAdapter {
+        SMTPEmailAdapter(
+            .init(
+                host: "127.0.0.1", port: port, username: username, password: password, from: "Parsley Tests <noreply@parsley.test>",
+                heloName: "parsley.test", authMethod: auth, timeout: .seconds(10)))
+    }
+}
+
+/// Log lines kept in memory.
+final class LogCapture: LogHandler, @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [(Logger.Level, String)] = []
+    var lines: [(Logger.Level, String)] { lock.withLock { stored } }
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+    var metadataProvider: Logger.MetadataProvider?
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let meta = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        lock.withLock { stored.append((event.level, "\(event.message) \(meta)")) }
+    }
+}
+
+@Suite("SMTP email adapter")
+struct SMTPTests {
+    @Test("sends to a real SMTP server: envelope, headers, body, dot-stuffing, UTF-8; AUTH PLAIN and LOGIN; bad login fails")
+    func adapter() async throws {
+        try await SMTPTestServer.with { smtp in
+            let body = "Hi,\n\n.a line that starts with a dot\n..two dots\n.\nClick here:\nhttp://localhost/parse/apps/x/verify_email?token=abc&username=bob"
+            try await smtp.adapter().send(EmailMessage(to: "bob@example.com", subject: "Plain subject", text: body))
+            try await smtp.adapter(username: "mailer", password: "s3cret pass")
+                .send(EmailMessage(to: "ann@example.com", subject: "Grüße aus Zürich – ✓", text: "Ünïcödé body\nline 2"))
+            try await smtp.adapter(username: "mailer", password: "s3cret pass", auth: .login)
+                .send(EmailMessage(to: "cy@example.com", subject: "login", text: "via AUTH LOGIN"))
+            let messages = try await smtp.messages(count: 3)
+            let first = messages[0]
+            #expect(first["mail_from"] == "noreply@parsley.test")
+            #expect(first["rcpt_tos"] == ["bob@example.com"])
+            #expect(first["to"] == "bob@example.com")
+            #expect(first["from"] == "Parsley Tests <noreply@parsley.test>")
+            #expect(first["subject"] == "Plain subject")
+            #expect(first["body"]?.stringValue?.replacingOccurrences(of: "\r\n", with: "\n") == body + "\n")
+            #expect(first["login"] == .null)
+            #expect(first["date"]?.stringValue?.hasSuffix("+0000") == true)
+            #expect(first["message_id"]?.stringValue?.hasSuffix("@parsley.test>") == true)
+            let second = messages[1]
+            #expect(second["subject"] == "Grüße aus Zürich – ✓")
+            #expect(second["body"]?.stringValue?.replacingOccurrences(of: "\r\n", with: "\n") == "Ünïcödé body\nline 2")
+            #expect(second["login"] == "mailer")
+            #expect(second["mechanism"] == "PLAIN")
+            #expect(messages[2]["mechanism"] == "LOGIN")
+
+            await #expect(throws: SMTPEmailAdapter.SMTPError.self) {
+                try await smtp.adapter(username: "mailer", password: "wrong").send(EmailMessage(to: "x@example.com", subject: "s", text: "t"))
+            }
+            await #expect(throws: SMTPEmailAdapter.SMTPError.self) {
+                try await smtp.adapter().send(EmailMessage(to: "x@example.com\r\nBcc: evil@example.com", subject: "s", text: "t"))
+            }
+        }
+    }
+
+    @Test("nothing listening: the adapter fails with a clear error")
+    func unreachable() async throws {
+        let adapter = SMTPEmailAdapter(.init(host: "127.0.0.1", port: 1, from: "a@b.co", timeout: .seconds(2)))
+        let error = await #expect(throws: SMTPEmailAdapter.SMTPError.self) {
+            try await adapter.send(EmailMessage(to: "x@example.com", subject: "s", text: "t"))
+        }
+        #expect(error?.description.contains("cannot connect") == true)
+    }
+
+    @Test("end to end: a password reset mailed through SMTP, its link followed over HTTP")
+    func endToEnd() async throws {
+        try await SMTPTestServer.with { smtp in
+            let options = TestServer.options { o in
+                o.bcryptCost = 4
+                o.appName = "SMTP App"
+                o.emailAdapter = smtp.adapter()
+            }
+            try await TestServer.with(options) { p in
+                _ = try await p.signUp("nora", "old-password", extra: ["email": "nora@example.com"])
+                let r = try await p.request(.post, "/requestPasswordReset", ["email": "nora@example.com"], master: false)
+                #expect(r.status == 200)
+                let message = try await smtp.messages(count: 1)[0]
+                #expect(message["rcpt_tos"] == ["nora@example.com"])
+                #expect(message["subject"] == "Password Reset for SMTP App")
+                let text = try #require(message["body"]?.stringValue)
+                let link = try #require(text.split(whereSeparator: \.isNewline).map(String.init).first { $0.hasPrefix("http") })
+                #expect(link.contains("/parse/apps/test-app/request_password_reset?token=") && link.contains("username=nora"))
+                let page = try await p.follow(link)
+                #expect(page.status == 200 && page.isHTML)
+                let token = try #require(linkParameter(link, "token"))
+                let done = try await p.postForm("/apps/test-app/request_password_reset", [("new_password", "new-password"), ("token", token)])
+                #expect(done.status == 200)
+                let login = try await p.logIn("nora", "new-password")
+                #expect(login.status == 200)
+            }
+        }
+    }
+
+    @Test("the logging adapter logs recipient and subject at info, the link only at debug")
+    func loggingAdapter() async throws {
+        let capture = LogCapture()
+        let logger = Logger(label: "test") { _ in capture }
+        let link = "http://localhost/parse/apps/a/request_password_reset?token=SECRET-TOKEN&username=u"
+        try await LoggingEmailAdapter(logger: logger).send(EmailTemplates.passwordReset(to: "u@example.com", username: "u", appName: "A", link: link))
+        let lines = capture.lines
+        let info = lines.filter { $0.0 >= .info }.map(\.1).joined(separator: "\n")
+        #expect(info.contains("u@example.com") && info.contains("Password Reset for A"))
+        #expect(!info.contains("SECRET-TOKEN"))
+        #expect(lines.contains { $0.0 == .debug && $0.1.contains("SECRET-TOKEN") })
+    }
+}
