@@ -11,7 +11,7 @@ import ParsleySQLite
 
 let arguments = BenchArguments(CommandLine.arguments)
 var logger = Logger(label: "parsley-bench")
-logger.logLevel = .error
+logger.logLevel = .critical
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: work) }

@@ -62,6 +62,7 @@ public struct ObjectService: Sendable {
     public func create(_ className: String, body: JSONValue, auth: Auth, rules: Internal = Internal()) async throws -> [String: JSONValue] {
         try checkWritable(className, auth: auth, trusted: rules.trusted)
         try permissions.authorizeCreate(className, body: body, auth: auth)
+        try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)  // Files/FileService.swift
         let patch = try WriteParser(isCreate: true).parse(body)
         var required = try Self.requiredTypes(patch)
         for (name, value) in rules.values { if let t = try ParseValue.inferType(value) { required[name] = t } }
@@ -83,6 +84,7 @@ public struct ObjectService: Sendable {
             }
             if op.echoesResult { echoed[path.field] = values[path.field] }
         }
+        try schema.fillDefaults(patch, values: &values, echoed: &echoed)  // required / defaultValue (§10.5)
         let objectId = rules.objectId ?? ObjectID.make()
         let now = ParseDate.now
         let acl = patch.acl ?? rules.defaultACL
@@ -104,12 +106,14 @@ public struct ObjectService: Sendable {
     {
         try checkWritable(className, auth: auth, trusted: rules.trusted)
         try await permissions.authorizeUpdate(className, objectId: objectId, body: body, auth: auth)
+        try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
         let patch = try WriteParser(isCreate: false).parse(body)
         var required = try Self.requiredTypes(patch)
         for (name, value) in rules.values { if let t = try ParseValue.inferType(value) { required[name] = t } }
         let schema = try await schemas.ensure(
             className, fields: required, auth: auth, allowClassCreation: options.allowClientClassCreation)
+        try schema.checkRequired(updating: patch)  // required fields (§10.5)
         let internalValues = rules.values
         let now = ParseDate.now
         let principals = auth.principals

@@ -46,6 +46,14 @@ public struct ParseServerOptions: Sendable {
     /// Base URL of the GitHub API used to check `authData.github` tokens.
     public var githubAPIURL = "https://api.github.com"
 
+    // Files (Files/FileService.swift); uploads are limited by `maxRequestBytes` (Parse Server's maxUploadSize).
+    /// Where file bytes live: a folder (default), the database, or an adapter of your own.
+    public var filesAdapter: FilesAdapter = .filesystem
+    /// The folder of the filesystem adapter (nil: `parsley-files/<app id>` in the temporary folder).
+    public var filesDirectory: String? = nil
+    /// Who may upload (Parse Server's `fileUpload`).
+    public var fileUpload = FileUploadOptions()
+
     public init(
         applicationId: String, masterKey: String, restAPIKey: String? = nil, clientKey: String? = nil, javascriptKey: String? = nil,
         dotNetKey: String? = nil, mountPath: String = "/parse", publicServerURL: String? = nil, defaultLimit: Int = 100, maxLimit: Int? = nil,

@@ -62,6 +62,7 @@ public struct QueryService: Sendable {
             schema: schema, predicate: access.predicate, order: order, limit: limit, skip: find.skip,
             keys: access.columns(topKeys.map { Set($0).union(includes.map { String($0.split(separator: ".")[0]) }) }), readPrincipals: auth.principals,
             schemas: all)
+        spec.withTextScore = topKeys?.contains("$score") == true
         var results: [[String: JSONValue]] = []
         if limit > 0 {
             results = access.strip(try await run { try await store.find(spec) })
@@ -99,7 +100,7 @@ public struct QueryService: Sendable {
         do {
             return try await body()
         } catch StoreError.timeout {
-            throw ParseError(.invalidQuery, "Query took too long: a $regex is too expensive")
+            throw ParseError(.invalidQuery, "Query took too long and was cancelled (an expensive $regex or a scan past the statement timeout)")
         } catch StoreError.database(let message) where message.contains(WhereCompiler.invalidRegexMarker) {
             throw ParseError(.invalidQuery, "Invalid regular expression in $regex")
         }

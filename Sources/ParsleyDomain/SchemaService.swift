@@ -107,6 +107,24 @@ public final class SchemaService: Sendable {
         ParseError(.incorrectType, "schema mismatch for \(field); expected \(expected.display) but got \(got.display)")
     }
 
+    /// Changes several classes in one transaction (schema files): `body` gets each class's stored schema
+    /// and returns the new one (nil: unchanged). All are saved, or on the first error none is.
+    public func update(
+        classes: [String], _ body: @escaping @Sendable (SQLWriter, String, ClassSchema?) async throws -> ClassSchema?
+    ) async throws {
+        let saved: [(ClassSchema, Int64)] = try await store.database.write { [store] db in
+            let writer = store.writer(db)
+            var saved: [(ClassSchema, Int64)] = []
+            for className in classes {
+                let stored = try await writer.storedSchema(className)
+                guard let schema = try await body(writer, className, stored?.0) else { continue }
+                saved.append((schema, try await writer.saveSchema(schema, previousVersion: stored?.1)))
+            }
+            return saved
+        }
+        for (schema, version) in saved { publish(schema, version: version) }
+    }
+
     /// Replaces a class's schema wholesale inside a write (used by the schemas API).
     public func update(_ className: String, _ body: @escaping @Sendable (SQLWriter, ClassSchema?) async throws -> ClassSchema?) async throws -> ClassSchema? {
         let result: (ClassSchema, Int64)?? = try await store.database.write { [store] db in

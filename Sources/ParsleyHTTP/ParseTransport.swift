@@ -58,6 +58,8 @@ public struct ParseTransport: HTTPResponder {
         }
         // Pages opened from emailed links: no credentials, form bodies, HTML answers (EmailRouter.swift).
         if segments.first == "apps" { return try await publicPage(request, method: method, segments: segments) }
+        // Files stream their bodies both ways (Routers/FilesRouter.swift).
+        if segments.first == "files" { return try await files(request, segments: segments) }
         let bytes: ByteBuffer
         do {
             bytes = try await request.body.collect(upTo: options.maxRequestBytes)
@@ -107,7 +109,9 @@ public struct ParseTransport: HTTPResponder {
         let response = try await api.handle(parseRequest)
         var headers = Self.baseHeaders
         if let location = response.location { headers[.location] = location }
-        return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(response.body))))
+        // Files in objects are stored by name; every answer carries their URL.
+        let answer = FileService.addingURLs(response.body, base: "\(mountURL)/files/\(FileNames.urlEncode(options.applicationId))/") ?? response.body
+        return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(answer))))
     }
 
     /// Application id, master key, client keys, then the session token (an unknown or expired one is 209).

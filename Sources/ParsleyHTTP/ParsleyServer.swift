@@ -12,6 +12,7 @@ public enum ParsleyServer {
         try await schemas.reload()
         let api = ParseAPI(options: options, store: store, schemas: schemas)
         try await api.bootstrap()
+        try await FileService(options: options, sql: store).store.prepare()
         return api
     }
 

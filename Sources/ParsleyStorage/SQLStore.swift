@@ -49,6 +49,8 @@ public struct FindSpec: Sendable {
     public var schemas: [String: ClassSchema]
     /// Also return internal `_`-prefixed fields (server use only, e.g. the password hash at log-in).
     public var includeInternal = false
+    /// Add the `$text` relevance as `score` to each result (`keys=$score`).
+    public var withTextScore = false
 
     public init(
         schema: ClassSchema, predicate: QueryNode = .all, order: [SortKey] = [], limit: Int? = nil, skip: Int = 0,
@@ -97,7 +99,16 @@ extension SQLStore {
         if !spec.includeInternal, fields.contains(where: { $0.name.hasPrefix("_") }) { fields.removeAll { $0.name.hasPrefix("_") } }
         var columns = ["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"].map { compiler.column(alias, $0) }
         columns += fields.map { compiler.column(alias, $0.name) }
-        var f = SQLFragment("SELECT \(columns.joined(separator: ", ")) FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")
+        var f = SQLFragment("SELECT \(columns.joined(separator: ", "))")
+        var scoreColumn = false
+        if spec.withTextScore, let (path, search) = spec.predicate.textSearch,
+            case .column(let e, _) = compiler.target(path, schema: spec.schema, alias: alias)
+        {
+            f.append(", ")
+            f.append(dialect.textScore(e, TextSearchTerms(term: search.term, caseSensitive: search.caseSensitive, diacriticSensitive: search.diacriticSensitive)))
+            scoreColumn = true
+        }
+        f.append(" FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")
         f.append(try compiler.compile(spec.predicate, schema: spec.schema, alias: alias))
         f.append(compiler.readFilter(alias: alias))
         var orderParts: [SQLFragment] = []
@@ -134,7 +145,9 @@ extension SQLStore {
             f.append(" OFFSET ")
             f.append(bind: .integer(Int64(spec.skip)))
         }
-        return (f, fields.map { ($0.name, $0.type) })
+        var decoded = fields.map { ($0.name, $0.type) }
+        if scoreColumn { decoded.append(("score", .number)) }
+        return (f, decoded)
     }
 
     /// A row of `objectId, createdAt, updatedAt, _rperm, _wperm, fields...` as a Parse object.

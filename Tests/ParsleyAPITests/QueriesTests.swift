@@ -329,6 +329,12 @@ struct QueriesTests {
             #expect(ranked == [b, a])
             let rankedDesc = try await p.orderedIds("Doc", where: text, ["order": "-$score"])
             #expect(rankedDesc == [b, a])
+            // `keys=$score` returns the relevance as a number.
+            let scored = try await p.find("Doc", where: text, ["order": "$score", "keys": "body,$score"])
+            let scores = scored.results.compactMap { $0["score"]?.numberValue }
+            #expect(scores.count == 2)
+            #expect(scores == scores.sorted(by: >))
+            #expect((scores.first ?? 0) > (scores.last ?? 0))
             let twoWords = try await p.ids("Doc", where: ["body": ["$text": ["$search": ["$term": "quick fox", "$language": "english", "$caseSensitive": false]]]])
             #expect(twoWords == [a])
             let noTerm = try await p.findCode("Doc", where: ["body": ["$text": ["$search": ["$language": "english"]]]])

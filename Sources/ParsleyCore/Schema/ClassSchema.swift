@@ -4,6 +4,8 @@ public struct ClassSchema: Sendable, Equatable {
     public var fields: [String: FieldType] {
         didSet { storedFields = Self.columns(of: fields) }
     }
+    /// `required` / `defaultValue` of the fields that have them (kept apart so `fields` compares types only).
+    public var fieldOptions: [String: FieldOptions] = [:]
     /// Fields that have a column of their own (no defaults, no relations), sorted by name; kept in step with
     /// `fields` so a query does not sort them on every request.
     public private(set) var storedFields: [(name: String, type: FieldType)] = []
@@ -18,6 +20,7 @@ public struct ClassSchema: Sendable, Equatable {
 
     public static func == (a: ClassSchema, b: ClassSchema) -> Bool {
         a.className == b.className && a.fields == b.fields && a.classLevelPermissions == b.classLevelPermissions && a.indexes == b.indexes
+            && a.fieldOptions == b.fieldOptions
     }
     public var classLevelPermissions: JSONValue?
     public var indexes: [String: JSONValue]
@@ -79,7 +82,9 @@ public struct ClassSchema: Sendable, Equatable {
     public var json: JSONValue {
         var fieldJSON: [String: JSONValue] = [:]
         // Internal fields (`_hashed_password`, ...) never leave the server; system classes re-add them on load.
-        for (name, type) in fields where !name.hasPrefix("_") { fieldJSON[name] = type.json }
+        for (name, type) in fields where !name.hasPrefix("_") {
+            fieldJSON[name] = fieldOptions[name].map { $0.merged(into: type.json) } ?? type.json
+        }
         var o: [String: JSONValue] = [
             "className": .string(className),
             "fields": .object(fieldJSON),
@@ -93,11 +98,14 @@ public struct ClassSchema: Sendable, Equatable {
     public init?(json: JSONValue) {
         guard let name = json["className"]?.stringValue, let fieldJSON = json["fields"]?.objectValue else { return nil }
         var fields: [String: FieldType] = [:]
+        var options: [String: FieldOptions] = [:]
         for (k, v) in fieldJSON {
             guard let t = FieldType(json: v) else { return nil }
             fields[k] = t
+            options[k] = FieldOptions(json: v)
         }
         self.init(className: name, fields: fields, classLevelPermissions: json["classLevelPermissions"], indexes: json["indexes"]?.objectValue ?? [:])
+        fieldOptions = options
         if json["classLevelPermissions"] == Self.openPermissions { classLevelPermissions = nil }
     }
 }

@@ -69,3 +69,34 @@ public enum FieldType: Sendable, Hashable {
         self.init(name: name, targetClass: json["targetClass"]?.stringValue)
     }
 }
+
+/// The options of a field set through the schemas API (`{"type":"Number","required":true,"defaultValue":0}`),
+/// kept beside the field's `FieldType` so type checks compare types only.
+public struct FieldOptions: Sendable, Equatable {
+    /// `required`: a create without a value (or with null, `""` or `Delete`) fails with 142.
+    public var required: Bool?
+    /// `defaultValue`: stored on create when the body has no value.
+    public var defaultValue: JSONValue?
+
+    public init(required: Bool? = nil, defaultValue: JSONValue? = nil) {
+        self.required = required
+        self.defaultValue = defaultValue
+    }
+
+    public var isEmpty: Bool { required == nil && defaultValue == nil }
+    public var isRequired: Bool { required == true }
+
+    /// Reads `required` and `defaultValue` from a field's `/schemas` JSON (nil when it has neither).
+    public init?(json: JSONValue) {
+        self.init(required: json["required"]?.boolValue, defaultValue: json["defaultValue"].flatMap { $0.isNull ? nil : $0 })
+        if isEmpty { return nil }
+    }
+
+    /// Adds the options to a field's `/schemas` JSON.
+    public func merged(into json: JSONValue) -> JSONValue {
+        guard case .object(var o) = json else { return json }
+        if let required { o["required"] = .bool(required) }
+        if let defaultValue { o["defaultValue"] = defaultValue }
+        return .object(o)
+    }
+}

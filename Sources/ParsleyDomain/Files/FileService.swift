@@ -1,0 +1,218 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+public import NIOCore
+public import ParsleyCore
+public import ParsleyStorage
+
+/// Parse's file rules over a `FileStore`: who may upload, names and content types, the size limit, URLs, and
+/// the check that files referenced by objects exist. Cheap to build (it holds the configured store).
+public struct FileService: Sendable {
+    public let options: ParseServerOptions
+    public let store: any FileStore
+
+    public init(options: ParseServerOptions, sql: SQLStore) {
+        self.options = options
+        switch options.filesAdapter {
+        case .filesystem: store = LocalFileStore(root: options.filesDirectory ?? Self.defaultDirectory(options.applicationId))
+        case .database: store = DatabaseFileStore(database: sql.database)
+        case .custom(let custom): store = custom
+        }
+    }
+
+    /// Without a configured folder: `parsley-files/<app id>` in the system's temporary folder.
+    static func defaultDirectory(_ appId: String) -> String {
+        let tmp = FileEnvironment.temporaryDirectory
+        let safeApp = (try? FileNames.sanitize(appId)) ?? "app"
+        return tmp + "/parsley-files/" + safeApp
+    }
+
+    // MARK: Upload
+
+    /// Who is uploading, for the `fileUpload` rules.
+    public enum Uploader: Sendable {
+        case master, anonymousUser, user, publicClient
+    }
+
+    /// Checks the upload rules and names the new file. Nothing is stored yet.
+    /// - Throws: 130 when this kind of caller may not upload or the extension is refused; 122 for a bad name.
+    public func prepareUpload(filename: String, contentType: String?, by uploader: Uploader) throws(ParseError) -> StoredFile {
+        let rules = options.fileUpload
+        switch uploader {
+        case .master: break
+        case .anonymousUser where !rules.enableForAnonymousUser:
+            throw ParseError(.fileSaveError, "File upload by anonymous user is disabled.")
+        case .user where !rules.enableForAuthenticatedUser:
+            throw ParseError(.fileSaveError, "File upload by authenticated user is disabled.")
+        case .publicClient where !rules.enableForPublic:
+            throw ParseError(.fileSaveError, "File upload by public is disabled.")
+        default: break
+        }
+        var sanitized = try FileNames.sanitize(filename)
+        var type = contentType.map(FileNames.baseType).flatMap { $0.isEmpty ? nil : $0 }
+        if case .master = uploader {} else { try checkExtension(sanitized, contentType: type) }
+        if FileNames.pathExtension(sanitized) == nil, let type, let ext = FileNames.fileExtension(forType: type) {
+            sanitized += "." + ext
+        }
+        if type == nil { type = FileNames.mimeType(forName: sanitized) }
+        return StoredFile(name: FileNames.unique(sanitized), contentType: type, createdAt: ContinuousClockEpoch.millisecondsSince1970())
+    }
+
+    /// Parse Server's `fileUpload.fileExtensions`: the name's extension, else the content type's subtype, must
+    /// match one of the patterns.
+    func checkExtension(_ name: String, contentType: String?) throws(ParseError) {
+        let patterns = options.fileUpload.fileExtensions
+        if patterns.contains("*") { return }
+        var ext: String?
+        if let e = FileNames.pathExtension(name) {
+            ext = e
+        } else if let contentType, let slash = contentType.firstIndex(of: "/") {
+            ext = String(contentType[contentType.index(after: slash)...])
+        } else {
+            ext = contentType
+        }
+        guard let ext = ext?.filter({ $0 != " " }), !ext.isEmpty else { return }
+        let allowed = patterns.contains { pattern in
+            guard let regex = try? Regex(pattern) else { return false }
+            return (try? regex.firstMatch(in: ext)) != nil
+        }
+        if !allowed { throw ParseError(.fileSaveError, "File upload of extension \(ext) is disabled.") }
+    }
+
+    /// Streams an upload into the store. An empty body stores nothing (130 `Invalid file upload.`).
+    /// - Throws: `FileStoreError.tooLarge` past `maxRequestBytes`, `.incomplete` when fewer than
+    ///   `expectedLength` bytes arrive, or what the body or store throws. Nothing is stored on any failure.
+    public func upload(_ file: StoredFile, expectedLength: Int?, next: () async throws -> ByteBuffer?) async throws -> StoredFile {
+        let max = options.maxRequestBytes
+        if let expectedLength, expectedLength > max { throw FileStoreError.tooLarge(max) }
+        var first: ByteBuffer?
+        while let chunk = try await next() {
+            if chunk.readableBytes > 0 {
+                first = chunk
+                break
+            }
+        }
+        guard let first else { throw ParseError(.fileSaveError, "Invalid file upload.") }
+        var pendingFirst: ByteBuffer? = first
+        var received = 0
+        return try await store.create(file, maxBytes: max) {
+            if let chunk = pendingFirst {
+                pendingFirst = nil
+                received += chunk.readableBytes
+                return chunk
+            }
+            if let chunk = try await next() {
+                received += chunk.readableBytes
+                return chunk
+            }
+            if let expectedLength, received < expectedLength { throw FileStoreError.incomplete }
+            return nil
+        }
+    }
+
+    // MARK: Reading and deleting
+
+    public func info(_ name: String) async throws -> StoredFile? {
+        guard FileNames.isValidStoredName(name) else { return nil }
+        return try await store.info(name)
+    }
+
+    /// - Throws: 122 for a name no file can have, 153 when there is no such file.
+    public func delete(_ name: String) async throws {
+        guard FileNames.isValidStoredName(name) else { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }
+        guard try await store.delete(name) else { throw ParseError(Self.fileDeleteError, "Could not delete file.") }
+    }
+
+    static let fileDeleteError = ParseError.Code(rawValue: 153)
+
+    /// Standard or URL-safe base64 (the JS SDK's upload form); nil when malformed.
+    public static func decodeBase64(_ text: String) -> ByteBuffer? { FileBase64.decode(text) }
+
+    /// The content type a download is served with: from the name's extension, else as uploaded.
+    public static func servedType(_ file: StoredFile) -> String {
+        FileNames.mimeType(forName: file.name) ?? file.contentType ?? "application/octet-stream"
+    }
+
+    // MARK: Files in objects
+
+    /// The public URL of a stored file: `<mount>/files/<appId>/<name>`.
+    public static func url(mountURL: String, applicationId: String, name: String) -> String {
+        mountURL + "/files/" + FileNames.urlEncode(applicationId) + "/" + FileNames.urlEncode(name)
+    }
+
+    /// `value` with `url` set in every File value (`{"__type":"File","name":...}`), or nil when it has none.
+    /// `base` is `<mount>/files/<appId>/`.
+    public static func addingURLs(_ value: JSONValue, base: String) -> JSONValue? {
+        switch value {
+        case .object(let o):
+            if case .string("File")? = o["__type"], case .string(let name)? = o["name"] {
+                var file = o
+                file["url"] = .string(base + FileNames.urlEncode(name))
+                return .object(file)
+            }
+            var changed: [String: JSONValue]?
+            for (key, item) in o {
+                switch item {
+                case .object, .array: break
+                default: continue
+                }
+                if let new = addingURLs(item, base: base) {
+                    if changed == nil { changed = o }
+                    changed![key] = new
+                }
+            }
+            return changed.map(JSONValue.object)
+        case .array(let items):
+            var changed: [JSONValue]?
+            for (i, item) in items.enumerated() {
+                if let new = addingURLs(item, base: base) {
+                    if changed == nil { changed = items }
+                    changed![i] = new
+                }
+            }
+            return changed.map(JSONValue.array)
+        default:
+            return nil
+        }
+    }
+
+    /// Refuses a write whose body references a file that does not exist (the master key may reference any
+    /// name, e.g. files migrated from elsewhere).
+    /// - Throws: 111 `File <name> does not exist.`
+    public func checkReferences(in body: JSONValue, auth: Auth) async throws {
+        if auth.isMaster { return }
+        var names: Set<String> = []
+        Self.collectFiles(body, into: &names)
+        for name in names.sorted() where try await info(name) == nil {
+            throw ParseError(.incorrectType, "File \(name) does not exist.")
+        }
+    }
+
+    static func collectFiles(_ value: JSONValue, into names: inout Set<String>) {
+        switch value {
+        case .object(let o):
+            if case .string("File")? = o["__type"], case .string(let name)? = o["name"] {
+                names.insert(name)
+                return
+            }
+            for item in o.values { collectFiles(item, into: &names) }
+        case .array(let items):
+            for item in items { collectFiles(item, into: &names) }
+        default: return
+        }
+    }
+}
+
+enum FileEnvironment {
+    static var temporaryDirectory: String {
+        if let raw = getenv("TMPDIR"), case let dir = String(cString: raw), !dir.isEmpty {
+            return dir.hasSuffix("/") ? String(dir.dropLast()) : dir
+        }
+        return "/tmp"
+    }
+}

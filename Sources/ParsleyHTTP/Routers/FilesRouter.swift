@@ -1,0 +1,212 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ParsleyCore
+import ParsleyDomain
+
+/// `/files`: uploads stream the request body straight into the `FileStore` and downloads stream the store's
+/// chunks out, so neither holds a whole file in memory. These routes run before the transport collects a
+/// JSON body (ParseTransport.handle).
+///
+/// - `POST /files/:filename`: raw bytes with their `Content-Type`, or the JS SDK's JSON form (no app id
+///   header; `{"base64":…,"_ContentType":…,"_ApplicationId":…,"fileData":{"metadata":…,"tags":…}}`).
+/// - `GET|HEAD /files/:appId/:name`: no credentials; `Range` (206/416), `ETag`/`If-None-Match` (304).
+/// - `GET /files/:appId/metadata/:name`: `{"metadata":{…}}`, or `{}` for no file.
+/// - `DELETE /files/:name`: master key only.
+extension ParseTransport {
+    func files(_ request: Request, segments: [String]) async throws -> Response {
+        let service = FileService(options: options, sql: api.store)
+        switch request.method {
+        case .get, .head:
+            if segments.count == 4, segments[2] == "metadata" { return try await fileMetadata(service, appId: segments[1], name: segments[3]) }
+            guard segments.count == 3 else { throw RouteNotFound() }
+            return try await download(service, request, appId: segments[1], name: segments[2])
+        case .post:
+            guard segments.count >= 2 else { throw ParseError(.invalidFileName, "Filename not provided.") }
+            // `/files/a/b`: a name with a path separator.
+            guard segments.count == 2 else { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }
+            return try await upload(service, request, filename: segments[1])
+        case .delete:
+            guard segments.count == 2 else { throw RouteNotFound() }
+            let auth = try await authenticate(request.headers, [:], ignoresSession: false)
+            guard auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            try await service.delete(segments[1])
+            return Self.json(200, [:])
+        default:
+            throw RouteNotFound()
+        }
+    }
+
+    // MARK: Upload
+
+    func upload(_ service: FileService, _ request: Request, filename: String) async throws -> Response {
+        let contentLength = request.headers[.contentLength].flatMap { Int($0) }
+        let stored: StoredFile
+        do {
+            if request.headers[Self.applicationId] == nil {
+                stored = try await uploadJSON(service, request, filename: filename)
+            } else {
+                let auth = try await authenticate(request.headers, [:], ignoresSession: false)
+                let file = try service.prepareUpload(
+                    filename: filename, contentType: request.headers[.contentType], by: try await uploader(auth))
+                var body = request.body.makeAsyncIterator()
+                stored = try await service.upload(file, expectedLength: contentLength) { try await body.next() }
+            }
+        } catch FileStoreError.tooLarge(let limit) {
+            return Self.json(413, ["code": 130, "error": .string("File is larger than the maximum upload size of \(limit) bytes.")])
+        } catch FileStoreError.incomplete {
+            throw ParseError(.fileSaveError, "The upload was interrupted.")
+        }
+        let url = FileService.url(mountURL: mountURL(request), applicationId: options.applicationId, name: stored.name)
+        var headers = Self.baseHeaders
+        headers[.location] = url
+        let body: JSONValue = ["url": .string(url), "name": .string(stored.name)]
+        return Response(status: .created, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(body))))
+    }
+
+    /// The JS SDK's form: credentials, content type and base64 bytes in a JSON body.
+    func uploadJSON(_ service: FileService, _ request: Request, filename: String) async throws -> StoredFile {
+        let limit = options.maxRequestBytes / 3 * 4 + 64 * 1024
+        let bytes: ByteBuffer
+        do {
+            bytes = try await request.body.collect(upTo: limit)
+        } catch {
+            throw FileStoreError.tooLarge(options.maxRequestBytes)
+        }
+        guard case .object(let body)? = try? bytes.withUnsafeReadableBytes({ try JSONParser.parse($0) }) else {
+            throw AccessDenied.unauthorized
+        }
+        var credentials: [String: String] = [:]
+        for key in ["_ApplicationId", "_JavaScriptKey", "_MasterKey", "_SessionToken", "_InstallationId", "_ClientVersion", "_ContentType"] {
+            if case .string(let v)? = body[key] { credentials[key] = v }
+        }
+        let auth = try await authenticate(request.headers, credentials, ignoresSession: false)
+        var file = try service.prepareUpload(
+            filename: filename, contentType: credentials["_ContentType"] ?? request.headers[.contentType], by: try await uploader(auth))
+        if case .object(let fileData)? = body["fileData"] {
+            if case .object? = fileData["metadata"] { file.metadata = fileData["metadata"] }
+            if case .object? = fileData["tags"] { file.tags = fileData["tags"] }
+        }
+        guard case .string(var base64)? = body["base64"] else { throw ParseError(.fileSaveError, "Invalid file upload.") }
+        // A data URI (`data:image/png;base64,....`) as the SDK may pass it through.
+        if base64.hasPrefix("data:"), let comma = base64.firstIndex(of: ",") { base64 = String(base64[base64.index(after: comma)...]) }
+        guard let decoded = FileService.decodeBase64(base64) else { throw ParseError(.fileSaveError, "Invalid file upload.") }
+        var pending: ByteBuffer? = decoded
+        return try await service.upload(file, expectedLength: nil) {
+            defer { pending = nil }
+            return pending
+        }
+    }
+
+    /// The kind of caller, for `fileUpload`: anonymous users are those whose `authData` has `anonymous`.
+    func uploader(_ auth: Auth) async throws -> FileService.Uploader {
+        if auth.isMaster { return .master }
+        guard let userId = auth.userId else { return .publicClient }
+        let rules = options.fileUpload
+        if rules.enableForAnonymousUser == rules.enableForAuthenticatedUser { return .user }
+        let user = try? await api.queries.get("_User", objectId: userId, FindOptions(), auth: .master)
+        if let anonymous = user?["authData"]?["anonymous"], !anonymous.isNull { return .anonymousUser }
+        return .user
+    }
+
+    // MARK: Download
+
+    func download(_ service: FileService, _ request: Request, appId: String, name: String) async throws -> Response {
+        guard appId == options.applicationId else { return Self.json(403, ["code": 119, "error": "Invalid application ID."]) }
+        guard let file = try await service.info(name) else { return Self.notFound() }
+        var headers = Self.baseHeaders
+        headers[.contentType] = FileService.servedType(file)
+        headers[.eTag] = file.etag
+        headers[.acceptRanges] = "bytes"
+        headers[Self.contentTypeOptions] = "nosniff"
+        if let match = request.headers[.ifNoneMatch], match == file.etag || match == "*" || match.contains(file.etag) {
+            headers[.contentType] = nil
+            return Response(status: .notModified, headers: headers)
+        }
+        var status = HTTPResponse.Status.ok
+        var range: Range<Int64> = 0..<file.size
+        if let header = request.headers[.range] {
+            switch Self.byteRange(header, size: file.size) {
+            case .whole: break
+            case .unsatisfiable:
+                headers[.contentRange] = "bytes */\(file.size)"
+                headers[.contentType] = "text/plain"
+                return Response(status: .rangeNotSatisfiable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "Range not satisfiable.")))
+            case .partial(let r):
+                status = .partialContent
+                range = r
+                headers[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound - 1)/\(file.size)"
+            }
+        }
+        headers[.contentLength] = String(range.count)
+        if request.method == .head || range.isEmpty { return Response(status: status, headers: headers) }
+        let (store, bytes) = (service.store, range)
+        let length = Int(range.count)
+        return Response(
+            status: status, headers: headers,
+            body: ResponseBody(contentLength: length) { writer in
+                try await store.read(file, range: bytes) { chunk in try await writer.write(chunk) }
+                try await writer.finish(nil)
+            })
+    }
+
+    func fileMetadata(_ service: FileService, appId: String, name: String) async throws -> Response {
+        guard appId == options.applicationId else { return Self.json(403, ["code": 119, "error": "Invalid application ID."]) }
+        guard let file = try await service.info(name) else { return Self.json(200, [:]) }
+        return Self.json(200, ["metadata": file.metadata ?? [:]])
+    }
+
+    static func notFound() -> Response {
+        var headers = baseHeaders
+        headers[.contentType] = "text/plain"
+        return Response(status: .notFound, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "File not found.")))
+    }
+
+    enum ByteRange: Equatable {
+        case whole
+        case partial(Range<Int64>)
+        case unsatisfiable
+    }
+
+    /// One `bytes=` range (`a-b`, `a-`, `-n`); several ranges or other units are answered with the whole file.
+    static func byteRange(_ header: String, size: Int64) -> ByteRange {
+        let value = header.trimmingCharacters()
+        guard value.lowercased().hasPrefix("bytes="), !value.contains(",") else { return .whole }
+        let spec = value.dropFirst("bytes=".count)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return .whole }
+        let first = parts[0].trimmingCharacters(), last = parts[1].trimmingCharacters()
+        if first.isEmpty {
+            guard let n = Int64(last), n >= 0 else { return .whole }
+            if n == 0 || size == 0 { return .unsatisfiable }
+            return .partial(max(0, size - n)..<size)
+        }
+        guard let start = Int64(first), start >= 0 else { return .whole }
+        var end = size - 1
+        if !last.isEmpty {
+            guard let e = Int64(last), e >= start else { return .whole }
+            end = min(e, size - 1)
+        }
+        if start >= size { return .unsatisfiable }
+        return .partial(start..<(end + 1))
+    }
+
+    static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+
+    /// `publicServerURL`, else `http://<Host><mount>`.
+    func mountURL(_ request: Request) -> String {
+        if let publicURL = options.publicServerURL {
+            return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+        }
+        return "http://\(request.head.authority ?? "localhost")\(mountPrefix)"
+    }
+}
+
+extension StringProtocol {
+    fileprivate func trimmingCharacters() -> String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

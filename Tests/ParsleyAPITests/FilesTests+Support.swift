@@ -1,0 +1,219 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
+import ParsleySQLite
+import ParsleyStorage
+
+/// The two built-in file stores, to run each files test against both.
+enum FileBackend: String, CaseIterable, Sendable, CustomStringConvertible {
+    case filesystem, database
+    var description: String { rawValue }
+}
+
+/// A live server like `TestServer.with`, which also hands the test the files folder and the database, so it
+/// can check that nothing is left behind.
+struct FilesHarness: Sendable {
+    let client: ParseClient
+    let directory: String
+    let database: SQLiteDatabase
+    let backend: FileBackend
+    let port: Int
+
+    static func with(
+        _ backend: FileBackend, _ configure: @escaping @Sendable (inout ParseServerOptions) -> Void = { _ in },
+        _ body: @escaping @Sendable (FilesHarness) async throws -> Void
+    ) async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-files-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let files = dir.appendingPathComponent("files").path
+        let options = TestServer.options {
+            $0.filesAdapter = backend == .filesystem ? .filesystem : .database
+            $0.filesDirectory = files
+            configure(&$0)
+        }
+        var logger = Logger(label: "parsley-test")
+        logger.logLevel = .warning
+        let database = try await SQLiteDatabase.open(path: dir.appendingPathComponent("db.sqlite").path, readers: 2, logger: logger)
+        do {
+            let api = try await ParsleyServer.makeAPI(options: options, database: database)
+            let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
+            try await app.test(.live) { client in
+                let harness = FilesHarness(
+                    client: ParseClient(client: client, options: options), directory: files, database: database, backend: backend,
+                    port: client.port ?? 0)
+                try await body(harness)
+            }
+        } catch {
+            try? await database.close()
+            throw error
+        }
+        try await database.close()
+    }
+
+    // MARK: Requests
+
+    func headers(master: Bool = true, session: String? = nil, contentType: String? = "application/octet-stream") -> HTTPFields {
+        var h = HTTPFields()
+        h[HTTPField.Name("X-Parse-Application-Id")!] = client.options.applicationId
+        if master { h[HTTPField.Name("X-Parse-Master-Key")!] = client.options.masterKey }
+        if let session { h[HTTPField.Name("X-Parse-Session-Token")!] = session }
+        if let contentType { h[.contentType] = contentType }
+        return h
+    }
+
+    /// `POST /parse/files/<name>` (the name as given: already percent-encoded if needed).
+    func upload(_ name: String, _ bytes: [UInt8], headers: HTTPFields? = nil) async throws -> Reply {
+        let (status, h, body) = try await client.send("/parse/files/\(name)", .post, headers ?? self.headers(), ByteBuffer(bytes: bytes))
+        let text = String(buffer: body)
+        return Reply(status: status, headers: h, json: (try? JSONParser.parse(text)) ?? .string(text))
+    }
+
+    /// Uploads with the master key and returns the stored name and URL path (expects success).
+    func stored(_ name: String, _ bytes: [UInt8], contentType: String = "application/octet-stream") async throws -> (name: String, path: String) {
+        let r = try await upload(name, bytes, headers: headers(contentType: contentType))
+        guard r.status == 201, let stored = r["name"]?.stringValue, let url = r["url"]?.stringValue else {
+            throw Failure("upload failed: \(r.status) \(r.json)")
+        }
+        return (stored, Self.path(url))
+    }
+
+    /// The path of an absolute file URL, for the test client.
+    static func path(_ url: String) -> String {
+        guard let r = url.range(of: "/parse/") else { return url }
+        return String(url[r.lowerBound...])
+    }
+
+    func get(_ path: String, method: HTTPRequest.Method = .get, headers: HTTPFields = [:]) async throws -> (status: Int, headers: HTTPFields, bytes: [UInt8]) {
+        let (status, h, body) = try await client.send(path, method, headers, nil)
+        return (status, h, Array(buffer: body))
+    }
+
+    // MARK: What is stored
+
+    /// Files (and rows) the store holds: complete files plus anything an upload left behind.
+    func leftovers() async throws -> [String] {
+        switch backend {
+        case .filesystem:
+            let fm = FileManager.default
+            var all: [String] = []
+            for sub in ["", "/.uploads", "/.meta"] {
+                let entries = (try? fm.contentsOfDirectory(atPath: directory + sub)) ?? []
+                all += entries.filter { !$0.hasPrefix(".") }.map { sub + "/" + $0 }
+            }
+            return all
+        case .database:
+            let rows = try await database.read { db in
+                try await db.query(SQLFragment("SELECT 'file:' || name FROM \"_Files\" UNION ALL SELECT 'chunk:' || upload FROM \"_FileChunks\""))
+            }
+            return rows.compactMap { $0.first?.text }
+        }
+    }
+
+    /// Whether an upload is under way in the store (a temporary file, or chunk rows without a file row).
+    func uploadInProgress() async throws -> Bool {
+        switch backend {
+        case .filesystem:
+            return !((try? FileManager.default.contentsOfDirectory(atPath: directory + "/.uploads")) ?? []).isEmpty
+        case .database:
+            let rows = try await database.read { db in try await db.query(SQLFragment("SELECT COUNT(*) FROM \"_FileChunks\"")) }
+            if case .integer(let n)? = rows.first?.first { return n > 0 }
+            return false
+        }
+    }
+
+    /// Polls `condition` for up to five seconds.
+    func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+        for _ in 0..<100 {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try await condition()
+    }
+}
+
+/// Bytes 0...255 over and over.
+func patternBytes(_ count: Int) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 / 256) }
+}
+
+/// A plain TCP connection to the server, to send what an HTTP client would not (a body cut short).
+final class RawConnection {
+    let fd: Int32
+
+    init(port: Int) throws {
+        #if canImport(Glibc)
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw Failure("socket failed") }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { ptr in
+            ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else {
+            systemClose(fd)
+            throw Failure("connect failed")
+        }
+    }
+
+    func send(_ bytes: [UInt8]) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in systemSend(fd, raw.baseAddress! + done, bytes.count - done) }
+            guard n > 0 else { throw Failure("send failed") }
+            done += n
+        }
+    }
+
+    func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    /// Reads until the peer closes or the head of a response and `Content-Length` bytes of body arrived.
+    func readResponse() -> String {
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, 65536, 0) }
+            if n <= 0 { break }
+            data += buffer[0..<n]
+            let text = String(decoding: data, as: UTF8.self)
+            if let headEnd = text.range(of: "\r\n\r\n") {
+                let head = text[..<headEnd.lowerBound].lowercased()
+                if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+                    let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)),
+                    text.utf8.distance(from: headEnd.upperBound, to: text.utf8.endIndex) >= length
+                {
+                    break
+                }
+            }
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func close() { systemClose(fd) }
+}
+
+private func systemSend(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    send(fd, pointer, count, Int32(MSG_NOSIGNAL))
+    #else
+    send(fd, pointer, count, 0)
+    #endif
+}
+
+private func systemClose(_ fd: Int32) { close(fd) }
