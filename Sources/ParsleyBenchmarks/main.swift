@@ -1,6 +1,6 @@
 // parsley-bench: starts Parsley in-process on a fresh SQLite database, drives it over loopback with wrk
 // (keep-alive, 64 connections), and measures raw sqlite-nio as the baseline in the same run.
-// Run: scripts/bench.sh   (or: swift run -c release parsley-bench [--seconds 10] [--objects 100000])
+// Run: scripts/bench.sh   (or: swift run -c release parsley-bench [--seconds 10] [--objects 100000]; --files for files only)
 import Foundation
 import Hummingbird
 import Logging
@@ -15,6 +15,13 @@ logger.logLevel = .critical
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: work) }
+
+// `--files`: only the files benchmark (FilesBench.swift), then exit.
+if CommandLine.arguments.contains("--files") {
+    try await FilesBench.run(work: work, logger: logger, port: arguments.port)
+    try? FileManager.default.removeItem(at: work)
+    exit(0)
+}
 
 guard let wrk = Wrk.locate() else {
     print("wrk is required (apt-get install wrk); scripts/bench.sh installs it.")

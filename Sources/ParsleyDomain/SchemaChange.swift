@@ -61,6 +61,10 @@ public struct SchemaChange: Sendable {
             }
             guard Naming.isValidFieldName(name) else { throw ParseError(.invalidKeyName, "invalid field name: \(name)") }
             guard fixed[name] == nil else { throw ParseError(.changedImmutableField, "field \(name) cannot be added") }
+            // SQLite column names ignore case: `Friends` and `friends` cannot both be columns of one class.
+            if let other = plan.schema.fields.keys.first(where: { $0 != name && $0.lowercased() == name.lowercased() }) {
+                throw ParseError(.invalidKeyName, "invalid field name: \(name) (the class has \(other); field names may not differ only in case)")
+            }
             let type = try Self.fieldType(spec)
             let options = try Self.options(spec, type: type, className: className, field: name)
             plan.schema.fields[name] = type

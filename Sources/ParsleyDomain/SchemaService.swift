@@ -83,6 +83,10 @@ public final class SchemaService: Sendable {
                     continue
                 }
                 try Self.checkGeoPoint(schema, adding: name, type)
+                // SQLite column names ignore case: a 105 rather than a failed ALTER TABLE.
+                if let other = schema.fields.keys.first(where: { $0.lowercased() == name.lowercased() }) {
+                    throw ParseError(.invalidKeyName, "invalid field name: \(name) (the class has \(other); field names may not differ only in case)")
+                }
                 try await writer.addColumn(className, field: name, type: type)
                 schema.fields[name] = type
                 changed = true

@@ -16,12 +16,22 @@ public enum ParsleyServer {
         return api
     }
 
+    /// The API behind the operations layer (request ids, `/health`, rate limits, metrics, access log).
     public static func application(
-        api: ParseAPI, host: String, port: Int, logger: Logger
-    ) -> Application<ParseTransport> {
+        api: ParseAPI, host: String, port: Int, logger: Logger, operations: OperationsOptions = .init()
+    ) -> Application<ParsleyResponder> {
         Application(
-            responder: ParseTransport(api: api),
+            responder: ParsleyResponder(transport: ParseTransport(api: api), operations: operations),
             configuration: .init(address: .hostname(host, port: port), serverName: "parsley"),
+            logger: logger
+        )
+    }
+
+    /// The Prometheus listener (`GET /metrics`), separate from the API port.
+    public static func metricsApplication(metrics: ParsleyMetrics, host: String, port: Int, logger: Logger) -> Application<MetricsResponder> {
+        Application(
+            responder: MetricsResponder(metrics: metrics),
+            configuration: .init(address: .hostname(host, port: port), serverName: "parsley-metrics"),
             logger: logger
         )
     }

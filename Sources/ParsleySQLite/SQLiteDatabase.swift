@@ -231,6 +231,9 @@ final class WriteQueue: Sendable {
         }
     }
 
+    /// Writes waiting for the writer (metrics).
+    var pending: Int { state.withLockedValue { $0.jobs.count } }
+
     func close() {
         let waiter = state.withLockedValue { s -> CheckedContinuation<[WriteJob]?, Never>? in
             s.closed = true
@@ -256,6 +259,9 @@ final class ReaderPool: Sendable {
         state = NIOLockedValueBox(State(free: Array(handles.indices)))
     }
 
+    /// Connections checked out now (metrics).
+    var busy: Int { state.withLockedValue { all.count - $0.free.count } }
+
     func checkout() async -> SQLiteHandle {
         if let index = state.withLockedValue({ $0.free.popLast() }) { return all[index] }
         let index = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
@@ -277,5 +283,21 @@ final class ReaderPool: Sendable {
             return nil
         }
         waiter?.resume(returning: index)
+    }
+}
+
+extension SQLiteDatabase {
+    /// Reader connections in use, readers in the pool, writes waiting for the writer (for metrics).
+    public var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) {
+        (readers.busy, readers.all.count, queue.pending)
+    }
+
+    /// A consistent copy of the database file at `path` written to `destination` with `VACUUM INTO`, through a
+    /// connection of its own: safe while a server writes to the same file (WAL readers never block writers).
+    /// `destination` must not exist yet.
+    public static func backup(path: String, to destination: String) throws {
+        let handle = try SQLiteHandle(path: path)
+        defer { handle.close() }
+        _ = try handle.query("VACUUM INTO ?", [.text(destination)])
     }
 }

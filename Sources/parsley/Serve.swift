@@ -13,9 +13,11 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var settings: ServerSettings
 
     func run() async throws {
-        var logger = Logger(label: "parsley")
-        logger.logLevel = Logger.Level(rawValue: ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info") ?? .info
         do {
+            // A config file only fills variables that are not set, so flags and the environment win over it.
+            let unknown = try (settings.config ?? ServerSettings.env("PARSE_SERVER_CONFIG")).map(ConfigFile.apply(path:)) ?? []
+            let logger = try settings.makeLogger()
+            if !unknown.isEmpty { logger.warning("config file: ignoring unknown options \(unknown.joined(separator: ", "))") }
             try await serve(logger: logger)
         } catch let invalid as ServerSettings.Invalid {
             FileHandle.standardError.write(Data("parsley: \(invalid.description)\n".utf8))
@@ -50,6 +52,8 @@ struct Serve: AsyncParsableCommand {
             maxRequestBytes: maxUpload
         )
         try ServerSettings.applyUserSettings(to: &options, logger: logger)
+        try s.applyFileSettings(to: &options, dataDir: dataDir)
+        ServerSettings.registerSecrets(options)
         let uri = s.databaseUri ?? ServerSettings.env("PARSE_SERVER_DATABASE_URI", "DATABASE_URI") ?? "sqlite:\(dataDir)/parsley.sqlite"
         guard uri.hasPrefix("sqlite:") else {
             throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: only sqlite:<path> is supported so far, got '\(uri)'")
@@ -57,8 +61,9 @@ struct Serve: AsyncParsableCommand {
         var path = String(uri.dropFirst("sqlite:".count))
         if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
         let database = try await SQLiteDatabase.open(path: path, logger: logger)
+        let (operations, metricsPort) = try s.operationsOptions(database: database)
         let api = try await ParsleyServer.makeAPI(options: options, database: database)
-        let app = ParsleyServer.application(api: api, host: host, port: port, logger: logger)
+        let app = ParsleyServer.application(api: api, host: host, port: port, logger: logger, operations: operations)
         let shownHost = host == "0.0.0.0" ? "localhost" : host
         logger.info("parsley serving http://\(shownHost):\(port)\(mountPath) (app id \(appId), database \(path))")
         if generated {
@@ -73,8 +78,15 @@ struct Serve: AsyncParsableCommand {
 
                 """.utf8))
         }
-        try await app.runService()
+        // SIGTERM/SIGINT: stop accepting, let requests in flight finish, then close the database (queued writes commit).
+        do {
+            try await s.runServices(app, metrics: operations.metrics.flatMap { m in metricsPort.map { (m, $0) } }, logger: logger)
+        } catch {
+            try? await database.close()
+            throw error
+        }
         try await database.close()
+        logger.info("parsley stopped")
     }
 }
 

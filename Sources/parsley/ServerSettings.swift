@@ -22,6 +22,14 @@ struct ServerSettings: ParsableArguments {
     @Option(help: "Default query limit (env PARSE_SERVER_DEFAULT_LIMIT, default 100).") var defaultLimit: Int?
     @Option(help: "Maximum query limit (env PARSE_SERVER_MAX_LIMIT, default none).") var maxLimit: Int?
     @Option(help: "Maximum requests in one /batch (env PARSE_SERVER_BATCH_LIMIT, default 1000).") var batchLimit: Int?
+    @Option(help: "Folder of uploaded files (env PARSLEY_FILES_DIR, default <data>/files).") var filesDir: String?
+    @Option(help: "Where files are stored: fs or database (env PARSLEY_FILES_ADAPTER, default fs).") var filesAdapter: String?
+    @Option(help: "JSON config file in Parse Server's format; flags and env win over it (env PARSE_SERVER_CONFIG).") var config: String?
+    @Option(help: "Log format: text, logfmt or json (env PARSLEY_LOG_FORMAT, default text).") var logFormat: String?
+    @Option(help: "Port of the Prometheus /metrics listener (env PARSLEY_METRICS_PORT, default off).") var metricsPort: Int?
+    @Option(help: "Address of the metrics listener (env PARSLEY_METRICS_HOST, default 127.0.0.1).") var metricsHost: String?
+    @Option(help: "Rate limits, Parse Server's JSON (env PARSE_SERVER_RATE_LIMIT).") var rateLimit: String?
+    @Option(help: "Seconds in-flight requests get to finish on SIGTERM (env PARSLEY_SHUTDOWN_TIMEOUT, default 30).") var shutdownTimeout: Int?
 
     static func env(_ names: String...) -> String? {
         for n in names { if let v = ProcessInfo.processInfo.environment[n], !v.isEmpty { return v } }
@@ -58,5 +66,49 @@ struct ServerSettings: ParsableArguments {
         }
         if let n = Int(lower), n > 0 { return n }
         throw Invalid(description: "max upload size must look like 20mb, got '\(text)'")
+    }
+}
+
+extension ServerSettings {
+    /// Files: the store (`fs` under `<data>/files`, or `database`) and Parse Server's `fileUpload` rules, from
+    /// `PARSE_SERVER_FILE_UPLOAD_OPTIONS` (JSON) and then the single `PARSE_SERVER_FILE_UPLOAD_*` variables.
+    func applyFileSettings(to options: inout ParseServerOptions, dataDir: String) throws {
+        switch (filesAdapter ?? Self.env("PARSLEY_FILES_ADAPTER") ?? "fs").lowercased() {
+        case "fs", "filesystem", "file", "files": options.filesAdapter = .filesystem
+        case "database", "db", "sql": options.filesAdapter = .database
+        case let other: throw Invalid(description: "PARSLEY_FILES_ADAPTER must be fs or database, got '\(other)'")
+        }
+        let directory = filesDir ?? Self.env("PARSLEY_FILES_DIR") ?? dataDir + "/files"
+        options.filesDirectory = directory
+        if case .filesystem = options.filesAdapter {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        var upload = options.fileUpload
+        if let text = Self.env("PARSE_SERVER_FILE_UPLOAD_OPTIONS") {
+            guard let json = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+                throw Invalid(description: "PARSE_SERVER_FILE_UPLOAD_OPTIONS must be a JSON object, got '\(text)'")
+            }
+            if let v = json["enableForPublic"] as? Bool { upload.enableForPublic = v }
+            if let v = json["enableForAnonymousUser"] as? Bool { upload.enableForAnonymousUser = v }
+            if let v = json["enableForAuthenticatedUser"] as? Bool { upload.enableForAuthenticatedUser = v }
+            if let v = json["fileExtensions"] as? [String] { upload.fileExtensions = v }
+        }
+        upload.enableForPublic = try Self.bool(nil, "PARSE_SERVER_FILE_UPLOAD_ENABLE_FOR_PUBLIC", default: upload.enableForPublic)
+        upload.enableForAnonymousUser = try Self.bool(nil, "PARSE_SERVER_FILE_UPLOAD_ENABLE_FOR_ANONYMOUS_USER", default: upload.enableForAnonymousUser)
+        upload.enableForAuthenticatedUser = try Self.bool(
+            nil, "PARSE_SERVER_FILE_UPLOAD_ENABLE_FOR_AUTHENTICATED_USER", default: upload.enableForAuthenticatedUser)
+        if let text = Self.env("PARSE_SERVER_FILE_UPLOAD_FILE_EXTENSIONS") {
+            if let list = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String] {
+                upload.fileExtensions = list
+            } else {
+                upload.fileExtensions = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+        }
+        for pattern in upload.fileExtensions where pattern != "*" {
+            guard (try? Regex(pattern)) != nil else {
+                throw Invalid(description: "PARSE_SERVER_FILE_UPLOAD_FILE_EXTENSIONS: '\(pattern)' is not a regular expression")
+            }
+        }
+        options.fileUpload = upload
     }
 }

@@ -148,8 +148,9 @@ func patternBytes(_ count: Int) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 / 256) }
 }
 
-/// A plain TCP connection to the server, to send what an HTTP client would not (a body cut short).
-final class RawConnection {
+/// A plain TCP connection to the server, to send what an HTTP client would not (a body cut short). Its
+/// blocking calls run on a Dispatch thread: blocking the test's task would starve the server's tasks.
+final class RawConnection: @unchecked Sendable {
     let fd: Int32
 
     init(port: Int) throws {
@@ -172,7 +173,23 @@ final class RawConnection {
         }
     }
 
-    func send(_ bytes: [UInt8]) throws {
+    func send(_ bytes: [UInt8]) async throws {
+        try await Self.offload { try self.sendBlocking(bytes) }
+    }
+
+    func send(_ text: String) async throws { try await send(Array(text.utf8)) }
+
+    func readResponse() async -> String {
+        (try? await Self.offload { self.readBlocking() }) ?? ""
+    }
+
+    static func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    func sendBlocking(_ bytes: [UInt8]) throws {
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { raw in systemSend(fd, raw.baseAddress! + done, bytes.count - done) }
@@ -181,10 +198,8 @@ final class RawConnection {
         }
     }
 
-    func send(_ text: String) throws { try send(Array(text.utf8)) }
-
     /// Reads until the peer closes or the head of a response and `Content-Length` bytes of body arrived.
-    func readResponse() -> String {
+    func readBlocking() -> String {
         var data: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {

@@ -32,8 +32,18 @@ struct ProcessTests {
             process.environment = env
             process.standardOutput = output
             process.standardError = output
+            // Drain the pipe as it fills: a server that logs every request must never block on a full pipe.
+            let captured = self.captured
+            output.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                captured.append(data)
+                if data.isEmpty { handle.readabilityHandler = nil }
+            }
             try process.run()
         }
+
+        /// Everything printed so far, and whether the pipe reached its end.
+        let captured = OutputBuffer()
 
         func waitUntilHealthy() async throws {
             for _ in 0..<200 {
@@ -49,7 +59,9 @@ struct ProcessTests {
         }
 
         func outputText() -> String {
-            String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+            // Once the process has exited, wait (briefly) for the rest of its output.
+            for _ in 0..<100 where !process.isRunning && !captured.ended { usleep(10_000) }
+            return String(decoding: captured.data, as: UTF8.self)
         }
 
         func kill() {
@@ -154,4 +166,14 @@ final class AckList: @unchecked Sendable {
     func add(_ id: String) { lock.withLock { ids.append(id) } }
     var count: Int { lock.withLock { ids.count } }
     var all: [String] { lock.withLock { ids } }
+}
+
+/// A child process's output, appended as it arrives.
+final class OutputBuffer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes = Data()
+    private var finished = false
+    func append(_ d: Data) { lock.withLock { if d.isEmpty { finished = true } else { bytes.append(d) } } }
+    var data: Data { lock.withLock { bytes } }
+    var ended: Bool { lock.withLock { finished } }
 }

@@ -72,14 +72,20 @@ public struct SMTPEmailAdapter: EmailAdapter {
         }
         // The deadline closes the connection, which ends whatever read is waiting.
         let raw = channel.channel
+        let started = ContinuousClock.now
         let deadline = Task {
             try await Task.sleep(for: c.timeout)
             raw.close(promise: nil)
         }
         defer { deadline.cancel() }
-        try await channel.executeThenClose { inbound, outbound in
-            var session = Session(inbound: inbound.makeAsyncIterator(), outbound: outbound)
-            try await session.converse(configuration: c, sender: sender, recipient: message.to, data: data)
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                var session = Session(inbound: inbound.makeAsyncIterator(), outbound: outbound)
+                try await session.converse(configuration: c, sender: sender, recipient: message.to, data: data)
+            }
+        } catch {
+            if ContinuousClock.now - started >= c.timeout { throw SMTPError("SMTP send to \(c.host):\(c.port) timed out after \(c.timeout)") }
+            throw error is SMTPError ? error : SMTPError("SMTP send to \(c.host):\(c.port) failed: \(error)")
         }
     }
 
@@ -238,7 +244,7 @@ public struct SMTPEmailAdapter: EmailAdapter {
                     return String(decoding: line, as: UTF8.self)
                 }
                 guard pending.count < 65_536 else { throw SMTPError("SMTP reply line too long") }
-                guard let chunk = try await inbound.next() else { throw SMTPError("SMTP server closed the connection (or the send timed out)") }
+                guard let chunk = try await inbound.next() else { throw SMTPError("SMTP server closed the connection") }
                 pending += chunk.readableBytesView
             }
         }

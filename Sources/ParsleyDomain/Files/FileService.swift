@@ -54,7 +54,8 @@ public struct FileService: Sendable {
         default: break
         }
         var sanitized = try FileNames.sanitize(filename)
-        var type = contentType.map(FileNames.baseType).flatMap { $0.isEmpty ? nil : $0 }
+        // curl's default for `--data-binary` says nothing about the file.
+        var type = contentType.map(FileNames.baseType).flatMap { $0.isEmpty || $0 == "application/x-www-form-urlencoded" ? nil : $0 }
         if case .master = uploader {} else { try checkExtension(sanitized, contentType: type) }
         if FileNames.pathExtension(sanitized) == nil, let type, let ext = FileNames.fileExtension(forType: type) {
             sanitized += "." + ext
@@ -136,6 +137,12 @@ public struct FileService: Sendable {
     /// The content type a download is served with: from the name's extension, else as uploaded.
     public static func servedType(_ file: StoredFile) -> String {
         FileNames.mimeType(forName: file.name) ?? file.contentType ?? "application/octet-stream"
+    }
+
+    /// Types a browser would run scripts in when the file is opened directly: served sandboxed.
+    public static func isActiveContent(_ type: String) -> Bool {
+        let base = FileNames.baseType(type)
+        return base.contains("html") || base.contains("xml") || base == "text/javascript" || base == "application/javascript"
     }
 
     // MARK: Files in objects

@@ -64,6 +64,8 @@ public struct LocalFileStore: FileStore {
             return fd
         }
         var stored = file
+        // One write to the disk runs while the next megabyte arrives (at most two in memory).
+        var writing: Task<Void, any Error>?
         do {
             var pending = ByteBuffer()
             pending.reserveCapacity(Self.writeChunk)
@@ -73,11 +75,15 @@ public struct LocalFileStore: FileStore {
                 if size > Int64(maxBytes) { throw FileStoreError.tooLarge(maxBytes) }
                 pending.writeImmutableBuffer(chunk)
                 if pending.readableBytes >= Self.writeChunk {
+                    try await writing?.value
                     let full = pending
-                    try await Self.blocking { try POSIX.writeAll(fd, full) }
-                    pending.clear()
+                    writing = Task { try await Self.blocking { try POSIX.writeAll(fd, full) } }
+                    pending = ByteBuffer()
+                    pending.reserveCapacity(Self.writeChunk)
                 }
             }
+            try await writing?.value
+            writing = nil
             stored.size = size
             let rest = pending
             let attributes = ByteBuffer(bytes: JSONWriter.bytes(stored.attributes))
@@ -96,6 +102,7 @@ public struct LocalFileStore: FileStore {
                 POSIX.syncDirectory(root)
             }
         } catch {
+            _ = try? await writing?.value  // the descriptor stays open until no write uses it
             _ = try? await Self.blocking {
                 close(fd)
                 unlink(temp)
@@ -126,16 +133,28 @@ public struct LocalFileStore: FileStore {
             if fd < 0 { throw errno == ENOENT ? FileStoreError.vanished : POSIX.error("open") }
             return fd
         }
-        defer { close(fd) }
-        var offset = range.lowerBound
-        while offset < range.upperBound {
+        // The next chunk is read from the disk while the current one goes out (at most two in memory).
+        func readAhead(_ offset: Int64) -> Task<ByteBuffer, any Error>? {
+            guard offset < range.upperBound else { return nil }
             let count = Int(min(Int64(Self.readChunk), range.upperBound - offset))
-            let at = offset
-            let chunk = try await Self.blocking { try POSIX.read(fd, count: count, at: at) }
-            if chunk.readableBytes == 0 { throw FileStoreError.vanished }  // truncated under us
-            offset += Int64(chunk.readableBytes)
-            try await write(chunk)
+            return Task { try await Self.blocking { try POSIX.read(fd, count: count, at: offset) } }
         }
+        var reading = readAhead(range.lowerBound)
+        do {
+            var offset = range.lowerBound
+            while let current = reading {
+                let chunk = try await current.value
+                if chunk.readableBytes == 0 { throw FileStoreError.vanished }  // truncated under us
+                offset += Int64(chunk.readableBytes)
+                reading = readAhead(offset)
+                try await write(chunk)
+            }
+        } catch {
+            _ = try? await reading?.value  // the descriptor stays open until no read uses it
+            close(fd)
+            throw error
+        }
+        close(fd)
     }
 
     public func delete(_ name: String) async throws -> Bool {

@@ -50,7 +50,13 @@ extension ParseTransport {
                 let file = try service.prepareUpload(
                     filename: filename, contentType: request.headers[.contentType], by: try await uploader(auth))
                 var body = request.body.makeAsyncIterator()
-                stored = try await service.upload(file, expectedLength: contentLength) { try await body.next() }
+                stored = try await service.upload(file, expectedLength: contentLength) {
+                    do {
+                        return try await body.next()
+                    } catch {
+                        throw FileStoreError.incomplete  // the connection broke mid-body
+                    }
+                }
             }
         } catch FileStoreError.tooLarge(let limit) {
             return Self.json(413, ["code": 130, "error": .string("File is larger than the maximum upload size of \(limit) bytes.")])
@@ -115,7 +121,9 @@ extension ParseTransport {
         guard appId == options.applicationId else { return Self.json(403, ["code": 119, "error": "Invalid application ID."]) }
         guard let file = try await service.info(name) else { return Self.notFound() }
         var headers = Self.baseHeaders
-        headers[.contentType] = FileService.servedType(file)
+        let type = FileService.servedType(file)
+        headers[.contentType] = type
+        if FileService.isActiveContent(type) { headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; sandbox" }
         headers[.eTag] = file.etag
         headers[.acceptRanges] = "bytes"
         headers[Self.contentTypeOptions] = "nosniff"

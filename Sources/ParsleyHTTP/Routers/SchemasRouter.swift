@@ -60,6 +60,10 @@ struct SchemasRouter: ParseRouter {
             let name = p["className"]!
             guard Naming.isValidClassName(name) else { throw ParseError.invalidClassName(name) }
             guard let schema = schemas.schema(name) else { return .ok([:]) }
+            // The server creates these at start-up and relies on them (unique indexes, sessions).
+            if ["_User", "_Role", "_Session"].contains(name) {
+                throw ParseError(.invalidSchemaOperation, "Class \(name) is a system class, cannot drop schema.")
+            }
             let count = try await queries.count(name, where: nil, auth: .master)
             if count > 0 {
                 throw ParseError(.invalidSchemaOperation, "Class \(name) is not empty, contains \(count) objects, cannot drop schema.")

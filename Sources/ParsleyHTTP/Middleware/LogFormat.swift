@@ -1,0 +1,158 @@
+public import Logging
+import Foundation
+import NIOConcurrencyHelpers
+
+/// One line per log event on standard output, as plain text (the default), logfmt or JSON
+/// (`PARSLEY_LOG_FORMAT`). Every line goes through `LogRedactor` first, so a configured secret or a session
+/// token never reaches the log even if some message carried one by mistake.
+public struct ParsleyLogHandler: LogHandler {
+    public enum Format: String, Sendable, CaseIterable {
+        case text, logfmt, json
+    }
+
+    public let label: String
+    public let format: Format
+    public var logLevel: Logger.Level = .info
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+
+    public init(label: String, format: Format) {
+        self.label = label
+        self.format = format
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var all = metadata
+        if let provided = metadataProvider?.get() { all.merge(provided) { _, new in new } }
+        if let extra = event.metadata { all.merge(extra) { _, new in new } }
+        let line = Self.render(
+            format: format, time: Date(), level: event.level, label: label, message: event.message.description, metadata: all)
+        LogOutput.write(LogRedactor.shared.redact(line) + "\n")
+    }
+
+    static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    public static func render(
+        format: Format, time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata
+    ) -> String {
+        let stamp = time.formatted(timeFormat)
+        let keys = metadata.keys.sorted()
+        switch format {
+        case .text:
+            var line = "\(stamp) \(level) \(label): \(message)"
+            for k in keys { line += " \(k)=\(logfmtValue(metadata[k]!.description))" }
+            return line
+        case .logfmt:
+            var line = "time=\(stamp) level=\(level) logger=\(logfmtValue(label)) msg=\(logfmtValue(message))"
+            for k in keys { line += " \(k)=\(logfmtValue(metadata[k]!.description))" }
+            return line
+        case .json:
+            var line = "{\"time\":\(jsonString(stamp)),\"level\":\(jsonString(level.rawValue)),\"logger\":\(jsonString(label)),\"msg\":\(jsonString(message))"
+            for k in keys where !["time", "level", "logger", "msg"].contains(k) {
+                line += ",\(jsonString(k)):\(jsonValue(metadata[k]!))"
+            }
+            return line + "}"
+        }
+    }
+
+    static func logfmtValue(_ s: String) -> String {
+        if !s.isEmpty, !s.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline || $0 == "\\" }) { return s }
+        var out = "\""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out + "\""
+    }
+
+    static func jsonValue(_ v: Logger.Metadata.Value) -> String {
+        switch v {
+        case .string(let s): return jsonString(s)
+        case .stringConvertible(let c):
+            if let n = c as? any BinaryInteger { return "\(n)" }
+            if let d = c as? Double, d.isFinite { return "\(d)" }
+            if let b = c as? Bool { return b ? "true" : "false" }
+            return jsonString(c.description)
+        case .array(let a): return "[" + a.map(jsonValue).joined(separator: ",") + "]"
+        case .dictionary(let d):
+            return "{" + d.keys.sorted().map { "\(jsonString($0)):\(jsonValue(d[$0]!))" }.joined(separator: ",") + "}"
+        }
+    }
+
+    static func jsonString(_ s: String) -> String {
+        var out = "\""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where c.value < 0x20: out += String(format: "\\u%04x", c.value)
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// Whole lines to standard output, one `write` each, so concurrent lines never interleave.
+enum LogOutput {
+    static let lock = NIOLock()
+    static func write(_ line: String) {
+        lock.withLock { FileHandle.standardOutput.write(Data(line.utf8)) }
+    }
+}
+
+/// Removes secrets from log lines: every registered secret (master key, client keys, SMTP password) and
+/// anything shaped like a Parse session token (`r:` + 32 hex digits).
+public final class LogRedactor: Sendable {
+    public static let shared = LogRedactor()
+    public init() {}
+    private let secrets = NIOLockedValueBox<[String]>([])
+
+    public func register(_ secret: String?) {
+        guard let secret, secret.count >= 4 else { return }
+        secrets.withLockedValue { if !$0.contains(secret) { $0.append(secret) } }
+    }
+
+    public func redact(_ line: String) -> String {
+        var out = line
+        for s in secrets.withLockedValue({ $0 }) where out.contains(s) {
+            out = out.replacingOccurrences(of: s, with: "[redacted]")
+        }
+        guard out.contains("r:") else { return out }
+        return Self.redactSessionTokens(out)
+    }
+
+    static func redactSessionTokens(_ s: String) -> String {
+        let bytes = Array(s.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        func isHex(_ b: UInt8) -> Bool { (b >= 48 && b <= 57) || (b >= 97 && b <= 102) || (b >= 65 && b <= 70) }
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "r"), i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: ":"), i + 34 <= bytes.count,
+                bytes[(i + 2)..<(i + 34)].allSatisfy(isHex)
+            {
+                out += Array("r:[redacted]".utf8)
+                i += 34
+                continue
+            }
+            out.append(bytes[i])
+            i += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

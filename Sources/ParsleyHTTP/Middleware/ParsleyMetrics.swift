@@ -1,0 +1,74 @@
+public import Hummingbird
+import HTTPTypes
+import NIOCore
+public import Prometheus
+
+/// Prometheus metrics of one server: requests by route, method and status, latency histograms by route, and
+/// database pool use (sampled at each scrape). Served as Prometheus text by `MetricsResponder` on its own
+/// listener (`PARSLEY_METRICS_PORT`), so the API port never exposes them.
+public final class ParsleyMetrics: Sendable {
+    /// Database pool use at scrape time.
+    public struct PoolUsage: Sendable {
+        public var readersBusy: Int
+        public var readers: Int
+        public var writesQueued: Int
+        public init(readersBusy: Int, readers: Int, writesQueued: Int) {
+            self.readersBusy = readersBusy
+            self.readers = readers
+            self.writesQueued = writesQueued
+        }
+    }
+
+    public let registry = PrometheusCollectorRegistry()
+    let pool: (@Sendable () -> PoolUsage)?
+    static let buckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+    ]
+    static var requests: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "http_requests", unitName: "total", helpText: "HTTP requests by route, method and status") }
+    static var latency: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route") }
+    static var readersBusy: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "db_readers_busy", helpText: "Reader connections in use") }
+    static var readers: MetricNameDescriptor { MetricNameDescriptor(namespace: "parsley", metricName: "db_readers", helpText: "Reader connections in the pool") }
+    static var writesQueued: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "db_writes_queued", helpText: "Writes waiting for the writer connection") }
+
+    public init(pool: (@Sendable () -> PoolUsage)? = nil) {
+        self.pool = pool
+    }
+
+    func record(method: String, route: String, status: Int, duration: Duration) {
+        registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("method", method), ("status", String(status))]).increment()
+        registry.makeDurationHistogram(descriptor: Self.latency, labels: [("route", route), ("method", method)], buckets: Self.buckets)
+            .record(duration)
+    }
+
+    /// The exposition text (format 0.0.4).
+    public func render() -> String {
+        if let usage = pool?() {
+            registry.makeGauge(descriptor: Self.readersBusy).set(Double(usage.readersBusy))
+            registry.makeGauge(descriptor: Self.readers).set(Double(usage.readers))
+            registry.makeGauge(descriptor: Self.writesQueued).set(Double(usage.writesQueued))
+        }
+        return registry.emitToString()
+    }
+}
+
+/// `GET /metrics` (any path, in fact) on the metrics listener.
+public struct MetricsResponder: HTTPResponder {
+    public typealias Context = BasicRequestContext
+    let metrics: ParsleyMetrics
+
+    public init(metrics: ParsleyMetrics) { self.metrics = metrics }
+
+    public func respond(to request: Request, context: Context) async throws -> Response {
+        guard request.uri.path == "/metrics" else {
+            return Response(status: .notFound, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "not found\n")))
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
+    }
+}

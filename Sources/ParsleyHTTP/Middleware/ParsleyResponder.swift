@@ -1,0 +1,161 @@
+public import Hummingbird
+import HTTPTypes
+import Foundation
+import Logging
+public import NIOCore
+import NIOConcurrencyHelpers
+import ParsleyCore
+import ParsleyStorage
+
+/// The request context of the server: Hummingbird's basic one plus the client's address (rate limits, logs).
+public struct ParsleyRequestContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let channel: any Channel
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+
+    public var remoteAddress: SocketAddress? { channel.remoteAddress }
+}
+
+/// Where the server is in its life, as `/health` reports it (Parse Server's states).
+public final class Readiness: Sendable {
+    public enum State: String, Sendable {
+        case initialized, starting, ok
+    }
+    private let box: NIOLockedValueBox<State>
+    public init(_ state: State = .ok) { box = NIOLockedValueBox(state) }
+    public var state: State {
+        get { box.withLockedValue { $0 } }
+        set { box.withLockedValue { $0 = newValue } }
+    }
+}
+
+/// What the operations layer does around every request; all off or empty by default.
+public struct OperationsOptions: Sendable {
+    /// One log line per request at `info` (method, path, status, duration, request id, client address).
+    public var accessLog = true
+    public var rateLimits: [RateLimitRule] = []
+    public var metrics: ParsleyMetrics?
+    public var readiness = Readiness(.ok)
+
+    public init(accessLog: Bool = true, rateLimits: [RateLimitRule] = [], metrics: ParsleyMetrics? = nil, readiness: Readiness = Readiness(.ok)) {
+        self.accessLog = accessLog
+        self.rateLimits = rateLimits
+        self.metrics = metrics
+        self.readiness = readiness
+    }
+}
+
+/// Wraps `ParseTransport` with what operators need: the request id (`X-Request-Id`, honoured or generated,
+/// echoed in the answer and on every log line of the request), `/health` with readiness and a database probe,
+/// rate limits, metrics and the access log.
+public struct ParsleyResponder: HTTPResponder {
+    public typealias Context = ParsleyRequestContext
+
+    let transport: ParseTransport
+    let operations: OperationsOptions
+    let limiter: RateLimiter?
+
+    public init(transport: ParseTransport, operations: OperationsOptions) {
+        self.transport = transport
+        self.operations = operations
+        self.limiter = operations.rateLimits.isEmpty ? nil : RateLimiter(rules: operations.rateLimits)
+    }
+
+    static let requestIdHeader = HTTPField.Name("X-Request-Id")!
+    static let retryAfter = HTTPField.Name("Retry-After")!
+
+    public func respond(to request: Request, context: Context) async throws -> Response {
+        let start = ContinuousClock.now
+        let requestId = Self.requestId(request.headers[Self.requestIdHeader])
+        var logger = context.logger
+        logger[metadataKey: "request_id"] = .string(requestId)
+        let inner = BasicRequestContext(source: ApplicationRequestContextSource(channel: context.channel, logger: logger))
+        let path = request.uri.path
+        let segments = relativeSegments(path)
+        var response: Response
+        if segments == ["health"] {
+            response = await health()
+        } else if let limiter, let segments, let limited = await limiter.check(request, segments: segments, context: context, transport: transport) {
+            response = ParseTransport.json(429, ["code": 100, "error": .string(limited)])
+        } else {
+            response = try await transport.respond(to: request, context: inner)
+        }
+        response.headers[Self.requestIdHeader] = requestId
+        let elapsed = ContinuousClock.now - start
+        operations.metrics?.record(method: request.method.rawValue, route: Self.route(segments), status: response.status.code, duration: elapsed)
+        if operations.accessLog {
+            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            logger.info(
+                "request",
+                metadata: [
+                    "method": .string(request.method.rawValue), "path": .string(path), "status": .stringConvertible(response.status.code),
+                    "duration_ms": .string(String(format: "%.2f", ms)), "ip": .string(context.remoteAddress?.ipAddress ?? "-"),
+                ])
+        }
+        return response
+    }
+
+    /// The path below the mount, split; nil outside it.
+    func relativeSegments(_ path: String) -> [String]? {
+        let mount = transport.mountPrefix
+        guard path == mount || path.hasPrefix(mount == "/" ? "/" : mount + "/") else { return nil }
+        return path.dropFirst(mount.count).split(separator: "/").map(String.init)
+    }
+
+    /// 200 `{"status":"ok"}` once ready and the database answers `SELECT 1`; otherwise 503 with the state
+    /// (`Retry-After: 1`) or `{"status":"error"}`.
+    func health() async -> Response {
+        let state = operations.readiness.state
+        guard state == .ok else {
+            var r = ParseTransport.json(503, ["status": .string(state.rawValue)])
+            r.headers[Self.retryAfter] = "1"
+            return r
+        }
+        do {
+            _ = try await transport.api.store.database.read { try await $0.query(SQLFragment("SELECT 1")) }
+            return ParseTransport.json(200, ["status": "ok"])
+        } catch {
+            var r = ParseTransport.json(503, ["status": "error"])
+            r.headers[Self.retryAfter] = "1"
+            return r
+        }
+    }
+
+    /// The client's id when it is short and printable, else a new random one.
+    static func requestId(_ given: String?) -> String {
+        if let given, (1...128).contains(given.utf8.count), given.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) { return given }
+        var rng = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in String(rng.next(upperBound: UInt8(16)), radix: 16) }.joined()
+    }
+
+    /// A low-cardinality route label: `classes/:className/:objectId`, `users/me`, `functions/:name`, ...
+    static func route(_ segments: [String]?) -> String {
+        guard let segments else { return "other" }
+        guard let first = segments.first else { return "root" }
+        let keep: Set<String> = ["me", "login", "logout"]
+        var parts = [first]
+        for (i, s) in segments.dropFirst().enumerated() {
+            if keep.contains(s) {
+                parts.append(s)
+            } else {
+                switch (first, i) {
+                case ("classes", 0), ("schemas", 0), ("purge", 0), ("aggregate", 0): parts.append(":className")
+                case ("classes", 1): parts.append(":objectId")
+                case ("functions", 0), ("jobs", 0), ("events", 0), ("files", _): parts.append(":name")
+                default: parts.append(":id")
+                }
+            }
+            if parts.count >= 4 { break }
+        }
+        let known: Set<String> = [
+            "classes", "users", "login", "logout", "sessions", "roles", "schemas", "batch", "config", "installations", "files", "functions",
+            "jobs", "events", "health", "serverInfo", "purge", "aggregate", "requestPasswordReset", "verificationEmailRequest",
+            "verifyPassword", "loginAs", "upgradeToRevocableSession", "apps", "push", "hooks", "graphql", "scriptlog", "security",
+        ]
+        return known.contains(first) ? parts.joined(separator: "/") : "unknown"
+    }
+}

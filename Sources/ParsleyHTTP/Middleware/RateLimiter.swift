@@ -1,0 +1,162 @@
+public import Hummingbird
+import HTTPTypes
+import NIOConcurrencyHelpers
+public import ParsleyCore
+import ParsleyDomain
+
+/// One entry of Parse Server's `rateLimit` option (`PARSE_SERVER_RATE_LIMIT`, a JSON array of these):
+/// `{"requestPath":"/classes/*","requestTimeWindow":10000,"requestCount":100,"requestMethods":["POST"],
+///   "errorResponseMessage":"Too many requests.","includeMasterKey":false,"zone":"ip"}`.
+/// `requestPath` is relative to the mount; `*` matches anything (slashes too), `:name` one path segment.
+public struct RateLimitRule: Sendable, Equatable {
+    public enum Zone: String, Sendable { case ip, global, session, user }
+
+    public var requestPath: String
+    public var window: Duration
+    public var count: Int
+    public var methods: Set<String>?
+    public var message: String
+    public var includeMasterKey: Bool
+    public var zone: Zone
+
+    public init(
+        requestPath: String, window: Duration, count: Int, methods: Set<String>? = nil, message: String = "Too many requests.",
+        includeMasterKey: Bool = false, zone: Zone = .ip
+    ) {
+        self.requestPath = requestPath.hasPrefix("/") ? requestPath : "/" + requestPath
+        self.window = window
+        self.count = count
+        self.methods = methods
+        self.message = message
+        self.includeMasterKey = includeMasterKey
+        self.zone = zone
+    }
+
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Parses Parse Server's JSON (an array, or one object); the error names what is wrong.
+    public static func parse(_ json: JSONValue) throws -> [RateLimitRule] {
+        let entries: [JSONValue]
+        switch json {
+        case .array(let a): entries = a
+        case .object: entries = [json]
+        default: throw Invalid(description: "rate limit must be a JSON array of objects")
+        }
+        return try entries.enumerated().map { i, entry in
+            func fail(_ m: String) -> Invalid { Invalid(description: "rate limit entry \(i): \(m)") }
+            guard case .object(let o) = entry else { throw fail("must be an object") }
+            guard let path = o["requestPath"]?.stringValue, !path.isEmpty else { throw fail("requestPath must be a string") }
+            guard let ms = o["requestTimeWindow"]?.integerValue, ms > 0 else { throw fail("requestTimeWindow must be a positive number of milliseconds") }
+            guard let count = o["requestCount"]?.integerValue, count > 0 else { throw fail("requestCount must be a positive number") }
+            var methods: Set<String>?
+            switch o["requestMethods"] {
+            case nil, .null?: methods = nil
+            case .string(let m)?: methods = [m.uppercased()]
+            case .array(let a)?:
+                let names = a.compactMap { $0.stringValue?.uppercased() }
+                guard names.count == a.count else { throw fail("requestMethods must be strings") }
+                methods = Set(names)
+            default: throw fail("requestMethods must be a string or an array of strings")
+            }
+            let zoneText = o["zone"]?.stringValue ?? "ip"
+            guard let zone = Zone(rawValue: zoneText) else { throw fail("zone must be ip, global, session or user, got '\(zoneText)'") }
+            return RateLimitRule(
+                requestPath: path, window: .milliseconds(ms), count: count, methods: methods,
+                message: o["errorResponseMessage"]?.stringValue ?? "Too many requests.",
+                includeMasterKey: o["includeMasterKey"]?.boolValue ?? false, zone: zone)
+        }
+    }
+
+    /// Express-style match of `/classes/GameScore` against `/classes/*` or `/functions/:name`.
+    public func matches(_ path: String) -> Bool {
+        Self.glob(Array(requestPath.utf8)[...], Array(path.utf8)[...])
+            || (path.count > 1 && path.hasSuffix("/") && Self.glob(Array(requestPath.utf8)[...], Array(path.dropLast().utf8)[...]))
+    }
+
+    static func glob(_ p: ArraySlice<UInt8>, _ s: ArraySlice<UInt8>) -> Bool {
+        guard let c = p.first else { return s.isEmpty }
+        if c == UInt8(ascii: "*") {
+            var rest = s
+            while true {
+                if glob(p.dropFirst(), rest) { return true }
+                if rest.isEmpty { return false }
+                rest = rest.dropFirst()
+            }
+        }
+        if c == UInt8(ascii: ":") {
+            // `:name`: the parameter's name runs to the next `/`; it matches one non-empty segment.
+            let afterName = p.drop(while: { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "*") })
+            let segmentEnd = s.firstIndex(of: UInt8(ascii: "/")) ?? s.endIndex
+            guard segmentEnd > s.startIndex else { return false }
+            return glob(afterName, s[segmentEnd...])
+        }
+        guard let d = s.first, d == c else { return false }
+        return glob(p.dropFirst(), s.dropFirst())
+    }
+}
+
+/// Fixed-window counters per rule and client (address, session token, user or everyone).
+final class RateLimiter: Sendable {
+    let rules: [RateLimitRule]
+    private struct Window {
+        var start: ContinuousClock.Instant
+        var count: Int
+    }
+    private let windows = NIOLockedValueBox<[String: Window]>([:])
+    private let sweep = NIOLockedValueBox<ContinuousClock.Instant>(.now)
+
+    init(rules: [RateLimitRule]) { self.rules = rules }
+
+    /// The message of the first rule this request exceeds, or nil when it may go on.
+    func check(_ request: Request, segments: [String], context: ParsleyRequestContext, transport: ParseTransport) async -> String? {
+        let path = "/" + segments.joined(separator: "/")
+        var method = request.method.rawValue
+        if method == "HEAD" { method = "GET" }
+        let isMaster = request.headers[ParseTransport.masterKey].map { $0 == transport.options.masterKey } ?? false
+        let ip = context.remoteAddress?.ipAddress ?? "unknown"
+        let token = request.headers[ParseTransport.sessionToken]
+        let now = ContinuousClock.now
+        pruneIfDue(now)
+        for (index, rule) in rules.enumerated() {
+            guard rule.matches(path) else { continue }
+            if let methods = rule.methods, !methods.contains(method) { continue }
+            if isMaster, !rule.includeMasterKey { continue }
+            let who: String
+            switch rule.zone {
+            case .global: who = "*"
+            case .ip: who = "ip:" + ip
+            case .session: who = token.map { "session:" + $0 } ?? "ip:" + ip
+            case .user:
+                if let token, let session = try? await transport.api.sessions.resolve(token) {
+                    who = "user:" + session.userId
+                } else {
+                    who = "ip:" + ip
+                }
+            }
+            let key = "\(index)|\(who)"
+            let allowed = windows.withLockedValue { w -> Bool in
+                var entry = w[key] ?? Window(start: now, count: 0)
+                if now - entry.start >= rule.window { entry = Window(start: now, count: 0) }
+                entry.count += 1
+                w[key] = entry
+                return entry.count <= rule.count
+            }
+            if !allowed { return rule.message }
+        }
+        return nil
+    }
+
+    /// Drops expired windows once a minute so the table does not grow with every client ever seen.
+    private func pruneIfDue(_ now: ContinuousClock.Instant) {
+        let due = sweep.withLockedValue { last -> Bool in
+            guard now - last > .seconds(60) else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        let longest = rules.map(\.window).max() ?? .seconds(60)
+        windows.withLockedValue { w in w = w.filter { now - $0.value.start < longest } }
+    }
+}

@@ -1,0 +1,202 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
+import ParsleySQLite
+
+/// `parsley schema apply Schemas/journal.json` / `parsley schema apply --all`: creates or migrates the classes
+/// of schema files, on a running server through `/schemas` (when a server URL is configured) or directly on
+/// the database `parsley serve` uses.
+struct SchemaCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "schema", abstract: "Manage class schemas from schema files.", subcommands: [Apply.self])
+
+    struct Apply: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create or migrate the classes of schema files (idempotent; nothing is deleted).",
+            discussion: """
+                With PARSE_SERVER_URL (or --server-url) set, the changes go to that server through /schemas with \
+                the master key (PARSE_SERVER_MASTER_KEY, --master-key, or <data-dir>/master.key). Otherwise they \
+                are applied directly to the database `parsley serve` uses (PARSE_SERVER_DATABASE_URI / \
+                PARSLEY_DATA_DIR), in one transaction; stop a server running on that database first, or use its URL.
+                Every file is validated before anything changes.
+                """)
+
+        @Argument(help: "Schema files (JSON: {\"description\": ..., \"classes\": [<POST /schemas body>, ...]}).")
+        var files: [String] = []
+        @Flag(help: "Apply every *.json file of the schemas folder.") var all = false
+        @Option(help: "The schemas folder for --all (default Schemas).") var schemasDir = "Schemas"
+        @Flag(help: "Validate and show what would change, change nothing.") var dryRun = false
+        @Option(help: "Parse server URL such as http://localhost:1337/parse (env PARSE_SERVER_URL).") var serverUrl: String?
+        @Option(help: "Application id (env PARSE_SERVER_APPLICATION_ID, default parsley).") var appId: String?
+        @Option(help: "Master key (env PARSE_SERVER_MASTER_KEY, default <data-dir>/master.key).") var masterKey: String?
+        @Option(help: "Database URI, sqlite:<path> (env PARSE_SERVER_DATABASE_URI, default sqlite:<data>/parsley.sqlite).")
+        var databaseUri: String?
+        @Option(help: "Data folder (env PARSLEY_DATA_DIR, default ./parsley-data).") var dataDir: String?
+        @Option(help: "Parse Server JSON config file, as for serve (env PARSE_SERVER_CONFIG).") var config: String?
+
+        struct Failed: Error, CustomStringConvertible {
+            let description: String
+        }
+
+        func run() async throws {
+            do {
+                try await apply()
+            } catch let e as SchemaFile.Invalid {
+                FileHandle.standardError.write(Data("parsley: \(e.description)\n".utf8))
+                throw ExitCode(1)
+            } catch let e as Failed {
+                FileHandle.standardError.write(Data("parsley: \(e.description)\n".utf8))
+                throw ExitCode(1)
+            } catch let e as ServerSettings.Invalid {
+                FileHandle.standardError.write(Data("parsley: \(e.description)\n".utf8))
+                throw ExitCode(2)
+            } catch let exit as ExitCode {
+                throw exit
+            } catch {
+                FileHandle.standardError.write(Data("parsley: schema apply failed: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
+
+        func schemaFiles() throws -> [SchemaFile] {
+            var paths = files
+            if all {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: schemasDir)) ?? []
+                let json = names.filter { $0.hasSuffix(".json") }.sorted()
+                if json.isEmpty { throw Failed(description: "no *.json schema files in \(schemasDir)") }
+                paths += json.map { "\(schemasDir)/\($0)" }
+            }
+            if paths.isEmpty { throw Failed(description: "name schema files, or use --all (try --help)") }
+            return try paths.map { path in
+                guard let data = FileManager.default.contents(atPath: path) else { throw Failed(description: "\(path): cannot read the file") }
+                return try SchemaFile(name: path, text: String(decoding: data, as: UTF8.self))
+            }
+        }
+
+        /// Plans every file in order (each from the schemas the previous ones leave), so a bad file stops the
+        /// whole run before anything changes.
+        static func plan(_ files: [SchemaFile], current: [String: ClassSchema]) throws -> [SchemaMigration] {
+            var state = current
+            var plans: [SchemaMigration] = []
+            for file in files {
+                let migration = try SchemaMigration(file, current: state)
+                state = migration.result
+                plans.append(migration)
+            }
+            return plans
+        }
+
+        static func report(_ plans: [SchemaMigration], applied: Bool) {
+            for m in plans {
+                print("\(m.file.name):")
+                for step in m.steps where !step.summary.hasSuffix("dropping changed indexes") {
+                    print("  \(step.summary)\(applied ? "" : " (not applied: dry run)")")
+                }
+                for c in m.unchanged { print("  \(c): unchanged") }
+            }
+        }
+
+        func apply() async throws {
+            // Like serve: a config file fills only the variables that are not set.
+            if let path = config ?? ServerSettings.env("PARSE_SERVER_CONFIG") { _ = try ConfigFile.apply(path: path) }
+            let files = try schemaFiles()
+            let dataDir = dataDir ?? ServerSettings.env("PARSLEY_DATA_DIR") ?? "./parsley-data"
+            if let url = serverUrl ?? ServerSettings.env("PARSE_SERVER_URL", "SERVER_URL") {
+                let appId = appId ?? ServerSettings.env("PARSE_SERVER_APPLICATION_ID", "APP_ID") ?? "parsley"
+                let key = masterKey ?? ServerSettings.env("PARSE_SERVER_MASTER_KEY", "MASTER_KEY")
+                    ?? (try? String(contentsOfFile: dataDir + "/master.key", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard let key, !key.isEmpty else {
+                    throw Failed(description: "a master key is needed for \(url): set PARSE_SERVER_MASTER_KEY or --master-key")
+                }
+                let server = SchemaServer(url: url.hasSuffix("/") ? String(url.dropLast()) : url, appId: appId, masterKey: key)
+                let plans = try Self.plan(files, current: try await server.schemas())
+                if !dryRun {
+                    for m in plans {
+                        for step in m.steps {
+                            do { try await server.send(step) } catch let e as Failed {
+                                throw Failed(description: "\(m.file.name): class \(step.change.className): \(e.description)")
+                            }
+                        }
+                    }
+                }
+                Self.report(plans, applied: !dryRun)
+                print(dryRun ? "checked against \(url)" : "applied to \(url)")
+                return
+            }
+            let uri = databaseUri ?? ServerSettings.env("PARSE_SERVER_DATABASE_URI", "DATABASE_URI") ?? "sqlite:\(dataDir)/parsley.sqlite"
+            guard uri.hasPrefix("sqlite:") else {
+                throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: only sqlite:<path> is supported so far, got '\(uri)'")
+            }
+            var path = String(uri.dropFirst("sqlite:".count))
+            if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent,
+                withIntermediateDirectories: true)
+            var logger = Logger(label: "parsley")
+            logger.logLevel = .warning
+            let database = try await SQLiteDatabase.open(path: path, readers: 1, logger: logger)
+            do {
+                let api = try await ParsleyServer.makeAPI(
+                    options: ParseServerOptions(applicationId: "parsley", masterKey: "schema-apply-only"), database: database)
+                let plans = try Self.plan(files, current: api.schemas.all())
+                if !dryRun { try await SchemaMigration.apply(plans, to: api.schemas) }
+                Self.report(plans, applied: !dryRun)
+                print(dryRun ? "checked against \(path)" : "applied to \(path)")
+            } catch {
+                try? await database.close()
+                throw error
+            }
+            try await database.close()
+        }
+    }
+}
+
+/// The `/schemas` endpoints of a running Parse server.
+struct SchemaServer {
+    let url: String
+    let appId: String
+    let masterKey: String
+
+    func call(_ method: HTTPMethod, _ path: String, _ body: JSONValue? = nil) async throws -> (Int, JSONValue) {
+        var request = HTTPClientRequest(url: url + path)
+        request.method = method
+        request.headers.add(name: "X-Parse-Application-Id", value: appId)
+        request.headers.add(name: "X-Parse-Master-Key", value: masterKey)
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let body { request.body = .bytes(ByteBuffer(string: JSONWriter.string(body))) }
+        let response: HTTPClientResponse
+        do {
+            response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        } catch {
+            throw SchemaCommand.Apply.Failed(description: "cannot reach \(url): \(error)")
+        }
+        let buffer = try await response.body.collect(upTo: 64 << 20)
+        let text = String(buffer: buffer)
+        return (Int(response.status.code), (try? JSONParser.parse(text)) ?? .string(text))
+    }
+
+    func schemas() async throws -> [String: ClassSchema] {
+        let (status, json) = try await call(.GET, "/schemas")
+        guard status == 200, case .array(let results)? = json["results"] else {
+            throw SchemaCommand.Apply.Failed(description: "GET \(url)/schemas answered \(status): \(JSONWriter.string(json))")
+        }
+        var all: [String: ClassSchema] = [:]
+        for item in results { if let s = ClassSchema(json: item) { all[s.className] = s } }
+        return all
+    }
+
+    func send(_ step: SchemaMigration.Step) async throws {
+        let name = step.change.className
+        let (status, json) = try await call(step.creates ? .POST : .PUT, "/schemas/\(name)", step.change.body)
+        guard status == 200 || status == 201 else {
+            throw SchemaCommand.Apply.Failed(
+                description: "\(step.creates ? "POST" : "PUT") \(url)/schemas/\(name) answered \(status): \(JSONWriter.string(json))")
+        }
+    }
+}
