@@ -103,7 +103,7 @@ enum FilesBench {
 
     /// Pseudo-random bytes written 1 MB at a time (never the whole file in memory).
     static func writeSource(_ url: URL, megabytes: Int) throws {
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15

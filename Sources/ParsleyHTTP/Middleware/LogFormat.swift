@@ -1,6 +1,7 @@
 public import Logging
 import Foundation
 import NIOConcurrencyHelpers
+import ParsleyCore
 
 /// One line per log event on standard output, as plain text (the default), logfmt or JSON
 /// (`PARSLEY_LOG_FORMAT`). Every line goes through `LogRedactor` first, so a configured secret or a session
@@ -90,21 +91,8 @@ public struct ParsleyLogHandler: LogHandler {
         }
     }
 
-    static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where c.value < 0x20: out += String(format: "\\u%04x", c.value)
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out + "\""
-    }
+    /// A JSON string literal, escaped by the same writer as every API response.
+    static func jsonString(_ s: String) -> String { JSONWriter.string(.string(s)) }
 }
 
 /// Whole lines to standard output, one `write` each, so concurrent lines never interleave.
