@@ -128,8 +128,16 @@ public struct ParsleyResponder: HTTPResponder {
     /// The client's id when it is short and printable, else a new random one.
     static func requestId(_ given: String?) -> String {
         if let given, (1...128).contains(given.utf8.count), given.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) { return given }
+        // 16 hex digits from one 64-bit random value: this runs on every request.
         var rng = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in String(rng.next(upperBound: UInt8(16)), radix: 16) }.joined()
+        var bits = rng.next()
+        let hex = Array("0123456789abcdef".utf8)
+        var out = [UInt8](repeating: 0, count: 16)
+        for i in 0..<16 {
+            out[i] = hex[Int(bits & 0xF)]
+            bits >>= 4
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A low-cardinality route label: `classes/:className/:objectId`, `users/me`, `functions/:name`, ...
