@@ -136,14 +136,13 @@ extension SQLStore {
             f.append(SQLFragment.join(orderParts, ", "))
         }
         if let limit = spec.limit {
-            f.append(" LIMIT ")
-            f.append(bind: .integer(Int64(limit)))
+            // A literal, not a parameter: SQLite re-prepares a statement whose LIMIT is bound on every run.
+            f.append(" LIMIT \(Int64(limit))")
         } else if spec.skip > 0 {
             f.append(" LIMIT -1")
         }
         if spec.skip > 0 {
-            f.append(" OFFSET ")
-            f.append(bind: .integer(Int64(spec.skip)))
+            f.append(" OFFSET \(Int64(spec.skip))")
         }
         var decoded = fields.map { ($0.name, $0.type) }
         if scoreColumn { decoded.append(("score", .number)) }
