@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -59,6 +60,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The PostgreSQL backend (production; several server processes on one database).
+        .target(
+            name: "ParsleyPostgres",
+            dependencies: [
+                "ParsleyCore", "ParsleyStorage",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The Parse REST API over Hummingbird.
         .target(
             name: "ParsleyHTTP",
@@ -76,7 +89,7 @@ let package = Package(
         .executableTarget(
             name: "parsley",
             dependencies: [
-                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyDomain", "ParsleyHTTP",
+                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -89,8 +102,9 @@ let package = Package(
         .executableTarget(
             name: "ParsleyBenchmarks",
             dependencies: [
-                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyDomain", "ParsleyHTTP",
+                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -102,10 +116,11 @@ let package = Package(
             name: "ParsleyAPITests",
             dependencies: [
                 "parsley",
-                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyDomain", "ParsleyHTTP",
+                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

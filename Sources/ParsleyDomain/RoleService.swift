@@ -50,6 +50,14 @@ public final class RoleService: Sendable {
     /// Forgets every cached resolution; call after any `_Role` write. Inside a transaction (a transactional
     /// batch) the change is not visible to readers until commit, so caching also pauses for a while.
     public func invalidate() {
+        forgetCached()
+        if let broadcaster = store.database as? any ChangeBroadcasting {
+            Task { await broadcaster.broadcast("roles") }
+        }
+    }
+
+    /// Forgets cached resolutions in this process only (another process announced a role change).
+    public func forgetCached() {
         let inTransaction = WriteScope.executor != nil
         let now = ContinuousClockEpoch.millisecondsSince1970()
         cache.withLockedValue { c in
@@ -66,7 +74,8 @@ public final class RoleService: Sendable {
         let q = store.dialect.quote
         let users = q(WhereCompiler.joinTable(field: "users", owner: "_Role"))
         let roles = q(WhereCompiler.joinTable(field: "roles", owner: "_Role"))
-        let (owning, related) = (q("owningId"), q("relatedId"))
+        // Join-table columns are created unquoted (SQLWriter), so they are named unquoted here too.
+        let (owning, related) = ("owningId", "relatedId")
         var sql = "WITH RECURSIVE \(q("r"))(\(q("id"))) AS (SELECT \(owning) FROM \(users) WHERE \(related) = ?"
         if case .relation("_Role")? = schema.fields["roles"] {
             sql += " UNION SELECT \(q("j")).\(owning) FROM \(roles) AS \(q("j")) JOIN \(q("r")) ON \(q("j")).\(related) = \(q("r")).\(q("id"))"

@@ -37,12 +37,20 @@ public final class SchemaService: Sendable {
         cache.withLockedValue { $0.schemas }
     }
 
-    func publish(_ schema: ClassSchema, version: Int64) {
+    /// Takes a committed schema into the cache; true when it was newer than the cached one.
+    @discardableResult
+    func publish(_ schema: ClassSchema, version: Int64) -> Bool {
         cache.withLockedValue { c in
-            if let current = c.versions[schema.className], current >= version { return }
+            if let current = c.versions[schema.className], current >= version { return false }
             c.versions[schema.className] = version
             c.schemas[schema.className] = schema
+            return true
         }
+    }
+
+    /// Tells other server processes on the same database that a class's schema changed.
+    func announce(_ className: String) async {
+        await (store.database as? any ChangeBroadcasting)?.broadcast("schema:" + className)
     }
 
     func forget(_ className: String) {
@@ -95,7 +103,7 @@ public final class SchemaService: Sendable {
             let version = try await writer.saveSchema(schema, previousVersion: stored?.1)
             return (schema, version)
         }
-        publish(schema, version: version)
+        if publish(schema, version: version) { await announce(className) }
         return schema
     }
 
@@ -126,7 +134,7 @@ public final class SchemaService: Sendable {
             }
             return saved
         }
-        for (schema, version) in saved { publish(schema, version: version) }
+        for (schema, version) in saved where publish(schema, version: version) { await announce(schema.className) }
     }
 
     /// Replaces a class's schema wholesale inside a write (used by the schemas API).
@@ -143,10 +151,11 @@ public final class SchemaService: Sendable {
         }
         switch result {
         case .some(.some(let (schema, version))):
-            publish(schema, version: version)
+            if publish(schema, version: version) { await announce(className) }
             return schema
         default:
             forget(className)
+            await announce(className)
             return nil
         }
     }

@@ -104,6 +104,7 @@ public final class SessionService: Sendable {
         let rows = try await store.database.write { db in try await db.query(statement) }
         let tokens = rows.compactMap { $0.first?.text }
         cache.withLockedValue { c in for t in tokens { c[t] = nil } }
+        await announceRevoked(tokens)
     }
 
     /// Deletes one session by token.
@@ -112,6 +113,7 @@ public final class SessionService: Sendable {
         let f = SQLFragment("DELETE FROM \(q("_Session")) WHERE \(q("sessionToken")) = ?", [.text(token)])
         _ = try await store.database.write { db in try await db.query(f) }
         invalidate(token: token)
+        await announceRevoked([token])
     }
 
     public func invalidate(token: String) {
@@ -121,6 +123,26 @@ public final class SessionService: Sendable {
     /// Forgets every cached session (after `_Session` rows changed through the generic API).
     public func invalidateAll() {
         cache.withLockedValue { $0.removeAll() }
+        if let broadcaster {
+            Task { await broadcaster.broadcast("sessions") }
+        }
+    }
+
+    /// Forgets every cached session in this process only (another process announced a change).
+    public func forgetCached() {
+        cache.withLockedValue { $0.removeAll() }
+    }
+
+    var broadcaster: (any ChangeBroadcasting)? { store.database as? any ChangeBroadcasting }
+
+    /// Tells the other server processes that these sessions are gone (before the request is answered).
+    func announceRevoked(_ tokens: [String]) async {
+        guard let broadcaster, !tokens.isEmpty else { return }
+        if tokens.count > 20 {
+            await broadcaster.broadcast("sessions")
+        } else {
+            for t in tokens { await broadcaster.broadcast("session:" + t) }
+        }
     }
 
     /// Makes sure `_Session` exists with a unique token index.

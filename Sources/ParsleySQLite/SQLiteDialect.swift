@@ -1,5 +1,6 @@
 import Foundation
 public import ParsleyStorage
+public import ParsleyCore
 
 /// SQLite's spelling of the storage SQL: JSON1 functions, `json_each` for arrays, and Parsley's own
 /// functions (`parsley_regex`, `parsley_text_*`, `parsley_geo_distance`, `parsley_polygon_contains`)
@@ -17,13 +18,18 @@ public struct SQLiteDialect: SQLDialect {
         return out + "\""
     }
 
-    public var fieldColumnType: String { "" }
+    public func columnType(for type: FieldType) -> String { "" }
+    public var permissionColumnType: String { "TEXT" }
+    public var unlimitedClause: String { " LIMIT -1" }
+    public var supportsAddColumnIfNotExists: Bool { false }
+    public var lockRowsClause: String { "" }
+    public func schemaLock(_ className: String) -> SQLFragment? { nil }
 
     static func jsonPath(_ path: [String]) -> String {
         "$" + path.map { ".\"\($0)\"" }.joined()
     }
 
-    public func jsonExtract(_ expression: SQLFragment, path: [String]) -> SQLFragment {
+    public func jsonExtract(_ expression: SQLFragment, path: [String], as kind: ScalarKind) -> SQLFragment {
         "json_extract(" + expression + ", " + .bind(.text(Self.jsonPath(path))) + ")"
     }
 
@@ -32,7 +38,8 @@ public struct SQLiteDialect: SQLDialect {
     }
 
     public func anyElement(of expression: SQLFragment, alias: String, where predicate: (ArrayElement) -> SQLFragment) -> SQLFragment {
-        let element = ArrayElement(value: SQLFragment("\(alias).value"), type: SQLFragment("\(alias).type"), json: SQLFragment("\(alias).value"))
+        let value = SQLFragment("\(alias).value")
+        let element = ArrayElement(value: { _ in value }, type: SQLFragment("\(alias).type"), json: value)
         return "EXISTS (SELECT 1 FROM json_each(" + expression + ") AS \(alias) WHERE " + predicate(element) + ")"
     }
 
@@ -60,4 +67,23 @@ public struct SQLiteDialect: SQLDialect {
     }
 
     public func render(_ fragment: SQLFragment) -> String { fragment.sql }
+
+    /// Permission lists are stored as compact JSON (`["*","role:Admin"]`), so a principal is an element exactly
+    /// when `["p"` or `,"p"` occurs in the text: inside a JSON string every quote is escaped, so a quote right
+    /// after `[` or `,` opens an element, and a quote right after the principal's last character (never a
+    /// backslash) closes it. Two `instr` calls per principal instead of a `json_each` table per row; principals
+    /// with a quote, backslash or control character (escaped in JSON; never produced by Parsley) take the general path.
+    public func holdsAny(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment {
+        if principals.contains(where: { $0.isEmpty || $0.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }) {
+            return anyElement(of: column, alias: alias) { e in
+                e.value(.text) + " IN (" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + ")"
+            }
+        }
+        var parts: [SQLFragment] = []
+        for p in principals {
+            parts.append("instr(" + column + ", " + .bind(.text("[\"" + p + "\"")) + ") > 0")
+            parts.append("instr(" + column + ", " + .bind(.text(",\"" + p + "\"")) + ") > 0")
+        }
+        return SQLFragment.join(parts, " OR ").parenthesized
+    }
 }

@@ -53,7 +53,7 @@ final class SQLiteHandle: @unchecked Sendable {
             case .null: rc = sqlite_nio_sqlite3_bind_null(stmt, index)
             case .integer(let v): rc = sqlite_nio_sqlite3_bind_int64(stmt, index, v)
             case .real(let v): rc = sqlite_nio_sqlite3_bind_double(stmt, index, v)
-            case .text(let s):
+            case .text(let s), .json(let s):
                 var s = s
                 rc = s.withUTF8 { buffer in
                     buffer.withMemoryRebound(to: CChar.self) { chars in

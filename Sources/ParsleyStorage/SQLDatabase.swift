@@ -17,6 +17,8 @@ public protocol SQLDatabase: Sendable {
     /// entirely if `body` throws.
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T
     func close() async throws
+    /// Connections in use, connections available, and writes waiting or running (for metrics).
+    var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) { get }
 }
 
 /// Errors a backend reports, translated from its driver.
@@ -32,4 +34,14 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .database(let m): return m
         }
     }
+}
+
+/// A database that several server processes share: each announces the cached data it changed (schemas, roles,
+/// sessions), and hears what the others changed, so no process serves a cache another has made stale.
+public protocol ChangeBroadcasting: Sendable {
+    /// Tells the other processes that `topic` changed. Returns once the database has delivered the message
+    /// (this process hears its own message back), or after a short timeout.
+    func broadcast(_ topic: String) async
+    /// Topics other processes announced. `"*"` means everything may be stale (after a lost connection).
+    func changes() -> AsyncStream<String>
 }

@@ -14,7 +14,7 @@ public struct SQLStore: Sendable {
     public func bootstrap() async throws {
         let q = dialect.quote("_SCHEMA")
         _ = try await database.write { db in
-            try await db.query(SQLFragment("CREATE TABLE IF NOT EXISTS \(q) (className TEXT PRIMARY KEY, schema TEXT NOT NULL, version INTEGER NOT NULL)"))
+            try await db.query(SQLFragment("CREATE TABLE IF NOT EXISTS \(q) (className TEXT PRIMARY KEY, schema TEXT NOT NULL, version BIGINT NOT NULL)"))
         }
     }
 
@@ -122,7 +122,7 @@ extension SQLStore {
             }
             switch compiler.target(key.path, schema: spec.schema, alias: alias) {
             case .column(let e, _): orderParts.append(e + direction)
-            case .json(let base, let path): orderParts.append(dialect.jsonExtract(base, path: path) + direction)
+            case .json(let base, let path): orderParts.append(dialect.jsonExtract(base, path: path, as: .any) + direction)
             default: continue
             }
         }
@@ -139,7 +139,7 @@ extension SQLStore {
             // A literal, not a parameter: SQLite re-prepares a statement whose LIMIT is bound on every run.
             f.append(" LIMIT \(Int64(limit))")
         } else if spec.skip > 0 {
-            f.append(" LIMIT -1")
+            f.append(dialect.unlimitedClause)
         }
         if spec.skip > 0 {
             f.append(" OFFSET \(Int64(spec.skip))")
@@ -169,7 +169,7 @@ extension SQLStore {
     }
 
     static func decodePermissions(_ value: SQLValue) -> [String]? {
-        guard case .text(let text) = value, case .array(let items)? = try? JSONParser.parse(text) else { return nil }
+        guard let text = value.text, case .array(let items)? = try? JSONParser.parse(text) else { return nil }
         return items.compactMap(\.stringValue)
     }
 }

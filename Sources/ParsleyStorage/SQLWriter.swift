@@ -9,6 +9,7 @@ public struct SQLWriter: Sendable {
 
     /// The stored schema of a class and its version, read inside the transaction (authoritative).
     public func storedSchema(_ className: String) async throws -> (ClassSchema, Int64)? {
+        if let lock = dialect.schemaLock(className) { try await db.query(lock) }
         var f = SQLFragment("SELECT schema, version FROM \(dialect.quote("_SCHEMA")) WHERE className = ")
         f.append(bind: .text(className))
         let rows = try await db.query(f)
@@ -43,7 +44,7 @@ public struct SQLWriter: Sendable {
         let t = dialect.quote(className)
         _ = try await db.query(
             SQLFragment(
-                "CREATE TABLE IF NOT EXISTS \(t) (\"objectId\" TEXT PRIMARY KEY, \"createdAt\" TEXT NOT NULL, \"updatedAt\" TEXT NOT NULL, \"_rperm\" TEXT, \"_wperm\" TEXT)"
+                "CREATE TABLE IF NOT EXISTS \(t) (\"objectId\" TEXT PRIMARY KEY, \"createdAt\" TEXT NOT NULL, \"updatedAt\" TEXT NOT NULL, \"_rperm\" \(dialect.permissionColumnType), \"_wperm\" \(dialect.permissionColumnType))"
             ))
     }
 
@@ -60,9 +61,11 @@ public struct SQLWriter: Sendable {
                 SQLFragment("CREATE INDEX IF NOT EXISTS \(dialect.quote("_Join:\(field):\(className):owning")) ON \(join) (owningId)"))
             return
         }
-        let columnType = dialect.fieldColumnType
+        let columnType = dialect.columnType(for: type)
+        let ifNotExists = dialect.supportsAddColumnIfNotExists ? "IF NOT EXISTS " : ""
         _ = try await db.query(
-            SQLFragment("ALTER TABLE \(dialect.quote(className)) ADD COLUMN \(dialect.quote(field))\(columnType.isEmpty ? "" : " " + columnType)"))
+            SQLFragment(
+                "ALTER TABLE \(dialect.quote(className)) ADD COLUMN \(ifNotExists)\(dialect.quote(field))\(columnType.isEmpty ? "" : " " + columnType)"))
     }
 
     public func createIndex(_ className: String, name: String, fields: [(String, Bool)], unique: Bool = false) async throws {
@@ -98,8 +101,8 @@ public struct SQLWriter: Sendable {
     func permissionValues(_ acl: ACL?) -> [SQLValue] {
         guard let acl else { return [.null, .null] }
         return [
-            .text(JSONWriter.string(.array(acl.readers.map { .string($0) }))),
-            .text(JSONWriter.string(.array(acl.writers.map { .string($0) }))),
+            .json(JSONWriter.string(.array(acl.readers.map { .string($0) }))),
+            .json(JSONWriter.string(.array(acl.writers.map { .string($0) }))),
         ]
     }
 
@@ -159,6 +162,7 @@ public struct SQLWriter: Sendable {
         var f = SQLFragment("SELECT \(cols) FROM \(dialect.quote(className)) WHERE \(dialect.quote("objectId")) = ")
         f.append(bind: .text(objectId))
         f.append(writeFilter(writePrincipals))
+        f.append(dialect.lockRowsClause)
         guard let row = try await db.query(f).first else { return nil }
         return SQLStore.decodeRow(row, fields: fields.map { ($0.key, $0.value) }, schema: schema)
     }
@@ -200,9 +204,7 @@ public struct SQLWriter: Sendable {
     func writeFilter(_ principals: [String]?) -> SQLFragment {
         guard let principals else { return "" }
         let col = SQLFragment(dialect.quote("_wperm"))
-        let holds = dialect.anyElement(of: col, alias: "w") { e in
-            e.value + " IN (" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + ")"
-        }
+        let holds = dialect.holdsAny(col, principals, alias: "w")
         return " AND (" + col + " IS NULL OR " + holds + ")"
     }
 }

@@ -5,6 +5,7 @@ import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
 import ParsleySQLite
+import ParsleyStorage
 import ServiceLifecycle
 import UnixSignals
 
@@ -46,7 +47,7 @@ extension ServerSettings {
         }
     }
 
-    func operationsOptions(database: SQLiteDatabase) throws -> (OperationsOptions, metricsPort: Int?) {
+    func operationsOptions(database: any SQLDatabase) throws -> (OperationsOptions, metricsPort: Int?) {
         var operations = OperationsOptions()
         if let text = rateLimit ?? Self.env("PARSE_SERVER_RATE_LIMIT") {
             guard let json = try? JSONParser.parse(text) else {

@@ -5,8 +5,9 @@ import Logging
 import ParsleyDomain
 import ParsleyHTTP
 import ParsleySQLite
+import ParsleyStorage
 
-/// `parsley serve` (the default): runs the Parse API on the embedded SQLite database.
+/// `parsley serve` (the default): runs the Parse API on the embedded SQLite database or on PostgreSQL.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the Parse API server (default).")
 
@@ -55,12 +56,8 @@ struct Serve: AsyncParsableCommand {
         try s.applyFileSettings(to: &options, dataDir: dataDir)
         ServerSettings.registerSecrets(options)
         let uri = s.databaseUri ?? ServerSettings.env("PARSE_SERVER_DATABASE_URI", "DATABASE_URI") ?? "sqlite:\(dataDir)/parsley.sqlite"
-        guard uri.hasPrefix("sqlite:") else {
-            throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: only sqlite:<path> is supported so far, got '\(uri)'")
-        }
-        var path = String(uri.dropFirst("sqlite:".count))
-        if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
-        let database = try await SQLiteDatabase.open(path: path, logger: logger)
+        let storage = try s.storageSettings()
+        let (database, path) = try await Self.openDatabase(uri: uri, storage: storage, logger: logger)
         let (operations, metricsPort) = try s.operationsOptions(database: database)
         let api = try await ParsleyServer.makeAPI(options: options, database: database)
         let app = ParsleyServer.application(api: api, host: host, port: port, logger: logger, operations: operations)

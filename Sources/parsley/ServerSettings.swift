@@ -10,7 +10,11 @@ struct ServerSettings: ParsableArguments {
     @Option(help: "REST API key; when set it is required (env PARSE_SERVER_REST_API_KEY).") var restApiKey: String?
     @Option(help: "Client key (env PARSE_SERVER_CLIENT_KEY).") var clientKey: String?
     @Option(help: "JavaScript key (env PARSE_SERVER_JAVASCRIPT_KEY).") var javascriptKey: String?
-    @Option(help: "Database URI, sqlite:<path> (env PARSE_SERVER_DATABASE_URI, default sqlite:<data>/parsley.sqlite).") var databaseUri: String?
+    @Option(help: "Database URI: sqlite:<path> or postgres://user:password@host:port/database (env PARSE_SERVER_DATABASE_URI, default sqlite:<data>/parsley.sqlite).")
+    var databaseUri: String?
+    @Option(help: "PostgreSQL connections per server process (env PARSLEY_DATABASE_POOL_SIZE, default 20).") var databasePoolSize: Int?
+    @Option(help: "Milliseconds after which a database statement is cancelled (env PARSLEY_STATEMENT_TIMEOUT_MS, default 15000).")
+    var statementTimeoutMs: Int?
     @Option(help: "Data folder (env PARSLEY_DATA_DIR, default ./parsley-data).") var dataDir: String?
     @Option(help: "Listen address (env PARSE_SERVER_HOST, default 0.0.0.0).") var host: String?
     @Option(help: "Port (env PORT or PARSE_SERVER_PORT, default 1337).") var port: Int?

@@ -23,11 +23,11 @@ public struct DatabaseFileStore: FileStore {
         let cutoff = ContinuousClockEpoch.millisecondsSince1970() - Self.staleUploadMilliseconds
         _ = try await database.write { db in
             try await db.query(SQLFragment(
-                "CREATE TABLE IF NOT EXISTS \(files) (name TEXT PRIMARY KEY, upload TEXT NOT NULL, size INTEGER NOT NULL, "
-                    + "chunkSize INTEGER NOT NULL, attributes TEXT NOT NULL)"))
+                "CREATE TABLE IF NOT EXISTS \(files) (name TEXT PRIMARY KEY, upload TEXT NOT NULL, size BIGINT NOT NULL, "
+                    + "chunkSize BIGINT NOT NULL, attributes TEXT NOT NULL)"))
             try await db.query(SQLFragment(
-                "CREATE TABLE IF NOT EXISTS \(chunks) (upload TEXT NOT NULL, idx INTEGER NOT NULL, data TEXT NOT NULL, "
-                    + "createdAt INTEGER NOT NULL, PRIMARY KEY (upload, idx))"))
+                "CREATE TABLE IF NOT EXISTS \(chunks) (upload TEXT NOT NULL, idx BIGINT NOT NULL, data TEXT NOT NULL, "
+                    + "createdAt BIGINT NOT NULL, PRIMARY KEY (upload, idx))"))
             try await db.query(SQLFragment(
                 "DELETE FROM \(chunks) WHERE createdAt < ? AND upload NOT IN (SELECT upload FROM \(files))", [.integer(cutoff)]))
         }

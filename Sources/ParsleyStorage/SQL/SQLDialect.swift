@@ -1,9 +1,12 @@
+public import ParsleyCore
+
 /// What differs between SQL databases, kept in one place so the compilers stay dialect-neutral.
 public protocol SQLDialect: Sendable {
     /// Quotes an identifier (class or column name). The only way a name enters SQL text.
     func quote(_ identifier: String) -> String
-    /// The scalar JSON value at `path` inside a JSON text column, comparable to bound values.
-    func jsonExtract(_ expression: SQLFragment, path: [String]) -> SQLFragment
+    /// The JSON value at `path` inside a JSON column, as a value comparable with binds of `kind` (NULL when the
+    /// value there is of another kind).
+    func jsonExtract(_ expression: SQLFragment, path: [String], as kind: ScalarKind) -> SQLFragment
     /// JSON type name at `path` (NULL when absent), for `$exists` on dotted keys.
     func jsonType(_ expression: SQLFragment, path: [String]) -> SQLFragment
     /// A predicate true when some element of the JSON array in `expression` satisfies `predicate`, which is
@@ -20,19 +23,58 @@ public protocol SQLDialect: Sendable {
     func polygonContains(polygon: SQLFragment, point: SQLFragment) -> SQLFragment
     /// Renders the final statement text (placeholder syntax).
     func render(_ fragment: SQLFragment) -> String
-    /// Column type used for every Parse field column.
-    var fieldColumnType: String { get }
+    /// Column type of a Parse field of `type` (empty: untyped).
+    func columnType(for type: FieldType) -> String
+    /// Column type of the `_rperm`/`_wperm` permission lists (JSON arrays of strings).
+    var permissionColumnType: String { get }
+    /// `LIMIT` clause for "no limit" before an `OFFSET` (empty when OFFSET may stand alone).
+    var unlimitedClause: String { get }
+    /// Whether `ALTER TABLE ... ADD COLUMN IF NOT EXISTS` is understood.
+    var supportsAddColumnIfNotExists: Bool { get }
+    /// Suffix of a SELECT that locks the rows it reads until the transaction ends (empty where writers are
+    /// serialised anyway).
+    var lockRowsClause: String { get }
+    /// A statement that serialises schema changes of one class across concurrent transactions (nil where
+    /// writers are serialised anyway).
+    func schemaLock(_ className: String) -> SQLFragment?
+    /// A predicate true when the permission list in `column` (a JSON array of strings, never NULL here) holds
+    /// one of `principals`. Read and write filters run it on every candidate row, so backends spell it cheaply.
+    func holdsAny(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment
+}
+
+extension SQLDialect {
+    public func holdsAny(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment {
+        anyElement(of: column, alias: alias) { e in
+            e.value(.text) + " IN (" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + ")"
+        }
+    }
+}
+
+/// What a JSON value is compared with: a text bind, a number bind (booleans as 1/0), a JSON bind, or any
+/// (only tested for NULL).
+public enum ScalarKind: Sendable {
+    case text, number, json, any
+
+    /// The kind of a bound value.
+    public init(_ value: SQLValue) {
+        switch value {
+        case .text: self = .text
+        case .integer, .real: self = .number
+        case .json: self = .json
+        case .null: self = .any
+        }
+    }
 }
 
 /// SQL expressions naming one element of a JSON array inside `anyElement`.
 public struct ArrayElement: Sendable {
-    /// The element as a scalar (text, number; booleans as 1/0).
-    public var value: SQLFragment
+    /// The element as a value comparable with binds of a kind (NULL when it is of another kind).
+    public var value: @Sendable (ScalarKind) -> SQLFragment
     /// The element's JSON type: `text`, `integer`, `real`, `true`, `false`, `null`, `object`, `array`.
     public var type: SQLFragment
-    /// The element's JSON text (objects and arrays).
+    /// The element as a JSON value (objects and arrays), comparable with JSON binds and usable with `jsonExtract`.
     public var json: SQLFragment
-    public init(value: SQLFragment, type: SQLFragment, json: SQLFragment) {
+    public init(value: @escaping @Sendable (ScalarKind) -> SQLFragment, type: SQLFragment, json: SQLFragment) {
         self.value = value
         self.type = type
         self.json = json

@@ -6,10 +6,15 @@ public enum SQLValue: Sendable, Hashable {
     case integer(Int64)
     case real(Double)
     case text(String)
+    /// A JSON document (objects, arrays, structured Parse values, permission lists). Stored as text where the
+    /// database has no JSON type; bound as a JSON value where it has one.
+    case json(String)
 
     public var text: String? {
-        if case .text(let s) = self { return s }
-        return nil
+        switch self {
+        case .text(let s), .json(let s): return s
+        default: return nil
+        }
     }
 }
 

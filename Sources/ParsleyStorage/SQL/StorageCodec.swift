@@ -14,7 +14,7 @@ public enum StorageCodec {
         case .string(let s):
             if type == .date, let d = ParseDate(iso: s) { return .text(d.iso) }
             return .text(s)
-        case .array: return .text(JSONWriter.string(value))
+        case .array: return .json(JSONWriter.string(value))
         case .object(let o):
             switch type {
             case .date?:
@@ -25,7 +25,19 @@ public enum StorageCodec {
                 if let name = o["name"]?.stringValue { return .text(name) }
             default: break
             }
-            return .text(JSONWriter.string(value))
+            return .json(JSONWriter.string(value))
+        }
+    }
+
+    /// Whether a column of `type` can hold `value` as `encode` produced it: comparisons between other pairs
+    /// can never be true (and a typed database would refuse them).
+    public static func fits(_ value: SQLValue, _ type: FieldType) -> Bool {
+        switch (value, type) {
+        case (.null, _): return true
+        case (.integer, .number), (.real, .number), (.integer, .boolean): return true
+        case (.text, .string), (.text, .date), (.text, .pointer), (.text, .file): return true
+        case (.json, .object), (.json, .array), (.json, .geoPoint), (.json, .polygon), (.json, .bytes), (.json, .acl): return true
+        default: return false
         }
     }
 
@@ -37,7 +49,7 @@ public enum StorageCodec {
         case .int(let i): return .integer(i)
         case .double(let d): return .real(d)
         case .string(let s): return .text(s)
-        case .array, .object: return .text(JSONWriter.string(value))
+        case .array, .object: return .json(JSONWriter.string(value))
         }
     }
 
@@ -50,8 +62,10 @@ public enum StorageCodec {
             case .boolean: return .bool(i != 0)
             default: return .int(i)
             }
-        case .real(let d): return .double(d)
-        case .text(let s):
+        case .real(let d):
+            if type == .boolean { return .bool(d != 0) }
+            return .double(d)
+        case .text(let s), .json(let s):
             switch type {
             case .string: return .string(s)
             case .date: return ["__type": "Date", "iso": .string(s)]

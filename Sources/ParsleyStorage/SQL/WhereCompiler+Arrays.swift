@@ -9,11 +9,11 @@ extension WhereCompiler {
         switch condition {
         case .equals(let v):
             if v.isNull { return expr + " IS NULL" }
-            if case .array = v { return expr + " = " + .bind(.text(JSONWriter.string(v))) }
+            if case .array = v { return expr + " = " + .bind(.json(JSONWriter.string(v))) }
             return any { elementEquals($0, v) }
         case .notEquals(let v):
             if v.isNull { return expr + " IS NOT NULL" }
-            if case .array = v { return (expr + " IS NULL OR " + expr + " <> " + .bind(.text(JSONWriter.string(v)))).parenthesized }
+            if case .array = v { return (expr + " IS NULL OR " + expr + " <> " + .bind(.json(JSONWriter.string(v)))).parenthesized }
             return SQLFragment("NOT ") + any { elementEquals($0, v) }
         case .compare(let op, let v):
             return any { e in elementCompare(e, op, v) }
@@ -29,7 +29,7 @@ extension WhereCompiler {
         case .containsAllMatching(let patterns):
             guard !patterns.isEmpty else { return "1=0" }
             return SQLFragment.join(
-                patterns.map { p in any { e in (e.type + " = 'text' AND " + dialect.regexMatch(e.value, p.pattern, options: p.options)).parenthesized } },
+                patterns.map { p in any { e in (e.type + " = 'text' AND " + dialect.regexMatch(e.value(.text), p.pattern, options: p.options)).parenthesized } },
                 " AND "
             ).parenthesized
         case .containedBy(let values):
@@ -38,14 +38,14 @@ extension WhereCompiler {
             }
         case .exists(let b): return expr + (b ? " IS NOT NULL" : " IS NULL")
         case .regex(let r):
-            return any { e in (e.type + " = 'text' AND " + dialect.regexMatch(e.value, r.pattern, options: r.options)).parenthesized }
+            return any { e in (e.type + " = 'text' AND " + dialect.regexMatch(e.value(.text), r.pattern, options: r.options)).parenthesized }
         case .inQuery(let sub), .notInQuery(let sub):
             var negated = false
             if case .notInQuery = condition { negated = true }
             let ids = try idsSubquery(sub)
             let match = any { e in
-                (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["className"]) + " = " + .bind(.text(sub.className))
-                    + " AND " + dialect.jsonExtract(e.json, path: ["objectId"]) + " IN " + ids).parenthesized
+                (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["className"], as: .text) + " = " + .bind(.text(sub.className))
+                    + " AND " + dialect.jsonExtract(e.json, path: ["objectId"], as: .text) + " IN " + ids).parenthesized
             }
             return negated ? SQLFragment("NOT ") + match : match
         case .select(let sub, let key), .dontSelect(let sub, let key):
@@ -53,7 +53,7 @@ extension WhereCompiler {
             var negated = false
             if case .dontSelect = condition { negated = true }
             guard let values = try selectedValues(sub, key: key) else { return negated ? "1=1" : "1=0" }
-            let match = any { e in (e.type + " NOT IN ('object','array') AND " + e.value + " IN " + values).parenthesized }
+            let match = any { e in (e.type + " NOT IN ('object','array') AND " + e.value(.text) + " IN " + values).parenthesized }
             return negated ? SQLFragment("NOT ") + match : match
         case .text(let t):
             return dialect.textMatch(expr, TextSearchTerms(term: t.term, caseSensitive: t.caseSensitive, diacriticSensitive: t.diacriticSensitive))
@@ -66,80 +66,30 @@ extension WhereCompiler {
         switch v {
         case .null: return e.type + " = 'null'"
         case .bool(let b): return e.type + (b ? " = 'true'" : " = 'false'")
-        case .int, .double: return (e.type + " IN ('integer','real') AND " + e.value + " = " + .bind(StorageCodec.encodeScalar(v))).parenthesized
-        case .string(let s): return (e.type + " = 'text' AND " + e.value + " = " + .bind(.text(s))).parenthesized
-        case .array: return (e.type + " = 'array' AND " + e.json + " = " + .bind(.text(JSONWriter.string(v)))).parenthesized
+        case .int, .double: return (e.type + " IN ('integer','real') AND " + e.value(.number) + " = " + .bind(StorageCodec.encodeScalar(v))).parenthesized
+        case .string(let s): return (e.type + " = 'text' AND " + e.value(.text) + " = " + .bind(.text(s))).parenthesized
+        case .array: return (e.type + " = 'array' AND " + e.json + " = " + .bind(.json(JSONWriter.string(v)))).parenthesized
         case .object:
             if let p = Pointer(json: v) {
-                return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["objectId"]) + " = " + .bind(.text(p.objectId)) + " AND "
-                    + dialect.jsonExtract(e.json, path: ["className"]) + " = " + .bind(.text(p.className))).parenthesized
+                return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["objectId"], as: .text) + " = " + .bind(.text(p.objectId)) + " AND "
+                    + dialect.jsonExtract(e.json, path: ["className"], as: .text) + " = " + .bind(.text(p.className))).parenthesized
             }
             if v.parseType == "Date", let iso = v["iso"]?.stringValue {
-                return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["iso"]) + " = " + .bind(.text(iso))).parenthesized
+                return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["iso"], as: .text) + " = " + .bind(.text(iso))).parenthesized
             }
-            return (e.type + " = 'object' AND " + e.json + " = " + .bind(.text(JSONWriter.string(v)))).parenthesized
+            return (e.type + " = 'object' AND " + e.json + " = " + .bind(.json(JSONWriter.string(v)))).parenthesized
         }
     }
 
     func elementCompare(_ e: ArrayElement, _ op: Comparison, _ v: JSONValue) -> SQLFragment {
         if v.parseType == "Date", let iso = v["iso"]?.stringValue {
-            return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["iso"]) + " \(sqlOperator(op)) " + .bind(.text(iso))).parenthesized
+            return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["iso"], as: .text) + " \(sqlOperator(op)) " + .bind(.text(iso))).parenthesized
         }
         switch v {
         case .int, .double:
-            return (e.type + " IN ('integer','real') AND " + e.value + " \(sqlOperator(op)) " + .bind(StorageCodec.encodeScalar(v))).parenthesized
+            return (e.type + " IN ('integer','real') AND " + e.value(.number) + " \(sqlOperator(op)) " + .bind(StorageCodec.encodeScalar(v))).parenthesized
         case .string(let s):
-            return (e.type + " = 'text' AND " + e.value + " \(sqlOperator(op)) " + .bind(.text(s))).parenthesized
-        default: return "1=0"
-        }
-    }
-
-    /// Dotted paths into Object fields.
-    func compileJSONPath(_ condition: Condition, base: SQLFragment, path: [String]) throws(ParseError) -> SQLFragment {
-        func extract(for v: JSONValue) -> (SQLFragment, SQLValue) {
-            if v.parseType == "Date", let iso = v["iso"]?.stringValue { return (dialect.jsonExtract(base, path: path + ["iso"]), .text(iso)) }
-            if let p = Pointer(json: v) { return (dialect.jsonExtract(base, path: path + ["objectId"]), .text(p.objectId)) }
-            return (dialect.jsonExtract(base, path: path), StorageCodec.encodeScalar(v))
-        }
-        let plain = dialect.jsonExtract(base, path: path)
-        switch condition {
-        case .equals(let v):
-            if v.isNull { return plain + " IS NULL" }
-            let (e, b) = extract(for: v)
-            return e + " = " + .bind(b)
-        case .notEquals(let v):
-            if v.isNull { return plain + " IS NOT NULL" }
-            let (e, b) = extract(for: v)
-            return (e + " IS NULL OR " + e + " <> " + .bind(b)).parenthesized
-        case .compare(let op, let v):
-            let (e, b) = extract(for: v)
-            // Same-type comparisons only (numbers with numbers, strings with strings).
-            let kind: SQLFragment
-            switch v {
-            case .int, .double: kind = dialect.jsonType(base, path: path) + " IN ('integer','real') AND "
-            case .string: kind = dialect.jsonType(base, path: path) + " = 'text' AND "
-            case .bool: kind = dialect.jsonType(base, path: path) + " IN ('true','false') AND "
-            case .null, .array: return "1=0"
-            case .object: kind = ""
-            }
-            return (kind + e + " \(sqlOperator(op)) " + .bind(b)).parenthesized
-        case .isIn(let values), .notIn(let values):
-            var negated = false
-            if case .notIn = condition { negated = true }
-            guard let first = values.first else { return negated ? "1=1" : "1=0" }
-            let (e, _) = extract(for: first)
-            let binds = values.map { SQLFragment.bind(extract(for: $0).1) }
-            let list = e + (negated ? " NOT IN (" : " IN (") + SQLFragment.join(binds, ", ") + ")"
-            return negated ? (e + " IS NULL OR " + list).parenthesized : list
-        case .exists(let b): return dialect.jsonType(base, path: path) + (b ? " IS NOT NULL" : " IS NULL")
-        case .regex(let r): return dialect.regexMatch(plain, r.pattern, options: r.options)
-        case .select(let sub, let key): return try selectSubquery(plain, sub, key: key, negated: false)
-        case .dontSelect(let sub, let key): return try selectSubquery(plain, sub, key: key, negated: true)
-        case .inQuery(let sub):
-            return dialect.jsonExtract(base, path: path + ["objectId"]) + " IN " + (try idsSubquery(sub))
-        case .notInQuery(let sub):
-            let e = dialect.jsonExtract(base, path: path + ["objectId"])
-            return (e + " IS NULL OR " + e + " NOT IN " + (try idsSubquery(sub))).parenthesized
+            return (e.type + " = 'text' AND " + e.value(.text) + " \(sqlOperator(op)) " + .bind(.text(s))).parenthesized
         default: return "1=0"
         }
     }

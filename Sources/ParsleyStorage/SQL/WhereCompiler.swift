@@ -146,16 +146,16 @@ public struct WhereCompiler {
             return dialect.geoDistance(expr, latitude: p.latitude, longitude: p.longitude) + " <= " + .bind(.real(radius))
         case .withinBox(let sw, let ne):
             guard type == .geoPoint else { return "1=0" }
-            let lat = dialect.jsonExtract(expr, path: ["latitude"]), lng = dialect.jsonExtract(expr, path: ["longitude"])
+            let lat = dialect.jsonExtract(expr, path: ["latitude"], as: .number), lng = dialect.jsonExtract(expr, path: ["longitude"], as: .number)
             return lat + " BETWEEN " + .bind(.real(sw.latitude)) + " AND " + .bind(.real(ne.latitude)) + " AND " + lng + " BETWEEN "
                 + .bind(.real(sw.longitude)) + " AND " + .bind(.real(ne.longitude))
         case .withinPolygon(let points):
             guard type == .geoPoint else { return "1=0" }
             let polygon: JSONValue = ["coordinates": .array(points.map { [.double($0.latitude), .double($0.longitude)] })]
-            return dialect.polygonContains(polygon: .bind(.text(JSONWriter.string(polygon))), point: expr)
+            return dialect.polygonContains(polygon: .bind(.json(JSONWriter.string(polygon))), point: expr)
         case .geoIntersects(let p):
             guard type == .polygon else { return "1=0" }
-            return dialect.polygonContains(polygon: expr, point: .bind(.text(JSONWriter.string(p.json))))
+            return dialect.polygonContains(polygon: expr, point: .bind(.json(JSONWriter.string(p.json))))
         }
     }
 
@@ -184,7 +184,8 @@ public struct WhereCompiler {
         if case .pointer(let target) = type {
             if let p = Pointer(json: v) { return p.className == target ? .text(p.objectId) : nil }
         }
-        return StorageCodec.encode(v, as: type)
+        let value = StorageCodec.encode(v, as: type)
+        return StorageCodec.fits(value, type) ? value : nil
     }
 
     func inList(_ expr: SQLFragment, _ values: [JSONValue], _ type: FieldType, negated: Bool) -> SQLFragment {
@@ -239,7 +240,7 @@ public struct WhereCompiler {
         let keyExpr: SQLFragment
         switch target(try parser.fieldPath(key), schema: subSchema, alias: a) {
         case .column(let e, _): keyExpr = e
-        case .json(let base, let path): keyExpr = dialect.jsonExtract(base, path: path)
+        case .json(let base, let path): keyExpr = dialect.jsonExtract(base, path: path, as: .text)
         default: return nil
         }
         var f = SQLFragment("(SELECT ") + keyExpr + SQLFragment(" FROM \(dialect.quote(sub.className)) AS \(a) WHERE ")
@@ -256,9 +257,7 @@ public struct WhereCompiler {
     public func readFilter(alias: String) -> SQLFragment {
         guard let principals = readPrincipals else { return "" }
         let col = SQLFragment(column(alias, "_rperm"))
-        let holds = dialect.anyElement(of: col, alias: newAlias()) { e in
-            e.value + " IN (" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + ")"
-        }
+        let holds = dialect.holdsAny(col, principals, alias: newAlias())
         return " AND (" + col + " IS NULL OR " + holds + ")"
     }
 

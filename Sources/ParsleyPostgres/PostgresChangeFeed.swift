@@ -1,0 +1,148 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import ParsleyCore
+import ParsleyStorage
+import PostgresNIO
+
+/// Cache invalidation between server processes through PostgreSQL `LISTEN`/`NOTIFY` on one channel. Messages
+/// are `<process id>|<sequence>|<topic>`: a process ignores its own topics but uses their echo to know the
+/// database has delivered them. A dedicated connection listens; when it is lost, subscribers are told `"*"`
+/// (everything may be stale) and it reconnects.
+final class PostgresChangeFeed: Sendable {
+    static let channel = "parsley_cache"
+    let processId = ObjectID.make(length: 12)
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private struct State {
+        var subscribers: [AsyncStream<String>.Continuation] = []
+        var sequence: Int = 0
+        var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
+        var listening = false
+    }
+    private let state = NIOLockedValueBox(State())
+    private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    let publish: @Sendable (String) async throws -> Void
+
+    init(configuration: PostgresConnection.Configuration, logger: Logger, publish: @escaping @Sendable (String) async throws -> Void) {
+        self.configuration = configuration
+        self.logger = logger
+        self.publish = publish
+    }
+
+    func start() {
+        let t = Task { [self] in await listenLoop() }
+        task.withLockedValue { $0 = t }
+    }
+
+    func stop() async {
+        let t = task.withLockedValue { $0 }
+        t?.cancel()
+        await t?.value
+        let subscribers = state.withLockedValue { s in
+            let subs = s.subscribers
+            s.subscribers = []
+            for (_, c) in s.waiting { c.resume() }
+            s.waiting = [:]
+            return subs
+        }
+        for s in subscribers { s.finish() }
+    }
+
+    func changes() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        state.withLockedValue { $0.subscribers.append(continuation) }
+        return stream
+    }
+
+    func broadcast(_ topic: String) async {
+        let seq = state.withLockedValue { s -> Int in
+            s.sequence += 1
+            return s.sequence
+        }
+        do {
+            try await publish("\(processId)|\(seq)|\(topic)")
+        } catch {
+            logger.warning("cache change not broadcast", metadata: ["topic": "\(topic)", "error": "\(error)"])
+            return
+        }
+        // Wait for the echo (bounded), so the answer to this request leaves after the other processes were told.
+        guard state.withLockedValue({ $0.listening }) else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    let resumeNow = state.withLockedValue { s -> Bool in
+                        guard s.listening else { return true }
+                        s.waiting[seq] = c
+                        return false
+                    }
+                    if resumeNow { c.resume() }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+            await group.next()
+            group.cancelAll()
+            let pending = state.withLockedValue { $0.waiting.removeValue(forKey: seq) }
+            pending?.resume()
+            await group.waitForAll()
+        }
+    }
+
+    private func deliver(_ payload: String) {
+        let parts = payload.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return }
+        if parts[0] == processId {
+            let waiter = state.withLockedValue { $0.waiting.removeValue(forKey: Int(parts[1]) ?? -1) }
+            waiter?.resume()
+            return
+        }
+        let topic = String(parts[2])
+        let subscribers = state.withLockedValue { $0.subscribers }
+        for s in subscribers { s.yield(topic) }
+    }
+
+    private func everythingStale() {
+        let subscribers = state.withLockedValue { $0.subscribers }
+        for s in subscribers { s.yield("*") }
+    }
+
+    private func listenLoop() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                let connection = try await PostgresConnection.connect(
+                    on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: Int.random(in: 1...Int.max), logger: logger
+                ).get()
+                do {
+                    try await connection.listen(on: Self.channel) { notifications in
+                        state.withLockedValue { $0.listening = true }
+                        if attempt > 0 { everythingStale() }
+                        attempt = 0
+                        for try await n in notifications { deliver(n.payload) }
+                    }
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+                try? await connection.close()
+            } catch {
+                if Task.isCancelled { break }
+                logger.warning("cache change listener lost its connection; retrying", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            let waiters = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
+                s.listening = false
+                let w = Array(s.waiting.values)
+                s.waiting = [:]
+                return w
+            }
+            for w in waiters { w.resume() }
+            attempt += 1
+            everythingStale()
+            try? await Task.sleep(for: .milliseconds(min(5000, 100 * attempt)))
+        }
+        state.withLockedValue { $0.listening = false }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+public import ParsleyStorage
+import PostgresNIO
+
+/// PostgreSQL through postgres-nio's connection pool. Reads lease any connection; each write runs in its own
+/// transaction on one leased connection (PostgreSQL serialises conflicting rows itself, so several server
+/// processes can share the database). Every statement is cancelled by the server after `statementTimeout`.
+public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
+    public let dialect: any SQLDialect = PostgresDialect()
+    let client: PostgresClient
+    let logger: Logger
+    private let runTask: NIOLockedValueBox<Task<Void, Never>?>
+    let connectionSettings: PostgresConnectionSettings
+    let poolSize: Int
+    private let usage = NIOLockedValueBox((busy: 0, writes: 0))
+    private let feed = NIOLockedValueBox<PostgresChangeFeed?>(nil)
+
+    /// Connects to `url` (`postgres://user:password@host:port/database`), creating Parsley's SQL functions.
+    public static func open(url: String, poolSize: Int = 20, statementTimeout: Duration = .seconds(15), logger: Logger) async throws
+        -> PostgresDatabase
+    {
+        let settings = try PostgresConnectionSettings(url: url)
+        var configuration = PostgresClient.Configuration(
+            host: settings.host, port: settings.port, username: settings.username, password: settings.password,
+            database: settings.database, tls: .disable)
+        configuration.options.maximumConnections = max(1, poolSize)
+        configuration.options.minimumConnections = 0
+        let ms = max(1, Int(statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000))
+        configuration.options.additionalStartupParameters = [("statement_timeout", "\(ms)"), ("application_name", "parsley")]
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let task = Task { await client.run() }
+        let db = PostgresDatabase(client: client, logger: logger, runTask: task, settings: settings, poolSize: max(1, poolSize))
+        do {
+            try await db.installFunctions()
+        } catch {
+            task.cancel()
+            throw error
+        }
+        let listenerConfiguration = PostgresConnection.Configuration(
+            host: settings.host, port: settings.port, username: settings.username, password: settings.password,
+            database: settings.database, tls: .disable)
+        let feed = PostgresChangeFeed(configuration: listenerConfiguration, logger: logger) { [weak db] message in
+            guard let db else { return }
+            _ = try await db.write { executor in
+                try await executor.query(SQLFragment("SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text(message)]))
+            }
+        }
+        db.feed.withLockedValue { $0 = feed }
+        feed.start()
+        return db
+    }
+
+    init(client: PostgresClient, logger: Logger, runTask: Task<Void, Never>, settings: PostgresConnectionSettings, poolSize: Int) {
+        self.poolSize = poolSize
+        self.client = client
+        self.logger = logger
+        self.runTask = NIOLockedValueBox(runTask)
+        self.connectionSettings = settings
+    }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
+        if let current = WriteScope.executor { return try await body(current) }
+        usage.withLockedValue { $0.busy += 1 }
+        defer { usage.withLockedValue { $0.busy -= 1 } }
+        return try await mapErrors {
+            try await client.withConnection { connection in
+                try await body(PostgresExecutor(connection: connection, dialect: self.dialect, logger: self.logger))
+            }
+        }
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
+        if let current = WriteScope.executor { return try await body(current) }
+        usage.withLockedValue { $0.busy += 1; $0.writes += 1 }
+        defer { usage.withLockedValue { $0.busy -= 1; $0.writes -= 1 } }
+        return try await mapErrors {
+            try await client.withConnection { connection in
+                let executor = PostgresExecutor(connection: connection, dialect: self.dialect, logger: self.logger)
+                try await executor.run("BEGIN")
+                let result: T
+                do {
+                    result = try await body(executor)
+                } catch {
+                    try? await executor.run("ROLLBACK")
+                    throw error
+                }
+                try await executor.run("COMMIT")
+                return result
+            }
+        }
+    }
+
+    public var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) {
+        let u = usage.withLockedValue { $0 }
+        return (u.busy, poolSize, u.writes)
+    }
+
+    public func broadcast(_ topic: String) async {
+        await feed.withLockedValue { $0 }?.broadcast(topic)
+    }
+
+    public func changes() -> AsyncStream<String> {
+        feed.withLockedValue { $0 }?.changes() ?? AsyncStream { $0.finish() }
+    }
+
+    public func close() async throws {
+        await feed.withLockedValue { $0 }?.stop()
+        let task = runTask.withLockedValue { $0 }
+        task?.cancel()
+        await task?.value
+    }
+
+    private func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PSQLError {
+            throw PostgresExecutor.storeError(error)
+        }
+    }
+
+    /// Creates (or replaces) Parsley's SQL functions, serialised across server processes starting together.
+    func installFunctions() async throws {
+        _ = try await write { db in
+            try await db.query(SQLFragment("SELECT pg_advisory_xact_lock(7238051)"))
+            for statement in PostgresFunctions.statements { try await db.query(SQLFragment(statement)) }
+            return true
+        }
+    }
+}
+
+/// Statements on one leased connection.
+struct PostgresExecutor: SQLExecutor {
+    let connection: PostgresConnection
+    let dialect: any SQLDialect
+    let logger: Logger
+
+    func run(_ sql: String) async throws {
+        _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
+    }
+
+    @discardableResult
+    func query(_ fragment: SQLFragment) async throws -> [SQLRow] {
+        let query = PostgresQuery(unsafeSQL: dialect.render(fragment), binds: PostgresValues.bindings(fragment.binds))
+        do {
+            var rows: [SQLRow] = []
+            for try await row in try await connection.query(query, logger: logger) {
+                var out: SQLRow = []
+                out.reserveCapacity(row.count)
+                for cell in row { out.append(PostgresValues.value(cell)) }
+                rows.append(out)
+            }
+            return rows
+        } catch let error as PSQLError {
+            throw Self.storeError(error)
+        }
+    }
+
+    static func storeError(_ error: PSQLError) -> StoreError {
+        let state = error.serverInfo?[.sqlState] ?? ""
+        let message = error.serverInfo?[.message] ?? "\(error.code)"
+        switch state {
+        case "23505": return .duplicateValue(message + " " + (error.serverInfo?[.detail] ?? ""))
+        case "57014": return .timeout
+        case "2201B": return .database("\(WhereCompiler.invalidRegexMarker): \(message)")
+        default: return .database(state.isEmpty ? message : "\(state): \(message)")
+        }
+    }
+}
+
+/// The parts of a `postgres://` URL.
+public struct PostgresConnectionSettings: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String?
+
+    public init(url: String) throws {
+        guard let components = URLComponents(string: url), let scheme = components.scheme,
+            scheme == "postgres" || scheme == "postgresql", let host = components.host, !host.isEmpty
+        else {
+            throw StoreError.database("not a PostgreSQL URL (postgres://user:password@host:port/database)")
+        }
+        self.host = host
+        self.port = components.port ?? 5432
+        self.username = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
+        self.password = components.password.flatMap { $0.removingPercentEncoding }
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        self.database = path.isEmpty ? nil : path
+    }
+
+    /// Whether a database URI names PostgreSQL (anything else is a SQLite path).
+    public static func isPostgres(_ uri: String) -> Bool {
+        uri.hasPrefix("postgres://") || uri.hasPrefix("postgresql://")
+    }
+}

@@ -1,0 +1,116 @@
+public import ParsleyCore
+public import ParsleyStorage
+
+/// PostgreSQL's spelling of the storage SQL: typed columns (text, double precision, smallint booleans, jsonb
+/// for structured values and permission lists), jsonb path operators, `jsonb_array_elements` for arrays, native
+/// regular expressions and full-text search, and Parsley's SQL functions from `PostgresFunctions`.
+public struct PostgresDialect: SQLDialect {
+    public init() {}
+
+    public func quote(_ identifier: String) -> String {
+        var out = "\""
+        for ch in identifier.unicodeScalars where ch != "\0" {
+            if ch == "\"" { out += "\"\"" } else { out.unicodeScalars.append(ch) }
+        }
+        return out + "\""
+    }
+
+    public func columnType(for type: FieldType) -> String {
+        switch type {
+        case .string, .date, .pointer, .file: return "TEXT"
+        case .number: return "DOUBLE PRECISION"
+        case .boolean: return "SMALLINT"
+        case .object, .array, .geoPoint, .polygon, .bytes, .acl: return "JSONB"
+        case .relation: return "TEXT"
+        }
+    }
+
+    public var permissionColumnType: String { "JSONB" }
+    public var unlimitedClause: String { "" }
+    public var supportsAddColumnIfNotExists: Bool { true }
+    public var lockRowsClause: String { " FOR UPDATE" }
+
+    public func schemaLock(_ className: String) -> SQLFragment? {
+        SQLFragment("SELECT pg_advisory_xact_lock(hashtext(?))", [.text("parsley-schema:" + className)])
+    }
+
+    /// `'{a,b}'` as a bound text[] path.
+    static func pathArray(_ path: [String]) -> SQLFragment {
+        "ARRAY[" + SQLFragment.join(path.map { .bind(.text($0)) }, ", ") + "]::text[]"
+    }
+
+    public func jsonExtract(_ expression: SQLFragment, path: [String], as kind: ScalarKind) -> SQLFragment {
+        let value = "(" + expression + " #> " + Self.pathArray(path) + ")"
+        return scalar(value, kind)
+    }
+
+    /// A jsonb value as a value comparable with binds of `kind`.
+    func scalar(_ value: SQLFragment, _ kind: ScalarKind) -> SQLFragment {
+        switch kind {
+        case .text: return "parsley_text(" + value + ")"
+        case .number: return "parsley_num(" + value + ")"
+        case .json: return value
+        case .any: return "NULLIF(" + value + ", 'null'::jsonb)"
+        }
+    }
+
+    public func jsonType(_ expression: SQLFragment, path: [String]) -> SQLFragment {
+        "parsley_json_type(" + expression + " #> " + Self.pathArray(path) + ")"
+    }
+
+    public func anyElement(of expression: SQLFragment, alias: String, where predicate: (ArrayElement) -> SQLFragment) -> SQLFragment {
+        let v = SQLFragment("\(alias).v")
+        let element = ArrayElement(value: { kind in PostgresDialect().scalar(v, kind) }, type: "parsley_json_type(" + v + ")", json: v)
+        return "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(" + expression + ") = 'array' THEN " + expression
+            + " ELSE '[]'::jsonb END) AS \(alias)(v) WHERE " + predicate(element) + ")"
+    }
+
+    public func holdsAny(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment {
+        "jsonb_exists_any(" + column + ", ARRAY[" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + "]::text[])"
+    }
+
+    public func regexMatch(_ expression: SQLFragment, _ pattern: String, options: String) -> SQLFragment {
+        // Parse's options: i (case-insensitive), m (^ and $ at line breaks), x (extended), s (dot matches newline:
+        // PostgreSQL's default). PostgreSQL takes them as an embedded option prefix.
+        var flags = ""
+        if options.contains("i") { flags += "i" }
+        if options.contains("m") { flags += "w" }
+        if options.contains("x") { flags += "x" }
+        let full = flags.isEmpty ? pattern : "(?\(flags))" + pattern
+        return "(" + expression + " ~ " + .bind(.text(full)) + ")"
+    }
+
+    public func textMatch(_ expression: SQLFragment, _ search: TextSearchTerms) -> SQLFragment {
+        textScore(expression, search) + " > 0"
+    }
+
+    public func textScore(_ expression: SQLFragment, _ search: TextSearchTerms) -> SQLFragment {
+        "parsley_text_score(" + expression + "::text, " + .bind(.text(search.term)) + ", " + .bind(.integer(search.caseSensitive ? 1 : 0)) + ")"
+    }
+
+    public func geoDistance(_ geoPoint: SQLFragment, latitude: Double, longitude: Double) -> SQLFragment {
+        "parsley_geo_distance(" + geoPoint + ", " + .bind(.real(latitude)) + ", " + .bind(.real(longitude)) + ")"
+    }
+
+    public func polygonContains(polygon: SQLFragment, point: SQLFragment) -> SQLFragment {
+        "parsley_polygon_contains(" + polygon + ", " + point + ")"
+    }
+
+    /// `?` placeholders become `$1`, `$2`, ... (values never enter the text, so in a statement with binds every
+    /// `?` is a placeholder; statements without binds, such as function bodies, pass unchanged).
+    public func render(_ fragment: SQLFragment) -> String {
+        guard !fragment.binds.isEmpty else { return fragment.sql }
+        var out = ""
+        out.reserveCapacity(fragment.sql.utf8.count + 16)
+        var n = 0
+        for ch in fragment.sql.unicodeScalars {
+            if ch == "?" {
+                n += 1
+                out += "$\(n)"
+            } else {
+                out.unicodeScalars.append(ch)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,50 @@
+import Logging
+import ParsleyPostgres
+import ParsleySQLite
+import ParsleyStorage
+
+/// How the server reaches its database.
+struct StorageSettings {
+    var poolSize: Int
+    var statementTimeout: Duration
+}
+
+extension ServerSettings {
+    func storageSettings() throws -> StorageSettings {
+        let pool = try Self.integer(databasePoolSize, "PARSLEY_DATABASE_POOL_SIZE", default: 20) ?? 20
+        guard pool >= 1 else { throw Invalid(description: "PARSLEY_DATABASE_POOL_SIZE must be at least 1") }
+        let timeout = try Self.integer(statementTimeoutMs, "PARSLEY_STATEMENT_TIMEOUT_MS", default: 15_000) ?? 15_000
+        guard timeout >= 1 else { throw Invalid(description: "PARSLEY_STATEMENT_TIMEOUT_MS must be at least 1") }
+        return StorageSettings(poolSize: pool, statementTimeout: .milliseconds(timeout))
+    }
+}
+
+extension Serve {
+    /// Opens the database a URI names: `postgres://...` for PostgreSQL, `sqlite:<path>` for the embedded file.
+    /// Returns it with a description safe to log (no password).
+    static func openDatabase(uri: String, storage: StorageSettings, logger: Logger) async throws -> (any SQLDatabase, String) {
+        if PostgresConnectionSettings.isPostgres(uri) {
+            let settings: PostgresConnectionSettings
+            do {
+                settings = try PostgresConnectionSettings(url: uri)
+            } catch {
+                throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: \(error)")
+            }
+            let shown = "postgres://\(settings.username)@\(settings.host):\(settings.port)/\(settings.database ?? "")"
+            do {
+                let db = try await PostgresDatabase.open(
+                    url: uri, poolSize: storage.poolSize, statementTimeout: storage.statementTimeout, logger: logger)
+                return (db, shown)
+            } catch {
+                throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: cannot use \(shown): \(error)")
+            }
+        }
+        guard uri.hasPrefix("sqlite:") else {
+            throw ServerSettings.Invalid(
+                description: "PARSE_SERVER_DATABASE_URI must be sqlite:<path> or postgres://user:password@host:port/database, got '\(uri)'")
+        }
+        var path = String(uri.dropFirst("sqlite:".count))
+        if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
+        return (try await SQLiteDatabase.open(path: path, statementTimeout: storage.statementTimeout, logger: logger), path)
+    }
+}
