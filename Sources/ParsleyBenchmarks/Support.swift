@@ -10,12 +10,14 @@ struct BenchArguments {
     var objects = 100_000
     var port = 18_337
     var baselineOps = 20_000
+    var databaseURI: String?
 
     init(_ args: [String]) {
         var i = 1
         while i < args.count {
             let value = i + 1 < args.count ? Int(args[i + 1]) : nil
             switch args[i] {
+            case "--database-uri": databaseURI = i + 1 < args.count ? args[i + 1] : nil
             case "--seconds": seconds = value ?? seconds
             case "--objects": objects = value ?? objects
             case "--port": port = value ?? port
@@ -73,12 +75,12 @@ struct Wrk {
         return nil
     }
 
-    func run(name: String, url: String, seconds: Int, script: String, directory: URL) throws -> Measure {
+    func run(name: String, url: String, seconds: Int, script: String, directory: URL, connections: Int = 64, threads: Int = 2) throws -> Measure {
         let scriptURL = directory.appendingPathComponent("\(name).lua")
         try script.write(to: scriptURL, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["-t2", "-c64", "-d\(seconds)s", "--latency", "-s", scriptURL.path, url]
+        process.arguments = ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--latency", "-s", scriptURL.path, url]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()

@@ -1,6 +1,7 @@
 // parsley-bench: starts Parsley in-process on a fresh SQLite database, drives it over loopback with wrk
 // (keep-alive, 64 connections), and measures raw sqlite-nio as the baseline in the same run.
-// Run: scripts/bench.sh   (or: swift run -c release parsley-bench [--seconds 10] [--objects 100000]; --files for files only)
+// Run: scripts/bench.sh   (or: swift run -c release parsley-bench [--seconds 10] [--objects 100000]; --files for files only;
+// --database-uri postgres://user@host:port/db for the PostgreSQL table)
 import Foundation
 import Hummingbird
 import Logging
@@ -26,6 +27,13 @@ if CommandLine.arguments.contains("--files") {
 guard let wrk = Wrk.locate() else {
     print("wrk is required (apt-get install wrk); scripts/bench.sh installs it.")
     exit(1)
+}
+
+// `--database-uri postgres://...`: the PostgreSQL table (PostgresBench.swift), then exit.
+if let uri = arguments.databaseURI {
+    try await PostgresBench.run(uri: uri, arguments: arguments, wrk: wrk, work: work, logger: logger)
+    try? FileManager.default.removeItem(at: work)
+    exit(0)
 }
 
 let options = ParseServerOptions(applicationId: "bench", masterKey: "bench-master-key", maxBatchSize: 10_000)

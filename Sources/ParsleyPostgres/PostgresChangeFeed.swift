@@ -20,6 +20,7 @@ final class PostgresChangeFeed: Sendable {
         var sequence: Int = 0
         var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
         var listening = false
+        var stopped = false
     }
     private let state = NIOLockedValueBox(State())
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
@@ -37,6 +38,7 @@ final class PostgresChangeFeed: Sendable {
     }
 
     func stop() async {
+        state.withLockedValue { $0.stopped = true }
         let t = task.withLockedValue { $0 }
         t?.cancel()
         await t?.value
@@ -100,12 +102,12 @@ final class PostgresChangeFeed: Sendable {
             return
         }
         let topic = String(parts[2])
-        let subscribers = state.withLockedValue { $0.subscribers }
+        let subscribers = state.withLockedValue { $0.stopped ? [] : $0.subscribers }
         for s in subscribers { s.yield(topic) }
     }
 
     private func everythingStale() {
-        let subscribers = state.withLockedValue { $0.subscribers }
+        let subscribers = state.withLockedValue { $0.stopped ? [] : $0.subscribers }
         for s in subscribers { s.yield("*") }
     }
 

@@ -31,6 +31,11 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         configuration.options.additionalStartupParameters = [("statement_timeout", "\(ms)"), ("application_name", "parsley")]
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let task = Task { await client.run() }
+        // Let the pool's run loop start before the first lease (postgres-nio warns otherwise).
+        for _ in 0..<20 {
+            await Task.yield()
+        }
+        try? await Task.sleep(for: .milliseconds(5))
         let db = PostgresDatabase(client: client, logger: logger, runTask: task, settings: settings, poolSize: max(1, poolSize))
         do {
             try await db.installFunctions()

@@ -1,3 +1,4 @@
+import Foundation
 public import ParsleyCore
 public import ParsleyStorage
 
@@ -76,8 +77,29 @@ public struct PostgresDialect: SQLDialect {
         if options.contains("i") { flags += "i" }
         if options.contains("m") { flags += "w" }
         if options.contains("x") { flags += "x" }
-        let full = flags.isEmpty ? pattern : "(?\(flags))" + pattern
+        let translated = Self.quotingLiterals(pattern)
+        let full = flags.isEmpty ? translated : "(?\(flags))" + translated
         return "(" + expression + " ~ " + .bind(.text(full)) + ")"
+    }
+
+    /// PCRE's `\Q...\E` (a literal run, which the SDKs emit for `startsWith`/`contains`) spelled with escapes,
+    /// since PostgreSQL's regular expressions have no such quoting.
+    static func quotingLiterals(_ pattern: String) -> String {
+        guard pattern.contains("\\Q") else { return pattern }
+        var out = ""
+        var rest = Substring(pattern)
+        while let start = rest.range(of: "\\Q") {
+            out += rest[..<start.lowerBound]
+            let afterQ = rest[start.upperBound...]
+            let end = afterQ.range(of: "\\E")
+            let literal = end.map { afterQ[..<$0.lowerBound] } ?? afterQ
+            for ch in literal {
+                if "\\^$.|?*+()[]{}".contains(ch) { out.append("\\") }
+                out.append(ch)
+            }
+            rest = end.map { afterQ[$0.upperBound...] } ?? ""
+        }
+        return out + rest
     }
 
     public func textMatch(_ expression: SQLFragment, _ search: TextSearchTerms) -> SQLFragment {

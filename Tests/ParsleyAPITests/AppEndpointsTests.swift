@@ -5,9 +5,9 @@ import Testing
 
 @Suite("Config, installations, functions, events")
 struct AppEndpointsTests {
-    @Test("config: empty, merged by master PUT, master-only params hidden from clients")
-    func config() async throws {
-        try await TestServer.with { p in
+    @Test("config: empty, merged by master PUT, master-only params hidden from clients", arguments: Backend.all)
+    func config(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let empty = try await p.request(.get, "/config", master: false)
             #expect(empty.json == ["params": [:]])
             let put = try await p.request(.put, "/config", ["params": ["welcome": "hi", "secret": "x", "n": 42], "masterKeyOnly": ["secret": true]])
@@ -24,9 +24,9 @@ struct AppEndpointsTests {
         }
     }
 
-    @Test("installations: create, upsert by installationId, immutable fields, master-only list and delete")
-    func installations() async throws {
-        try await TestServer.with { p in
+    @Test("installations: create, upsert by installationId, immutable fields, master-only list and delete", arguments: Backend.all)
+    func installations(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let missingId = try await p.request(.post, "/installations", ["deviceType": "ios"], master: false)
             #expect(missingId.code == 135)
             let missingType = try await p.request(.post, "/installations", ["installationId": "ABC-1"], master: false)
@@ -53,9 +53,9 @@ struct AppEndpointsTests {
         }
     }
 
-    @Test("unknown cloud functions and jobs are 141; analytics events are accepted")
-    func functionsAndEvents() async throws {
-        try await TestServer.with { p in
+    @Test("unknown cloud functions and jobs are 141; analytics events are accepted", arguments: Backend.all)
+    func functionsAndEvents(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let fn = try await p.request(.post, "/functions/hello", ["name": "x"], master: false)
             #expect(fn.json == ["code": 141, "error": "Invalid function: \"hello\""])
             let job = try await p.request(.post, "/jobs/cleanup", [:])
@@ -65,9 +65,9 @@ struct AppEndpointsTests {
         }
     }
 
-    @Test("purge empties a class and keeps its schema")
-    func purge() async throws {
-        try await TestServer.with { p in
+    @Test("purge empties a class and keeps its schema", arguments: Backend.all)
+    func purge(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             _ = try await p.createId("Junk", ["a": 1])
             _ = try await p.createId("Junk", ["a": 2])
             let denied = try await p.request(.delete, "/purge/Junk", master: false)

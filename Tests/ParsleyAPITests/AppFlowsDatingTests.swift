@@ -9,9 +9,9 @@ import Testing
 struct AppFlowsDatingTests {
     static func geo(_ lat: Double, _ lng: Double) -> JSONValue { ["__type": "GeoPoint", "latitude": .double(lat), "longitude": .double(lng)] }
 
-    @Test("profiles, prompts, photos, nearby prospects, swipes to a match, friendships, wings, messages, blocks")
-    func flows() async throws {
-        try await TestServer.with { p in
+    @Test("profiles, prompts, photos, nearby prospects, swipes to a match, friendships, wings, messages, blocks", arguments: Backend.all)
+    func flows(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let plan = try await p.applySchema("dating.json")
             #expect(plan.steps.count == 12)
             let ann = try await p.signUp("ann", extra: ["phone": "+1 555 0100", "email": "ann@example.com"])

@@ -7,9 +7,9 @@ import Testing
 /// that expire, photo answers, the profile picture.
 @Suite("App flows: Glimp")
 struct AppFlowsGlimpTests {
-    @Test("friend requests, friends lists, Glimp requests with expiresAt, photo answers, profile picture")
-    func flows() async throws {
-        try await TestServer.with { p in
+    @Test("friend requests, friends lists, Glimp requests with expiresAt, photo answers, profile picture", arguments: Backend.all)
+    func flows(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             try await p.applySchema("glimp.json")
             let ann = try await p.signUp("ann", extra: ["email": "ann@example.com"])
             let bob = try await p.signUp("bob", extra: ["email": "bob@example.com"])

@@ -7,9 +7,9 @@ import Testing
 /// Schemas/journal.json, as signed-up users.
 @Suite("App flows: journal")
 struct AppFlowsJournalTests {
-    @Test("schema loads once; a second apply changes nothing")
-    func schema() async throws {
-        try await TestServer.with { p in
+    @Test("schema loads once; a second apply changes nothing", arguments: Backend.all)
+    func schema(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let first = try await p.applySchema("journal.json")
             #expect(first.steps.map(\.change.className) == ["Question", "Entry"])
             let second = try await p.applySchema("journal.json")
@@ -21,9 +21,9 @@ struct AppFlowsJournalTests {
         }
     }
 
-    @Test("sign up, log in, create entries with a picture, the screens' queries, the Question lookup, privacy")
-    func flows() async throws {
-        try await TestServer.with { p in
+    @Test("sign up, log in, create entries with a picture, the screens' queries, the Question lookup, privacy", arguments: Backend.all)
+    func flows(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             try await p.applySchema("journal.json")
             // Questions are reference data, written with the master key.
             let q1 = try await p.createId("Question", ["question": "How did you sleep?", "answer1": "Well", "answer2": "So-so", "answer3": "Badly"])

@@ -177,9 +177,9 @@ extension AppFlowsSchemaApplyTests {
 
 @Suite("App flows: all schemas together")
 struct AppFlowsAllSchemasTests {
-    @Test("the five files load into one database and re-apply to nothing")
-    func allFive() async throws {
-        try await TestServer.with { p in
+    @Test("the five files load into one database and re-apply to nothing", arguments: Backend.all)
+    func allFive(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let files = ["dating.json", "glimp.json", "journal.json", "social-fitness.json", "swapit.json"]
             for f in files { try await p.applySchema(f) }
             for f in files {

@@ -7,9 +7,9 @@ import Testing
 /// likes, challenges with deadlines, friends, the profile.
 @Suite("App flows: Social Fitness")
 struct AppFlowsSocialFitnessTests {
-    @Test("workouts by category, likes, challenges with deadlines, friends, profile posts and image")
-    func flows() async throws {
-        try await TestServer.with { p in
+    @Test("workouts by category, likes, challenges with deadlines, friends, profile posts and image", arguments: Backend.all)
+    func flows(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             try await p.applySchema("social-fitness.json")
             // Registration and login; profiles are public so friends can see them.
             let dee = try await p.signUp("dee", extra: ["first_name": "Dee", "last_name": "Runner"])

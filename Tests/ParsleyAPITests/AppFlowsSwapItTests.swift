@@ -8,9 +8,9 @@ import Testing
 struct AppFlowsSwapItTests {
     static func geo(_ lat: Double, _ lng: Double) -> JSONValue { ["__type": "GeoPoint", "latitude": .double(lat), "longitude": .double(lng)] }
 
-    @Test("rates, exchanges near me, the map box, messages, profile and profile image")
-    func flows() async throws {
-        try await TestServer.with { p in
+    @Test("rates, exchanges near me, the map box, messages, profile and profile image", arguments: Backend.all)
+    func flows(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             try await p.applySchema("swapit.json")
             // Sign up / log in.
             let ana = try await p.signUp("ana")

@@ -20,10 +20,10 @@ struct AuthProviderTests {
         }
     }
 
-    @Test("GitHub authData: a valid token signs up then logs in; a wrong token or id is refused")
-    func github() async throws {
+    @Test("GitHub authData: a valid token signs up then logs in; a wrong token or id is refused", arguments: Backend.all)
+    func github(_ backend: Backend) async throws {
         try await Self.withFakeGitHub { url in
-            try await TestServer.with(TestServer.options { $0.githubAPIURL = url }) { p in
+            try await TestServer.with(backend: backend, TestServer.options { $0.githubAPIURL = url }) { p in
                 let good: JSONValue = ["authData": ["github": ["id": "4242", "access_token": "good-token"]]]
                 let first = try await p.request(.post, "/users", good, master: false)
                 #expect(first.status == 201)
@@ -42,9 +42,9 @@ struct AuthProviderTests {
         }
     }
 
-    @Test("an unreachable provider is a Parse error, not a crash")
-    func unreachable() async throws {
-        try await TestServer.with(TestServer.options { $0.githubAPIURL = "http://127.0.0.1:1" }) { p in
+    @Test("an unreachable provider is a Parse error, not a crash", arguments: Backend.all)
+    func unreachable(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, TestServer.options { $0.githubAPIURL = "http://127.0.0.1:1" }) { p in
             let r = try await p.request(.post, "/users", ["authData": ["github": ["id": "4242", "access_token": "good-token"]]], master: false)
             #expect(r.status == 400)
             #expect(r.code == 251)

@@ -5,9 +5,9 @@ import Testing
 
 @Suite("Batch")
 struct BatchTests {
-    @Test("each sub-request answers in order with success or error")
-    func mixed() async throws {
-        try await TestServer.with { p in
+    @Test("each sub-request answers in order with success or error", arguments: Backend.all)
+    func mixed(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let existing = try await p.createId("GameScore", ["score": 1])
             let r = try await p.request(.post, "/batch", [
                 "requests": [
@@ -32,9 +32,9 @@ struct BatchTests {
         }
     }
 
-    @Test("transaction: true stores everything or nothing")
-    func transaction() async throws {
-        try await TestServer.with { p in
+    @Test("transaction: true stores everything or nothing", arguments: Backend.all)
+    func transaction(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             _ = try await p.createId("Account", ["balance": 10])
             let failing = try await p.request(.post, "/batch", [
                 "transaction": true,
@@ -61,9 +61,9 @@ struct BatchTests {
         }
     }
 
-    @Test("requests must be an array and within the limit")
-    func validation() async throws {
-        try await TestServer.with(TestServer.options { $0.maxBatchSize = 2 }) { p in
+    @Test("requests must be an array and within the limit", arguments: Backend.all)
+    func validation(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, TestServer.options { $0.maxBatchSize = 2 }) { p in
             let notArray = try await p.request(.post, "/batch", ["requests": "nope"])
             #expect(notArray.status == 400)
             #expect(notArray.code == 107)

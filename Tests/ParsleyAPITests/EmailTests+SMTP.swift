@@ -210,15 +210,15 @@ struct SMTPTests {
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 
-    @Test("end to end: a password reset mailed through SMTP, its link followed over HTTP")
-    func endToEnd() async throws {
+    @Test("end to end: a password reset mailed through SMTP, its link followed over HTTP", arguments: Backend.all)
+    func endToEnd(_ backend: Backend) async throws {
         try await SMTPTestServer.with { smtp in
             let options = TestServer.options { o in
                 o.bcryptCost = 4
                 o.appName = "SMTP App"
                 o.emailAdapter = smtp.adapter()
             }
-            try await TestServer.with(options) { p in
+            try await TestServer.with(backend: backend, options) { p in
                 _ = try await p.signUp("nora", "old-password", extra: ["email": "nora@example.com"])
                 let r = try await p.request(.post, "/requestPasswordReset", ["email": "nora@example.com"], master: false)
                 #expect(r.status == 200)

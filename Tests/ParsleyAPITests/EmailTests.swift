@@ -81,10 +81,10 @@ struct EmailTests {
         }
     }
 
-    @Test("password reset: mail with link, HTML form, new password set, sessions revoked, link single-use")
-    func passwordReset() async throws {
+    @Test("password reset: mail with link, HTML form, new password set, sessions revoked, link single-use", arguments: Backend.all)
+    func passwordReset(_ backend: Backend) async throws {
         let mail = MailBox()
-        try await TestServer.with(Self.options(mail)) { p in
+        try await TestServer.with(backend: backend, Self.options(mail)) { p in
             let (_, session) = try await p.signUp("carol", "old-password", extra: ["email": "carol@example.com"])
             let r = try await p.request(.post, "/requestPasswordReset", ["email": "carol@example.com"], master: false)
             #expect(r.status == 200)
@@ -129,10 +129,10 @@ struct EmailTests {
         }
     }
 
-    @Test("requestPasswordReset errors: 204, 125, unknown email {} (101 when configured), wrong app id 403")
-    func passwordResetErrors() async throws {
+    @Test("requestPasswordReset errors: 204, 125, unknown email {} (101 when configured), wrong app id 403", arguments: Backend.all)
+    func passwordResetErrors(_ backend: Backend) async throws {
         let mail = MailBox()
-        try await TestServer.with(Self.options(mail)) { p in
+        try await TestServer.with(backend: backend, Self.options(mail)) { p in
             let missing = try await p.request(.post, "/requestPasswordReset", [:], master: false)
             #expect(missing.status == 400)
             #expect(missing.json == ["code": 204, "error": "you must provide an email"])
@@ -150,17 +150,17 @@ struct EmailTests {
             #expect(sent.isEmpty)
         }
         let strict = Self.options(mail) { $0.passwordPolicy = PasswordPolicy(resetPasswordSuccessOnInvalidEmail: false) }
-        try await TestServer.with(strict) { p in
+        try await TestServer.with(backend: backend, strict) { p in
             let unknown = try await p.request(.post, "/requestPasswordReset", ["email": "nobody@example.com"], master: false)
             #expect(unknown.status == 404)
             #expect(unknown.json == ["code": 101, "error": "A user with that email does not exist."])
         }
     }
 
-    @Test("a reset link expires after passwordPolicy.resetTokenValidityDuration")
-    func resetLinkExpires() async throws {
+    @Test("a reset link expires after passwordPolicy.resetTokenValidityDuration", arguments: Backend.all)
+    func resetLinkExpires(_ backend: Backend) async throws {
         let mail = MailBox()
-        try await TestServer.with(Self.options(mail) { $0.passwordPolicy = PasswordPolicy(resetTokenValidityDuration: 5) }) { p in
+        try await TestServer.with(backend: backend, Self.options(mail) { $0.passwordPolicy = PasswordPolicy(resetTokenValidityDuration: 5) }) { p in
             _ = try await p.signUp("dan", "password-1", extra: ["email": "dan@example.com"])
             _ = try await p.request(.post, "/requestPasswordReset", ["email": "dan@example.com"], master: false)
             let link = try await mail.link(0)
@@ -177,10 +177,10 @@ struct EmailTests {
         }
     }
 
-    @Test("verifyUserEmails: sign-up mails a link, emailVerified false until it is opened; single use; email change resets it")
-    func emailVerification() async throws {
+    @Test("verifyUserEmails: sign-up mails a link, emailVerified false until it is opened; single use; email change resets it", arguments: Backend.all)
+    func emailVerification(_ backend: Backend) async throws {
         let mail = MailBox()
-        try await TestServer.with(Self.options(mail) { $0.verifyUserEmails = true }) { p in
+        try await TestServer.with(backend: backend, Self.options(mail) { $0.verifyUserEmails = true }) { p in
             let (id, session) = try await p.signUp("frank", "password-1", extra: ["email": "frank@example.com"])
             let message = try await mail.wait(count: 1)[0]
             #expect(message.to == "frank@example.com")
@@ -227,14 +227,14 @@ struct EmailTests {
         }
     }
 
-    @Test("verificationEmailRequest errors: 204, 125, 205; links expire after emailVerifyTokenValidityDuration")
-    func verificationRequests() async throws {
+    @Test("verificationEmailRequest errors: 204, 125, 205; links expire after emailVerifyTokenValidityDuration", arguments: Backend.all)
+    func verificationRequests(_ backend: Backend) async throws {
         let mail = MailBox()
         let options = Self.options(mail) {
             $0.verifyUserEmails = true
             $0.emailVerifyTokenValidityDuration = 1
         }
-        try await TestServer.with(options) { p in
+        try await TestServer.with(backend: backend, options) { p in
             let missing = try await p.request(.post, "/verificationEmailRequest", [:], master: false)
             #expect(missing.json == ["code": 204, "error": "you must provide an email"])
             let number = try await p.request(.post, "/verificationEmailRequest", ["email": true], master: false)
@@ -259,14 +259,14 @@ struct EmailTests {
         }
     }
 
-    @Test("preventLoginWithUnverifiedEmail: no session at sign-up, log-in 205 until verified; preventSignup answers 205")
-    func preventLogin() async throws {
+    @Test("preventLoginWithUnverifiedEmail: no session at sign-up, log-in 205 until verified; preventSignup answers 205", arguments: Backend.all)
+    func preventLogin(_ backend: Backend) async throws {
         let mail = MailBox()
         let options = Self.options(mail) {
             $0.verifyUserEmails = true
             $0.preventLoginWithUnverifiedEmail = true
         }
-        try await TestServer.with(options) { p in
+        try await TestServer.with(backend: backend, options) { p in
             let signUp = try await p.request(.post, "/users", ["username": "hank", "password": "password-1", "email": "hank@example.com"], master: false)
             #expect(signUp.status == 201)
             #expect(signUp["objectId"] != nil && signUp["sessionToken"] == nil)
@@ -285,7 +285,7 @@ struct EmailTests {
             $0.preventLoginWithUnverifiedEmail = true
             $0.preventSignupWithUnverifiedEmail = true
         }
-        try await TestServer.with(strict) { p in
+        try await TestServer.with(backend: backend, strict) { p in
             let signUp = try await p.request(.post, "/users", ["username": "ivy", "password": "password-1", "email": "ivy@example.com"], master: false)
             #expect(signUp.status == 400)
             #expect(signUp.json == ["code": 205, "error": "User email is not verified."])
@@ -294,11 +294,11 @@ struct EmailTests {
         }
     }
 
-    @Test("password policy: pattern and username at sign-up, update and reset (142); history of the last N passwords")
-    func passwordPolicy() async throws {
+    @Test("password policy: pattern and username at sign-up, update and reset (142); history of the last N passwords", arguments: Backend.all)
+    func passwordPolicy(_ backend: Backend) async throws {
         let mail = MailBox()
         let policy = PasswordPolicy(validatorPattern: "^(?=.*[0-9]).{8,}$", doNotAllowUsername: true, maxPasswordHistory: 2)
-        try await TestServer.with(Self.options(mail) { $0.passwordPolicy = policy }) { p in
+        try await TestServer.with(backend: backend, Self.options(mail) { $0.passwordPolicy = policy }) { p in
             let weak = try await p.request(.post, "/users", ["username": "jack", "password": "short"], master: false)
             #expect(weak.status == 400)
             #expect(weak.json == ["code": 142, "error": "Password does not meet the Password Policy requirements."])
@@ -345,12 +345,12 @@ struct EmailTests {
         }
     }
 
-    @Test("account lockout: locked after N failures with Parse Server's message, success resets the count, reset unlocks")
-    func accountLockout() async throws {
+    @Test("account lockout: locked after N failures with Parse Server's message, success resets the count, reset unlocks", arguments: Backend.all)
+    func accountLockout(_ backend: Backend) async throws {
         let mail = MailBox()
         let options = Self.options(mail) { $0.accountLockout = AccountLockout(duration: 5, threshold: 3, unlockOnPasswordReset: true) }
         let locked = "Your account is locked due to multiple failed login attempts. Please try again after 5 minute(s)"
-        try await TestServer.with(options) { p in
+        try await TestServer.with(backend: backend, options) { p in
             _ = try await p.signUp("kate", "right-pass", extra: ["email": "kate@example.com"])
             for _ in 0..<2 { _ = try await p.logIn("kate", "wrong") }
             let ok = try await p.logIn("kate", "right-pass")
@@ -381,10 +381,10 @@ struct EmailTests {
         }
     }
 
-    @Test("without unlockOnPasswordReset a reset leaves the lock in place")
-    func lockSurvivesReset() async throws {
+    @Test("without unlockOnPasswordReset a reset leaves the lock in place", arguments: Backend.all)
+    func lockSurvivesReset(_ backend: Backend) async throws {
         let mail = MailBox()
-        try await TestServer.with(Self.options(mail) { $0.accountLockout = AccountLockout(duration: 1, threshold: 1) }) { p in
+        try await TestServer.with(backend: backend, Self.options(mail) { $0.accountLockout = AccountLockout(duration: 1, threshold: 1) }) { p in
             _ = try await p.signUp("mia", "mia-pass-1", extra: ["email": "mia@example.com"])
             _ = try await p.logIn("mia", "wrong")
             _ = try await p.request(.post, "/requestPasswordReset", ["email": "mia@example.com"], master: false)

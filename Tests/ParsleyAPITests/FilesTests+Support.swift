@@ -12,7 +12,6 @@ import NIOCore
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
-import ParsleySQLite
 import ParsleyStorage
 
 /// The two built-in file stores, to run each files test against both.
@@ -26,40 +25,32 @@ enum FileBackend: String, CaseIterable, Sendable, CustomStringConvertible {
 struct FilesHarness: Sendable {
     let client: ParseClient
     let directory: String
-    let database: SQLiteDatabase
+    let database: any SQLDatabase
     let backend: FileBackend
     let port: Int
 
     static func with(
-        _ backend: FileBackend, _ configure: @escaping @Sendable (inout ParseServerOptions) -> Void = { _ in },
+        _ backend: FileBackend, database databaseBackend: Backend = .sqlite,
+        _ configure: @escaping @Sendable (inout ParseServerOptions) -> Void = { _ in },
         _ body: @escaping @Sendable (FilesHarness) async throws -> Void
     ) async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-files-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let files = dir.appendingPathComponent("files").path
-        let options = TestServer.options {
-            $0.filesAdapter = backend == .filesystem ? .filesystem : .database
-            $0.filesDirectory = files
-            configure(&$0)
-        }
-        var logger = Logger(label: "parsley-test")
-        logger.logLevel = .warning
-        let database = try await SQLiteDatabase.open(path: dir.appendingPathComponent("db.sqlite").path, readers: 2, logger: logger)
-        do {
-            let api = try await ParsleyServer.makeAPI(options: options, database: database)
+        let logger = TestDatabase.logger
+        try await TestDatabase.with(databaseBackend, logger: logger) { db in
+            let files = db.directory.appendingPathComponent("files").path
+            let options = TestServer.options {
+                $0.filesAdapter = backend == .filesystem ? .filesystem : .database
+                $0.filesDirectory = files
+                configure(&$0)
+            }
+            let api = try await ParsleyServer.makeAPI(options: options, database: db.database)
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
             try await app.test(.live) { client in
-                let harness = FilesHarness(
-                    client: ParseClient(client: client, options: options), directory: files, database: database, backend: backend,
-                    port: client.port ?? 0)
+                var parse = ParseClient(client: client, options: options)
+                parse.backend = databaseBackend
+                let harness = FilesHarness(client: parse, directory: files, database: db.database, backend: backend, port: client.port ?? 0)
                 try await body(harness)
             }
-        } catch {
-            try? await database.close()
-            throw error
         }
-        try await database.close()
     }
 
     // MARK: Requests

@@ -7,9 +7,9 @@ import Testing
 
 @Suite("Files")
 struct FilesTests {
-    @Test("upload and download round-trip every byte value; HEAD, ETag and Location", arguments: FileBackend.allCases)
-    func roundTrip(_ backend: FileBackend) async throws {
-        try await FilesHarness.with(backend) { f in
+    @Test("upload and download round-trip every byte value; HEAD, ETag and Location", arguments: FileBackend.allCases, Backend.all)
+    func roundTrip(_ backend: FileBackend, _ database: Backend) async throws {
+        try await FilesHarness.with(backend, database: database) { f in
             // 2.5 MB: crosses the 1 MB write and chunk boundaries.
             let bytes = patternBytes(2_621_440 + 123)
             let r = try await f.upload("data.bin", bytes)
@@ -63,9 +63,9 @@ struct FilesTests {
         }
     }
 
-    @Test("range requests: 206 with Content-Range, 416 when unsatisfiable", arguments: FileBackend.allCases)
-    func ranges(_ backend: FileBackend) async throws {
-        try await FilesHarness.with(backend) { f in
+    @Test("range requests: 206 with Content-Range, 416 when unsatisfiable", arguments: FileBackend.allCases, Backend.all)
+    func ranges(_ backend: FileBackend, _ database: Backend) async throws {
+        try await FilesHarness.with(backend, database: database) { f in
             let bytes = patternBytes(100)
             let file = try await f.stored("clip.mp4", bytes, contentType: "video/mp4")
             func range(_ header: String) async throws -> (status: Int, headers: HTTPFields, bytes: [UInt8]) {
@@ -101,9 +101,9 @@ struct FilesTests {
         }
     }
 
-    @Test("delete needs the master key; a deleted file is never served", arguments: FileBackend.allCases)
-    func delete(_ backend: FileBackend) async throws {
-        try await FilesHarness.with(backend) { f in
+    @Test("delete needs the master key; a deleted file is never served", arguments: FileBackend.allCases, Backend.all)
+    func delete(_ backend: FileBackend, _ database: Backend) async throws {
+        try await FilesHarness.with(backend, database: database) { f in
             let file = try await f.stored("gone.txt", Array("bye".utf8), contentType: "text/plain")
             let denied = try await f.client.raw(.delete, "/parse/files/\(file.name)", headers: f.headers(master: false))
             #expect(denied.status == 403)
@@ -123,9 +123,9 @@ struct FilesTests {
         }
     }
 
-    @Test("names: traversal, separators, NUL and long names are 122; Unicode names work", arguments: FileBackend.allCases)
-    func names(_ backend: FileBackend) async throws {
-        try await FilesHarness.with(backend) { f in
+    @Test("names: traversal, separators, NUL and long names are 122; Unicode names work", arguments: FileBackend.allCases, Backend.all)
+    func names(_ backend: FileBackend, _ database: Backend) async throws {
+        try await FilesHarness.with(backend, database: database) { f in
             let body = Array("x".utf8)
             for bad in ["..%2Fx", "a%2Fb", "a%5Cb", "a%00b", "tab%09name", "..", String(repeating: "n", count: 300)] {
                 let r = try await f.upload(bad, body)
@@ -167,9 +167,9 @@ struct FilesTests {
         }
     }
 
-    @Test("the size limit answers 413/130 and stores nothing, with or without Content-Length", arguments: FileBackend.allCases)
-    func sizeLimit(_ backend: FileBackend) async throws {
-        try await FilesHarness.with(backend, { $0.maxRequestBytes = 1 << 20 }) { f in
+    @Test("the size limit answers 413/130 and stores nothing, with or without Content-Length", arguments: FileBackend.allCases, Backend.all)
+    func sizeLimit(_ backend: FileBackend, _ database: Backend) async throws {
+        try await FilesHarness.with(backend, database: database, { $0.maxRequestBytes = 1 << 20 }) { f in
             let fits = try await f.upload("fits.bin", patternBytes(1 << 20))
             #expect(fits.status == 201)
             let deleted = try await f.client.raw(.delete, "/parse/files/\(fits["name"]?.stringValue ?? "")", headers: f.headers())
@@ -205,9 +205,9 @@ struct FilesTests {
         }
     }
 
-    @Test("a client that goes away mid-upload leaves no file and no row", arguments: FileBackend.allCases)
-    func interruptedUpload(_ backend: FileBackend) async throws {
-        try await FilesHarness.with(backend) { f in
+    @Test("a client that goes away mid-upload leaves no file and no row", arguments: FileBackend.allCases, Backend.all)
+    func interruptedUpload(_ backend: FileBackend, _ database: Backend) async throws {
+        try await FilesHarness.with(backend, database: database) { f in
             let connection = try RawConnection(port: f.port)
             try await connection.send(
                 "POST /parse/files/partial.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Parse-Application-Id: test-app\r\n"
@@ -227,9 +227,9 @@ struct FilesTests {
         }
     }
 
-    @Test("the JS SDK's JSON upload with base64, _ContentType, credentials in the body, metadata and tags")
-    func javascriptSDK() async throws {
-        try await FilesHarness.with(.filesystem) { f in
+    @Test("the JS SDK's JSON upload with base64, _ContentType, credentials in the body, metadata and tags", arguments: Backend.all)
+    func javascriptSDK(_ database: Backend) async throws {
+        try await FilesHarness.with(.filesystem, database: database) { f in
             let user = try await f.client.signUp("js-user")
             let body: JSONValue = [
                 "base64": "SGVsbG8sIFdvcmxkIQ==", "_ContentType": "text/plain",
@@ -264,9 +264,9 @@ struct FilesTests {
         }
     }
 
-    @Test("fileUpload: public, anonymous and authenticated users; the extension filter")
-    func uploadPermissions() async throws {
-        try await FilesHarness.with(.filesystem) { f in
+    @Test("fileUpload: public, anonymous and authenticated users; the extension filter", arguments: Backend.all)
+    func uploadPermissions(_ database: Backend) async throws {
+        try await FilesHarness.with(.filesystem, database: database) { f in
             let bytes = Array("hi".utf8)
             let publicUpload = try await f.upload("p.txt", bytes, headers: f.headers(master: false))
             #expect(publicUpload.code == 130)
@@ -292,7 +292,7 @@ struct FilesTests {
             let badToken = try await f.upload("u.txt", bytes, headers: f.headers(master: false, session: "r:nope"))
             #expect(badToken.code == 209)
         }
-        try await FilesHarness.with(.filesystem, {
+        try await FilesHarness.with(.filesystem, database: database, {
             $0.fileUpload = FileUploadOptions(enableForPublic: true, enableForAnonymousUser: true, enableForAuthenticatedUser: false)
         }) { f in
             let bytes = Array("hi".utf8)
@@ -308,9 +308,9 @@ struct FilesTests {
         }
     }
 
-    @Test("a File field must name an existing file; every read carries its url, includes too", arguments: FileBackend.allCases)
-    func fileFields(_ backend: FileBackend) async throws {
-        try await FilesHarness.with(backend, { $0.allowClientClassCreation = true }) { f in
+    @Test("a File field must name an existing file; every read carries its url, includes too", arguments: FileBackend.allCases, Backend.all)
+    func fileFields(_ backend: FileBackend, _ database: Backend) async throws {
+        try await FilesHarness.with(backend, database: database, { $0.allowClientClassCreation = true }) { f in
             let user = try await f.client.signUp("journal")
             let file = try await f.stored("photo.jpg", [0xFF, 0xD8, 0xFF], contentType: "image/jpeg")
             let url = "http://localhost/parse/files/test-app/\(file.name)"
@@ -349,9 +349,9 @@ struct FilesTests {
         }
     }
 
-    @Test("publicServerURL is the base of file URLs")
-    func publicURL() async throws {
-        try await FilesHarness.with(.filesystem, { $0.publicServerURL = "https://api.example.com/parse/" }) { f in
+    @Test("publicServerURL is the base of file URLs", arguments: Backend.all)
+    func publicURL(_ database: Backend) async throws {
+        try await FilesHarness.with(.filesystem, database: database, { $0.publicServerURL = "https://api.example.com/parse/" }) { f in
             let r = try await f.upload("a.txt", Array("a".utf8))
             let name = try #require(r["name"]?.stringValue)
             #expect(r["url"] == .string("https://api.example.com/parse/files/test-app/\(name)"))

@@ -6,9 +6,9 @@ import Testing
 
 @Suite("Objects API")
 struct ObjectsTests {
-    @Test("create answers 201 with Location, a 10-character objectId and createdAt")
-    func create() async throws {
-        try await TestServer.with { p in
+    @Test("create answers 201 with Location, a 10-character objectId and createdAt", arguments: Backend.all)
+    func create(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let r = try await p.create("GameScore", ["score": 1337, "playerName": "Sean Plott", "cheatMode": false])
             #expect(r.status == 201)
             let id = try #require(r["objectId"]?.stringValue)
@@ -27,9 +27,9 @@ struct ObjectsTests {
         }
     }
 
-    @Test("every Parse type round-trips exactly")
-    func typesRoundTrip() async throws {
-        try await TestServer.with { p in
+    @Test("every Parse type round-trips exactly", arguments: Backend.all)
+    func typesRoundTrip(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let target = try await p.createId("Player", ["name": "x"])
             let body: JSONValue = [
                 "string": "héllo \"quoted\" \n line",
@@ -52,7 +52,13 @@ struct ObjectsTests {
             let got = try await p.get("Everything", id)
             #expect(got["string"] == body["string"])
             #expect(got["int"] == .int(42))
-            #expect(got["bigInt"] == .int(9_007_199_254_740_993))
+            if backend == .postgres {
+                // Number columns are DOUBLE PRECISION on PostgreSQL (as in Parse Server's PostgreSQL adapter, and as
+                // JavaScript numbers): integers beyond 2^53 round to the nearest double.
+                #expect(got["bigInt"] == .double(9_007_199_254_740_992))
+            } else {
+                #expect(got["bigInt"] == .int(9_007_199_254_740_993))
+            }
             #expect(got["double"] == .double(3.25))
             #expect(got["negative"] == .int(-7))
             #expect(got["bool"] == true)
@@ -75,9 +81,9 @@ struct ObjectsTests {
         }
     }
 
-    @Test("ACL is stored and returned")
-    func aclRoundTrip() async throws {
-        try await TestServer.with { p in
+    @Test("ACL is stored and returned", arguments: Backend.all)
+    func aclRoundTrip(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let acl: JSONValue = ["*": ["read": true], "role:Admin": ["read": true, "write": true]]
             let id = try await p.createId("Doc", ["ACL": acl, "t": 1])
             let got = try await p.get("Doc", id)
@@ -88,9 +94,9 @@ struct ObjectsTests {
         }
     }
 
-    @Test("update returns updatedAt and only operation results; get reflects every change")
-    func updateEchoesOperations() async throws {
-        try await TestServer.with { p in
+    @Test("update returns updatedAt and only operation results; get reflects every change", arguments: Backend.all)
+    func updateEchoesOperations(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("GameScore", ["c": 1, "d": ["1"], "e": ["1"], "f": ["1", "2"], "g": 5, "stats": ["wins": 5]])
             let r = try await p.update("GameScore", id, [
                 "a": "b",
@@ -117,9 +123,9 @@ struct ObjectsTests {
         }
     }
 
-    @Test("create echoes operation results")
-    func createWithOperations() async throws {
-        try await TestServer.with { p in
+    @Test("create echoes operation results", arguments: Backend.all)
+    func createWithOperations(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let r = try await p.create("GameScore", ["score": ["__op": "Increment", "amount": 5], "tags": ["__op": "AddUnique", "objects": ["a", "a"]]])
             #expect(r.status == 201)
             #expect(r["score"] == .int(5))
@@ -127,9 +133,9 @@ struct ObjectsTests {
         }
     }
 
-    @Test("100 concurrent Increments on one object end at +100")
-    func concurrentIncrements() async throws {
-        try await TestServer.with { p in
+    @Test("100 concurrent Increments on one object end at +100", arguments: Backend.all)
+    func concurrentIncrements(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("Counter", ["n": 0])
             guard let port = p.port else { throw Failure("no port") }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -151,9 +157,9 @@ struct ObjectsTests {
         }
     }
 
-    @Test("delete answers {} and the object is gone; deleting again is 101")
-    func delete() async throws {
-        try await TestServer.with { p in
+    @Test("delete answers {} and the object is gone; deleting again is 101", arguments: Backend.all)
+    func delete(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("GameScore", ["score": 1])
             let r = try await p.delete("GameScore", id)
             #expect(r.status == 200)
@@ -167,9 +173,9 @@ struct ObjectsTests {
         }
     }
 
-    @Test("a later write of another type fails with 111 and stores nothing")
-    func typeMismatch() async throws {
-        try await TestServer.with { p in
+    @Test("a later write of another type fails with 111 and stores nothing", arguments: Backend.all)
+    func typeMismatch(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("GameScore", ["score": 1])
             let r = try await p.create("GameScore", ["score": "high", "other": 1])
             #expect(r.status == 400)
@@ -185,9 +191,9 @@ struct ObjectsTests {
         }
     }
 
-    @Test("invalid class and field names are rejected with Parse codes")
-    func invalidNames() async throws {
-        try await TestServer.with { p in
+    @Test("invalid class and field names are rejected with Parse codes", arguments: Backend.all)
+    func invalidNames(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let c1 = try await p.createCode("Bad-Class", ["a": 1])
             #expect(c1 == 103)
             let c2 = try await p.createCode("x'%3B%20DROP%20TABLE%20t%3B--", ["a": 1])
@@ -216,9 +222,9 @@ struct ObjectsTests {
         }
     }
 
-    @Test("clients cannot create classes unless allowed; the master key can")
-    func clientClassCreation() async throws {
-        try await TestServer.with { p in
+    @Test("clients cannot create classes unless allowed; the master key can", arguments: Backend.all)
+    func clientClassCreation(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let r = try await p.create("Fresh", ["a": 1], master: false)
             #expect(r.status == 400)
             #expect(r.code == 119)
@@ -226,7 +232,7 @@ struct ObjectsTests {
             let ok = try await p.create("Fresh", ["a": 2, "newField": true], master: false)
             #expect(ok.status == 201)
         }
-        try await TestServer.with(TestServer.options { $0.allowClientClassCreation = true }) { p in
+        try await TestServer.with(backend: backend, TestServer.options { $0.allowClientClassCreation = true }) { p in
             let r = try await p.create("Fresh", ["a": 1], master: false)
             #expect(r.status == 201)
         }

@@ -17,32 +17,28 @@ import Testing
 struct OperationsTests {
     /// A server with an operations layer of the test's choosing; the database can be made to fail reads.
     static func with(
-        _ operations: OperationsOptions = .init(), options: ParseServerOptions = TestServer.options(),
+        backend: Backend = .sqlite, _ operations: OperationsOptions = .init(), options: ParseServerOptions = TestServer.options(),
         _ body: @escaping @Sendable (ParseClient, FlakyDatabase) async throws -> Void
     ) async throws {
-        let dir = try ProcessTests.tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        var logger = Logger(label: "parsley-test")
-        logger.logLevel = .warning
-        let sqlite = try await SQLiteDatabase.open(path: dir.appendingPathComponent("db.sqlite").path, readers: 2, logger: logger)
-        let database = FlakyDatabase(sqlite)
-        do {
+        let logger = TestDatabase.logger
+        try await TestDatabase.with(backend, logger: logger) { db in
+            let database = FlakyDatabase(db.database)
             let api = try await ParsleyServer.makeAPI(options: options, database: database)
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger, operations: operations)
-            try await app.test(.live) { client in try await body(ParseClient(client: client, options: options), database) }
-        } catch {
-            try? await sqlite.close()
-            throw error
+            try await app.test(.live) { client in
+                var parse = ParseClient(client: client, options: options)
+                parse.backend = backend
+                try await body(parse, database)
+            }
         }
-        try await sqlite.close()
     }
 
     static let requestId = HTTPField.Name("X-Request-Id")!
 
-    @Test("/health: ok after SELECT 1, 503 with the state and Retry-After while not ready, error when the database fails")
-    func health() async throws {
+    @Test("/health: ok after SELECT 1, 503 with the state and Retry-After while not ready, error when the database fails", arguments: Backend.all)
+    func health(_ backend: Backend) async throws {
         let readiness = Readiness(.initialized)
-        try await Self.with(.init(readiness: readiness)) { p, database in
+        try await Self.with(backend: backend, .init(readiness: readiness)) { p, database in
             let h = HTTPFields()
             var r = try await p.raw(.get, "/parse/health", headers: h)
             #expect(r.status == 503)
@@ -68,9 +64,9 @@ struct OperationsTests {
         }
     }
 
-    @Test("X-Request-Id is echoed when sent, generated otherwise, on every answer")
-    func requestIds() async throws {
-        try await Self.with { p, _ in
+    @Test("X-Request-Id is echoed when sent, generated otherwise, on every answer", arguments: Backend.all)
+    func requestIds(_ backend: Backend) async throws {
+        try await Self.with(backend: backend) { p, _ in
             let given = try await p.request(.post, "/classes/Thing", ["a": 1], extra: ["X-Request-Id": "client-req-42"])
             #expect(given.status == 201)
             #expect(given.headers[Self.requestId] == "client-req-42")
@@ -87,13 +83,13 @@ struct OperationsTests {
         }
     }
 
-    @Test("rate limits: per IP and per session, only matching paths and methods, master key exempt, 429 code 100")
-    func rateLimits() async throws {
+    @Test("rate limits: per IP and per session, only matching paths and methods, master key exempt, 429 code 100", arguments: Backend.all)
+    func rateLimits(_ backend: Backend) async throws {
         let rules = try RateLimitRule.parse(
             JSONParser.parse(
                 #"[{"requestPath":"/classes/*","requestTimeWindow":60000,"requestCount":3,"requestMethods":["POST"]},"#
                     + #"{"requestPath":"/functions/:name","requestTimeWindow":60000,"requestCount":1,"zone":"session","errorResponseMessage":"Slow down."}]"#))
-        try await Self.with(.init(rateLimits: rules)) { p, _ in
+        try await Self.with(backend: backend, .init(rateLimits: rules)) { p, _ in
             _ = try await p.createId("Limited", ["n": 0])  // master key: not counted
             for i in 1...3 {
                 let r = try await p.create("Limited", ["n": .int(Int64(i))], master: false)
@@ -136,10 +132,10 @@ struct OperationsTests {
         #expect(RateLimitRule(requestPath: "*", window: .seconds(1), count: 1).matches("/anything/at/all"))
     }
 
-    @Test("metrics: requests by route, method and status, latency histograms, pool gauges in Prometheus text")
-    func metrics() async throws {
+    @Test("metrics: requests by route, method and status, latency histograms, pool gauges in Prometheus text", arguments: Backend.all)
+    func metrics(_ backend: Backend) async throws {
         let metrics = ParsleyMetrics(pool: { .init(readersBusy: 1, readers: 4, writesQueued: 0) })
-        try await Self.with(.init(metrics: metrics)) { p, _ in
+        try await Self.with(backend: backend, .init(metrics: metrics)) { p, _ in
             let id = try await p.createId("Metered", ["a": 1])
             _ = try await p.get("Metered", id)
             _ = try await p.get("Metered", "missing")
@@ -174,16 +170,16 @@ struct OperationsTests {
     }
 }
 
-/// Delegates to SQLite; reads fail while `failing` is set (to see /health report a broken database).
+/// Delegates to the test database; reads fail while `failing` is set (to see /health report a broken database).
 final class FlakyDatabase: SQLDatabase, @unchecked Sendable {
-    let base: SQLiteDatabase
+    let base: any SQLDatabase
     private let lock = NSLock()
     private var _failing = false
     var failing: Bool {
         get { lock.withLock { _failing } }
         set { lock.withLock { _failing = newValue } }
     }
-    init(_ base: SQLiteDatabase) { self.base = base }
+    init(_ base: any SQLDatabase) { self.base = base }
     var dialect: any SQLDialect { base.dialect }
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
         if failing { throw StoreError.database("disk on fire") }
@@ -193,6 +189,7 @@ final class FlakyDatabase: SQLDatabase, @unchecked Sendable {
         try await base.write(body)
     }
     func close() async throws { try await base.close() }
+    var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) { base.poolUsage }
 }
 
 /// The real executable: SIGTERM during writes, `parsley backup` while writing, logs without secrets, config files.

@@ -18,9 +18,9 @@ extension ParseClient {
 
 @Suite("Class-level permissions")
 struct PermissionsTests {
-    @Test("bad CLP JSON through /schemas is 107 and changes nothing; omitted operations become closed")
-    func schemaValidation() async throws {
-        try await TestServer.with { p in
+    @Test("bad CLP JSON through /schemas is 107 and changes nothing; omitted operations become closed", arguments: Backend.all)
+    func schemaValidation(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             _ = try await p.createId("Item", ["title": "a", "owner": p.userPointer("u1")])
             let cases: [JSONValue] = [
                 ["fnd": ["*": true]], ["find": ["*": false]], ["find": ["bad key!": true]], ["readUserFields": ["title"]],
@@ -44,9 +44,9 @@ struct PermissionsTests {
         }
     }
 
-    @Test("closed operations answer 119 with Parse's message and change nothing; the master key bypasses")
-    func closedOperations() async throws {
-        try await TestServer.with { p in
+    @Test("closed operations answer 119 with Parse's message and change nothing; the master key bypasses", arguments: Backend.all)
+    func closedOperations(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("Locked", ["n": 1])
             try await p.setCLP("Locked", [:])
             let checks: [(HTTPRequest.Method, String, JSONValue?, String)] = [
@@ -85,9 +85,9 @@ struct PermissionsTests {
         }
     }
 
-    @Test("requiresAuthentication: anonymous 101, logged-in users pass; roles and user ids grant")
-    func authentication() async throws {
-        try await TestServer.with { p in
+    @Test("requiresAuthentication: anonymous 101, logged-in users pass; roles and user ids grant", arguments: Backend.all)
+    func authentication(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let user = try await p.newUser("u")
             let staff = try await p.newUser("staff")
             _ = try await p.createRole("Staff", users: [staff.id])
@@ -115,9 +115,9 @@ struct PermissionsTests {
         }
     }
 
-    @Test("addField: a client write adding a field is 119 when addField is closed; existing fields still work")
-    func addField() async throws {
-        try await TestServer.with { p in
+    @Test("addField: a client write adding a field is 119 when addField is closed; existing fields still work", arguments: Backend.all)
+    func addField(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("Form", ["title": "a"])
             try await p.setCLP("Form", [
                 "find": ["*": true], "get": ["*": true], "create": ["*": true], "update": ["*": true], "addField": [:],
@@ -138,9 +138,9 @@ struct PermissionsTests {
         }
     }
 
-    @Test("pointer permissions: users see and write only objects whose pointer field names them")
-    func pointerPermissions() async throws {
-        try await TestServer.with { p in
+    @Test("pointer permissions: users see and write only objects whose pointer field names them", arguments: Backend.all)
+    func pointerPermissions(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let alice = try await p.newUser("alice")
             let bob = try await p.newUser("bob")
             let a1 = try await p.createId("Task", ["title": "a1", "owner": p.userPointer(alice.id), "watchers": [p.userPointer(bob.id)]])
@@ -187,9 +187,9 @@ struct PermissionsTests {
         }
     }
 
-    @Test("CLPs apply to includes (as get) and sub-queries (as find)")
-    func includeAndSubqueries() async throws {
-        try await TestServer.with { p in
+    @Test("CLPs apply to includes (as get) and sub-queries (as find)", arguments: Backend.all)
+    func includeAndSubqueries(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let secret = try await p.createId("Secret", ["code": "1234"])
             _ = try await p.createId("Post", ["title": "t", "secret": ["__type": "Pointer", "className": "Secret", "objectId": .string(secret)]])
             try await p.setCLP("Secret", ["find": ["*": true]])
@@ -213,9 +213,9 @@ struct PermissionsTests {
 
 @Suite("Protected fields and cross-user access")
 struct ProtectedFieldsTests {
-    @Test("protected fields are hidden from the callers they apply to, on find, get and include; master sees them")
-    func hidden() async throws {
-        try await TestServer.with { p in
+    @Test("protected fields are hidden from the callers they apply to, on find, get and include; master sees them", arguments: Backend.all)
+    func hidden(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let owner = try await p.newUser("owner")
             let other = try await p.newUser("other")
             let staff = try await p.newUser("staff")
@@ -252,9 +252,9 @@ struct ProtectedFieldsTests {
         }
     }
 
-    @Test("querying or sorting on a protected field is 119, also inside $or and sub-queries")
-    func queryDenied() async throws {
-        try await TestServer.with { p in
+    @Test("querying or sorting on a protected field is 119, also inside $or and sub-queries", arguments: Backend.all)
+    func queryDenied(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("Card", ["name": "n", "pin": "1234"])
             _ = try await p.createId("Wallet", ["card": ["__type": "Pointer", "className": "Card", "objectId": .string(id)], "label": "1234"])
             try await p.setCLP("Card", ["find": ["*": true], "get": ["*": true], "protectedFields": ["*": ["pin"]]])
@@ -276,9 +276,9 @@ struct ProtectedFieldsTests {
         }
     }
 
-    @Test("_User: email is hidden from other users and anonymous clients, visible to the user and to master")
-    func userEmail() async throws {
-        try await TestServer.with { p in
+    @Test("_User: email is hidden from other users and anonymous clients, visible to the user and to master", arguments: Backend.all)
+    func userEmail(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let r = try await p.request(.post, "/users", ["username": "erin", "password": "pw", "email": "erin@example.com"], master: false)
             let erinId = try #require(r["objectId"]?.stringValue)
             let erinToken = try #require(r["sessionToken"]?.stringValue)
@@ -300,9 +300,9 @@ struct ProtectedFieldsTests {
         }
     }
 
-    @Test("a user cannot read or change another user's private object through any endpoint")
-    func crossUser() async throws {
-        try await TestServer.with { p in
+    @Test("a user cannot read or change another user's private object through any endpoint", arguments: Backend.all)
+    func crossUser(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let alice = try await p.newUser("alice")
             let bob = try await p.newUser("bob")
             let privateACL: JSONValue = .object([alice.id: ["read": true, "write": true]])

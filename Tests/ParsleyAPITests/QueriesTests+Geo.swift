@@ -3,9 +3,9 @@ import Testing
 
 /// Geo queries: `$nearSphere`, `$within`, `$geoWithin`, `$geoIntersects`.
 extension QueriesTests {
-    @Test("$nearSphere sorts nearest first and honours the max distances")
-    func nearSphere() async throws {
-        try await TestServer.with { p in
+    @Test("$nearSphere sorts nearest first and honours the max distances", arguments: Backend.all)
+    func nearSphere(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             // One degree of longitude on the equator is about 69.1 miles / 111.2 km / 0.01745 radians.
             let far = try await p.createId("Place", ["location": F.geo(0, 10)])
             let near = try await p.createId("Place", ["location": F.geo(0, 1)])
@@ -34,9 +34,9 @@ extension QueriesTests {
         }
     }
 
-    @Test("$within $box, $geoWithin $polygon and $centerSphere, $geoIntersects")
-    func geoShapes() async throws {
-        try await TestServer.with { p in
+    @Test("$within $box, $geoWithin $polygon and $centerSphere, $geoIntersects", arguments: Backend.all)
+    func geoShapes(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let inside = try await p.createId("Place", ["location": F.geo(1, 1)])
             let edge = try await p.createId("Place", ["location": F.geo(0.5, 3)])
             let outside = try await p.createId("Place", ["location": F.geo(10, 10)])

@@ -6,9 +6,9 @@ import Testing
 /// Find parameters (`order`, `limit`, `skip`, `keys`, `excludeKeys`, `include`, `count`), query errors and the
 /// JS SDK transport.
 extension QueriesTests {
-    @Test("order by several keys, descending, as a comma list and as a JSON array")
-    func order() async throws {
-        try await TestServer.with { p in
+    @Test("order by several keys, descending, as a comma list and as a JSON array", arguments: Backend.all)
+    func order(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let a = try await p.createId("Score", ["score": 10, "name": "b"])
             let b = try await p.createId("Score", ["score": 30, "name": "a"])
             let c = try await p.createId("Score", ["score": 10, "name": "a"])
@@ -33,9 +33,9 @@ extension QueriesTests {
         }
     }
 
-    @Test("limit defaults to 100; limit and skip page the results")
-    func limitAndSkip() async throws {
-        try await TestServer.with { p in
+    @Test("limit defaults to 100; limit and skip page the results", arguments: Backend.all)
+    func limitAndSkip(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let requests: [JSONValue] = (0..<120).map { i in
                 ["method": "POST", "path": "/parse/classes/Many", "body": ["n": .int(Int64(i))]]
             }
@@ -56,9 +56,9 @@ extension QueriesTests {
         }
     }
 
-    @Test("maxLimit clamps larger limits")
-    func maxLimit() async throws {
-        try await TestServer.with(TestServer.options { $0.maxLimit = 3 }) { p in
+    @Test("maxLimit clamps larger limits", arguments: Backend.all)
+    func maxLimit(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, TestServer.options { $0.maxLimit = 3 }) { p in
             for i in 0..<5 { _ = try await p.createId("Thing", ["n": .int(Int64(i))]) }
             let clamped = try await p.find("Thing", ["limit": "10"])
             #expect(clamped.results.count == 3)
@@ -69,9 +69,9 @@ extension QueriesTests {
         }
     }
 
-    @Test("redirectClassNameForKey runs a relation query against the target class")
-    func redirectClassNameForKey() async throws {
-        try await TestServer.with { p in
+    @Test("redirectClassNameForKey runs a relation query against the target class", arguments: Backend.all)
+    func redirectClassNameForKey(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let u1 = try await p.createId("Player", ["name": "one"])
             let u2 = try await p.createId("Player", ["name": "two"])
             _ = try await p.createId("Player", ["name": "three"])
@@ -85,9 +85,9 @@ extension QueriesTests {
         }
     }
 
-    @Test("keys keeps the system fields; excludeKeys removes fields")
-    func keysAndExcludeKeys() async throws {
-        try await TestServer.with { p in
+    @Test("keys keeps the system fields; excludeKeys removes fields", arguments: Backend.all)
+    func keysAndExcludeKeys(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("Row", ["a": 1, "b": "two", "c": true, "ACL": ["*": ["read": true]]])
             let keys = try await p.find("Row", ["keys": "a,c"])
             let object = try #require(keys.results.first?.objectValue)
@@ -106,9 +106,9 @@ extension QueriesTests {
         }
     }
 
-    @Test("include expands pointers, nested paths and arrays; dangling pointers disappear")
-    func include() async throws {
-        try await TestServer.with { p in
+    @Test("include expands pointers, nested paths and arrays; dangling pointers disappear", arguments: Backend.all)
+    func include(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let author = try await p.createId("Author", ["name": "Ann"])
             let post = try await p.createId("Post", ["title": "Hello", "author": F.pointer("Author", author)])
             let gone = try await p.createId("Post", ["title": "Gone"])
@@ -178,9 +178,9 @@ extension QueriesTests {
         }
     }
 
-    @Test("count=1 with and without limit=0")
-    func count() async throws {
-        try await TestServer.with { p in
+    @Test("count=1 with and without limit=0", arguments: Backend.all)
+    func count(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             for i in 0..<7 { _ = try await p.createId("Thing", ["n": .int(Int64(i)), "even": .bool(i % 2 == 0)]) }
             let onlyCount = try await p.find("Thing", where: ["even": true], ["count": "1", "limit": "0"])
             #expect(onlyCount.status == 200)
@@ -198,9 +198,9 @@ extension QueriesTests {
         }
     }
 
-    @Test("query errors: parameters, JSON, operators, ACL and internal fields")
-    func errors() async throws {
-        try await TestServer.with { p in
+    @Test("query errors: parameters, JSON, operators, ACL and internal fields", arguments: Backend.all)
+    func errors(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             _ = try await p.createId("Thing", ["n": 1])
             let unknown = try await p.find("Thing", ["bogus": "1"])
             #expect(unknown.status == 400)
@@ -235,9 +235,9 @@ extension QueriesTests {
         }
     }
 
-    @Test("a class that does not exist answers an empty list to the master key")
-    func missingClass() async throws {
-        try await TestServer.with { p in
+    @Test("a class that does not exist answers an empty list to the master key", arguments: Backend.all)
+    func missingClass(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let r = try await p.find("Nothing", where: ["a": 1])
             #expect(r.status == 200)
             #expect(r.json == ["results": []])
@@ -247,9 +247,9 @@ extension QueriesTests {
         }
     }
 
-    @Test("JS SDK form: POST text/plain with _method GET and body credentials")
-    func jsSDKTransport() async throws {
-        try await TestServer.with { p in
+    @Test("JS SDK form: POST text/plain with _method GET and body credentials", arguments: Backend.all)
+    func jsSDKTransport(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             _ = try await p.createId("Score", ["score": 5, "name": "a"])
             let b = try await p.createId("Score", ["score": 15, "name": "b"])
             let c = try await p.createId("Score", ["score": 25, "name": "c"])

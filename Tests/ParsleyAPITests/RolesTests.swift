@@ -48,9 +48,9 @@ extension ParseClient {
 
 @Suite("Roles")
 struct RolesTests {
-    @Test("create, read, list and delete roles through /roles and /classes/_Role")
-    func crud() async throws {
-        try await TestServer.with { p in
+    @Test("create, read, list and delete roles through /roles and /classes/_Role", arguments: Backend.all)
+    func crud(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let r = try await p.request(.post, "/roles", ["name": "Moderators", "ACL": ["*": ["read": true]]])
             #expect(r.status == 201)
             let id = try #require(r["objectId"]?.stringValue)
@@ -76,9 +76,9 @@ struct RolesTests {
         }
     }
 
-    @Test("name and ACL are required, the name pattern is enforced, nothing is stored on failure")
-    func validation() async throws {
-        try await TestServer.with { p in
+    @Test("name and ACL are required, the name pattern is enforced, nothing is stored on failure", arguments: Backend.all)
+    func validation(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let cases: [(String, JSONValue, Int, String)] = [
                 ("/roles", ["ACL": [:]], 111, "name is required."),
                 ("/classes/_Role", ["ACL": [:]], 111, "name is required."),
@@ -101,9 +101,9 @@ struct RolesTests {
         }
     }
 
-    @Test("names are unique (137) through every path, including batch")
-    func unique() async throws {
-        try await TestServer.with { p in
+    @Test("names are unique (137) through every path, including batch", arguments: Backend.all)
+    func unique(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             _ = try await p.createRole("Staff")
             for path in ["/roles", "/classes/_Role"] {
                 let r = try await p.request(.post, path, ["name": "Staff", "ACL": [:]])
@@ -119,9 +119,9 @@ struct RolesTests {
         }
     }
 
-    @Test("a role's name cannot change (136) and cannot be removed (111); other fields can")
-    func immutableName() async throws {
-        try await TestServer.with { p in
+    @Test("a role's name cannot change (136) and cannot be removed (111); other fields can", arguments: Backend.all)
+    func immutableName(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let id = try await p.createRole("Writers")
             let renamed = try await p.request(.put, "/roles/\(id)", ["name": "Readers"])
             #expect(renamed.code == 136)
@@ -140,9 +140,9 @@ struct RolesTests {
         }
     }
 
-    @Test("inheritance: members of a role listed in P.roles get P, however deep; cycles terminate")
-    func inheritance() async throws {
-        try await TestServer.with { p in
+    @Test("inheritance: members of a role listed in P.roles get P, however deep; cycles terminate", arguments: Backend.all)
+    func inheritance(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let alice = try await p.newUser("alice")
             let bob = try await p.newUser("bob")
             // alice is in Junior; Junior is listed in Senior.roles; Senior in Lead.roles.
@@ -177,9 +177,9 @@ struct RolesTests {
         }
     }
 
-    @Test("cyclic role graphs resolve without hanging")
-    func cycles() async throws {
-        try await TestServer.with { p in
+    @Test("cyclic role graphs resolve without hanging", arguments: Backend.all)
+    func cycles(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let carol = try await p.newUser("carol")
             let a = try await p.createRole("A", users: [carol.id])
             let b = try await p.createRole("B", roles: [a])
@@ -197,9 +197,9 @@ struct RolesTests {
         }
     }
 
-    @Test("role writes obey the role's ACL: a user cannot add themselves to a role they cannot write")
-    func roleACL() async throws {
-        try await TestServer.with { p in
+    @Test("role writes obey the role's ACL: a user cannot add themselves to a role they cannot write", arguments: Backend.all)
+    func roleACL(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let mallory = try await p.newUser("mallory")
             let admin = try await p.newUser("admin")
             let admins = try await p.createRole("Admins", users: [admin.id], acl: ["*": ["read": true], "role:Admins": ["write": true]])
@@ -227,9 +227,9 @@ struct RolesTests {
         }
     }
 
-    @Test("a client may create a role when the _Role CLP allows it, not when it forbids it")
-    func clientCreate() async throws {
-        try await TestServer.with { p in
+    @Test("a client may create a role when the _Role CLP allows it, not when it forbids it", arguments: Backend.all)
+    func clientCreate(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let dave = try await p.newUser("dave")
             let r = try await p.call(dave.token, .post, "/roles", ["name": "Club", "ACL": .object([dave.id: ["read": true, "write": true]])])
             #expect(r.status == 201)
@@ -243,9 +243,9 @@ struct RolesTests {
         }
     }
 
-    @Test("CLP keys naming a parent role admit members of child roles")
-    func inheritedCLP() async throws {
-        try await TestServer.with { p in
+    @Test("CLP keys naming a parent role admit members of child roles", arguments: Backend.all)
+    func inheritedCLP(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let alice = try await p.newUser("alice")
             let bob = try await p.newUser("bob")
             let child = try await p.createRole("Child", users: [alice.id])
@@ -267,9 +267,9 @@ struct RolesTests {
         }
     }
 
-    @Test("a transactional batch of role writes stores all or nothing")
-    func transactionalBatch() async throws {
-        try await TestServer.with { p in
+    @Test("a transactional batch of role writes stores all or nothing", arguments: Backend.all)
+    func transactionalBatch(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             _ = try await p.createRole("Existing")
             let failing = try await p.request(.post, "/batch", [
                 "transaction": true,

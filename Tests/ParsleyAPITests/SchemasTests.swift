@@ -5,9 +5,9 @@ import Testing
 
 @Suite("Schemas API")
 struct SchemasTests {
-    @Test("master key only: 403 without it")
-    func masterOnly() async throws {
-        try await TestServer.with { p in
+    @Test("master key only: 403 without it", arguments: Backend.all)
+    func masterOnly(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let r = try await p.request(.get, "/schemas", master: false)
             #expect(r.status == 403)
             #expect(r.json == ["error": "unauthorized: master key is required"])
@@ -16,9 +16,9 @@ struct SchemasTests {
         }
     }
 
-    @Test("create returns the schema with default fields, options and indexes; get and list; 103 for unknown and existing")
-    func createGetList() async throws {
-        try await TestServer.with { p in
+    @Test("create returns the schema with default fields, options and indexes; get and list; 103 for unknown and existing", arguments: Backend.all)
+    func createGetList(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let body: JSONValue = [
                 "className": "City",
                 "fields": [
@@ -57,9 +57,9 @@ struct SchemasTests {
         }
     }
 
-    @Test("create errors: 135 no name, 103 mismatch and bad names, 105, 136, 111, 135 target, 111 default values, two GeoPoints")
-    func createErrors() async throws {
-        try await TestServer.with { p in
+    @Test("create errors: 135 no name, 103 mismatch and bad names, 105, 136, 111, 135 target, 111 default values, two GeoPoints", arguments: Backend.all)
+    func createErrors(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let cases: [(String, JSONValue, Int, String)] = [
                 ("/schemas", ["fields": [:]], 135, "POST /schemas needs a class name."),
                 ("/schemas/A", ["className": "B"], 103, "Class name mismatch between B and A."),
@@ -104,9 +104,9 @@ struct SchemasTests {
         }
     }
 
-    @Test("update: add and delete fields and indexes, change options, replace CLP; errors 103, 255, 136, 102")
-    func update() async throws {
-        try await TestServer.with { p in
+    @Test("update: add and delete fields and indexes, change options, replace CLP; errors 103, 255, 136, 102", arguments: Backend.all)
+    func update(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             _ = try await p.createId("Game", ["score": 1, "player": "ann", "old": "x"])
             let r = try await p.request(.put, "/schemas/Game", [
                 "fields": ["level": ["type": "Number", "defaultValue": 1], "old": ["__op": "Delete"], "score": ["type": "Number", "required": true]],
@@ -155,9 +155,9 @@ struct SchemasTests {
         }
     }
 
-    @Test("protected fields and pointer permissions set through PUT are enforced")
-    func protectedAndPointers() async throws {
-        try await TestServer.with { p in
+    @Test("protected fields and pointer permissions set through PUT are enforced", arguments: Backend.all)
+    func protectedAndPointers(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let ann = try await p.signUp("ann")
             let bob = try await p.signUp("bob")
             let created = try await p.request(.post, "/schemas/Note", [
@@ -186,9 +186,9 @@ struct SchemasTests {
         }
     }
 
-    @Test("required and defaultValue: defaults stored and echoed on create; 142 for missing, null or empty required values")
-    func requiredAndDefaults() async throws {
-        try await TestServer.with { p in
+    @Test("required and defaultValue: defaults stored and echoed on create; 142 for missing, null or empty required values", arguments: Backend.all)
+    func requiredAndDefaults(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             _ = try await p.request(.post, "/schemas/Task", [
                 "fields": [
                     "title": ["type": "String", "required": true], "done": ["type": "Boolean", "defaultValue": false],
@@ -226,9 +226,9 @@ struct SchemasTests {
         }
     }
 
-    @Test("delete: only an empty class (255 with the count), unknown is {}, bad names 103; purge empties")
-    func delete() async throws {
-        try await TestServer.with { p in
+    @Test("delete: only an empty class (255 with the count), unknown is {}, bad names 103; purge empties", arguments: Backend.all)
+    func delete(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             _ = try await p.createId("Junk", ["n": 1])
             _ = try await p.createId("Junk", ["n": 2])
             let full = try await p.request(.delete, "/schemas/Junk")

@@ -6,9 +6,9 @@ import Testing
 
 @Suite("Transport")
 struct TransportTests {
-    @Test("health answers GET and POST without credentials")
-    func health() async throws {
-        try await TestServer.with { p in
+    @Test("health answers GET and POST without credentials", arguments: Backend.all)
+    func health(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let get = try await p.raw(.get, "/parse/health", headers: [:])
             #expect(get.status == 200)
             #expect(get.json == ["status": "ok"])
@@ -17,9 +17,9 @@ struct TransportTests {
         }
     }
 
-    @Test("a wrong or missing application id is 403 unauthorized")
-    func unauthorized() async throws {
-        try await TestServer.with { p in
+    @Test("a wrong or missing application id is 403 unauthorized", arguments: Backend.all)
+    func unauthorized(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let none = try await p.raw(.get, "/parse/classes/A", headers: [:])
             #expect(none.status == 403)
             #expect(none.json == ["error": "unauthorized"])
@@ -34,9 +34,9 @@ struct TransportTests {
         }
     }
 
-    @Test("configured client keys are enforced")
-    func clientKeys() async throws {
-        try await TestServer.with(TestServer.options { $0.restAPIKey = "rest-key"; $0.allowClientClassCreation = true }) { p in
+    @Test("configured client keys are enforced", arguments: Backend.all)
+    func clientKeys(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, TestServer.options { $0.restAPIKey = "rest-key"; $0.allowClientClassCreation = true }) { p in
             let without = try await p.create("A", ["x": 1], master: false)
             #expect(without.status == 403)
             let with = try await p.raw(
@@ -48,9 +48,9 @@ struct TransportTests {
         }
     }
 
-    @Test("JS SDK style: text/plain POST with _method and body credentials")
-    func javascriptSDK() async throws {
-        try await TestServer.with { p in
+    @Test("JS SDK style: text/plain POST with _method and body credentials", arguments: Backend.all)
+    func javascriptSDK(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             var h = HTTPFields()
             h[.contentType] = "text/plain"
             let create = try await p.raw(
@@ -84,9 +84,9 @@ struct TransportTests {
         }
     }
 
-    @Test("ParseSwift style: JSON-encoded query values are accepted")
-    func parseSwiftQueryEncoding() async throws {
-        try await TestServer.with { p in
+    @Test("ParseSwift style: JSON-encoded query values are accepted", arguments: Backend.all)
+    func parseSwiftQueryEncoding(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             for i in 0..<5 { _ = try await p.createId("Entry", ["mood": .string(i % 2 == 0 ? "happy" : "sad"), "n": .int(Int64(i))]) }
             let r = try await p.find("Entry", where: ["mood": "happy"], ["order": #"["-n"]"#, "keys": #"["mood"]"#, "limit": "2", "count": "true"])
             #expect(r.status == 200)
@@ -97,9 +97,9 @@ struct TransportTests {
         }
     }
 
-    @Test("CORS preflight and headers")
-    func cors() async throws {
-        try await TestServer.with { p in
+    @Test("CORS preflight and headers", arguments: Backend.all)
+    func cors(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let pre = try await p.raw(.options, "/parse/classes/A", headers: [:])
             #expect(pre.status == 200)
             #expect(pre.headers[.accessControlAllowOrigin] == "*")
@@ -109,9 +109,9 @@ struct TransportTests {
         }
     }
 
-    @Test("bad input gets Parse errors and the server keeps serving")
-    func badInput() async throws {
-        try await TestServer.with(TestServer.options { $0.maxRequestBytes = 64 * 1024 }) { p in
+    @Test("bad input gets Parse errors and the server keeps serving", arguments: Backend.all)
+    func badInput(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, TestServer.options { $0.maxRequestBytes = 64 * 1024 }) { p in
             let h = p.headers(master: true)
             let malformed = try await p.raw(.post, "/parse/classes/A", body: "{not json", headers: h)
             #expect(malformed.status == 400)
@@ -140,9 +140,9 @@ struct TransportTests {
         }
     }
 
-    @Test("serverInfo needs the master key")
-    func serverInfo() async throws {
-        try await TestServer.with { p in
+    @Test("serverInfo needs the master key", arguments: Backend.all)
+    func serverInfo(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let master = try await p.request(.get, "/serverInfo")
             #expect(master.status == 200)
             #expect(master["parseServerVersion"] != nil)

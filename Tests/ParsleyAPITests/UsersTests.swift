@@ -23,9 +23,9 @@ extension ParseClient {
 
 @Suite("Users and sessions")
 struct UsersTests {
-    @Test("sign-up returns objectId, createdAt, sessionToken with 201 and Location /users/:id")
-    func signUp() async throws {
-        try await TestServer.with { p in
+    @Test("sign-up returns objectId, createdAt, sessionToken with 201 and Location /users/:id", arguments: Backend.all)
+    func signUp(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let r = try await p.request(.post, "/users", ["username": "alice", "password": "pw", "email": "alice@example.com"], master: false)
             #expect(r.status == 201)
             let id = try #require(r["objectId"]?.stringValue)
@@ -44,9 +44,9 @@ struct UsersTests {
         }
     }
 
-    @Test("sign-up errors: 200, 201, 202, 203 (case-insensitive), 125")
-    func signUpErrors() async throws {
-        try await TestServer.with { p in
+    @Test("sign-up errors: 200, 201, 202, 203 (case-insensitive), 125", arguments: Backend.all)
+    func signUpErrors(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             _ = try await p.signUp("Snoopy", extra: ["email": "snoopy@example.com"])
             let cases: [(JSONValue, Int)] = [
                 (["password": "x"], 200), (["username": "", "password": "x"], 200), (["username": "n"], 201),
@@ -64,9 +64,9 @@ struct UsersTests {
         }
     }
 
-    @Test("log-in by GET and POST, by username or email; failures are 101; me; logout")
-    func logIn() async throws {
-        try await TestServer.with { p in
+    @Test("log-in by GET and POST, by username or email; failures are 101; me; logout", arguments: Backend.all)
+    func logIn(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let (id, _) = try await p.signUp("bob", "hunter2", extra: ["email": "bob@example.com"])
             let get = try await p.request(.get, "/login?username=bob&password=hunter2", master: false)
             #expect(get.status == 200)
@@ -100,9 +100,9 @@ struct UsersTests {
         }
     }
 
-    @Test("users are private: others cannot read, change or delete them")
-    func privacy() async throws {
-        try await TestServer.with { p in
+    @Test("users are private: others cannot read, change or delete them", arguments: Backend.all)
+    func privacy(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let alice = try await p.signUp("alice", extra: ["email": "a@example.com"])
             let bob = try await p.signUp("bob")
             let read = try await p.asUser(bob.token, .get, "/users/\(alice.id)")
@@ -125,9 +125,9 @@ struct UsersTests {
         }
     }
 
-    @Test("a password change keeps this session, revokes the others, and the new password works")
-    func passwordChange() async throws {
-        try await TestServer.with { p in
+    @Test("a password change keeps this session, revokes the others, and the new password works", arguments: Backend.all)
+    func passwordChange(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let alice = try await p.signUp("alice", "old-pw")
             let other = try await p.request(.post, "/login", ["username": "alice", "password": "old-pw"], master: false)
             let otherToken = try #require(other["sessionToken"]?.stringValue)
@@ -148,9 +148,9 @@ struct UsersTests {
         }
     }
 
-    @Test("deleting a user removes it and its sessions")
-    func deleteUser() async throws {
-        try await TestServer.with { p in
+    @Test("deleting a user removes it and its sessions", arguments: Backend.all)
+    func deleteUser(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let alice = try await p.signUp("alice")
             let r = try await p.asUser(alice.token, .delete, "/users/\(alice.id)")
             #expect(r.json == [:])
@@ -163,9 +163,9 @@ struct UsersTests {
         }
     }
 
-    @Test("anonymous authData signs up once and logs in afterwards; linking and unlinking")
-    func anonymous() async throws {
-        try await TestServer.with { p in
+    @Test("anonymous authData signs up once and logs in afterwards; linking and unlinking", arguments: Backend.all)
+    func anonymous(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let first = try await p.request(.post, "/users", ["authData": ["anonymous": ["id": "device-1"]]], master: false)
             #expect(first.status == 201)
             let id = try #require(first["objectId"]?.stringValue)
@@ -192,9 +192,9 @@ struct UsersTests {
         }
     }
 
-    @Test("sessions: own sessions only, /sessions/me, revoking by delete, expiry is 209")
-    func sessions() async throws {
-        try await TestServer.with { p in
+    @Test("sessions: own sessions only, /sessions/me, revoking by delete, expiry is 209", arguments: Backend.all)
+    func sessions(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let alice = try await p.signUp("alice")
             let bob = try await p.signUp("bob")
             let mine = try await p.asUser(alice.token, .get, "/sessions")
@@ -223,9 +223,9 @@ struct UsersTests {
         }
     }
 
-    @Test("loginAs needs the master key; /classes/_User sign-up works like /users")
-    func loginAsAndAliases() async throws {
-        try await TestServer.with { p in
+    @Test("loginAs needs the master key; /classes/_User sign-up works like /users", arguments: Backend.all)
+    func loginAsAndAliases(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
             let created = try await p.request(.post, "/classes/_User", ["username": "carol", "password": "pw"], master: false)
             #expect(created.status == 201)
             let id = try #require(created["objectId"]?.stringValue)
@@ -243,9 +243,9 @@ struct UsersTests {
         }
     }
 
-    @Test("objects ACL'd to a user are visible to that user only")
-    func aclWithUsers() async throws {
-        try await TestServer.with(TestServer.options { $0.allowClientClassCreation = true }) { p in
+    @Test("objects ACL'd to a user are visible to that user only", arguments: Backend.all)
+    func aclWithUsers(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, TestServer.options { $0.allowClientClassCreation = true }) { p in
             let alice = try await p.signUp("alice")
             let bob = try await p.signUp("bob")
             let acl: JSONValue = .object([alice.id: ["read": true, "write": true]])

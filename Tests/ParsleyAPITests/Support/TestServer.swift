@@ -7,10 +7,9 @@ import NIOCore
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
-import ParsleySQLite
 
-/// A real Parsley server on a fresh SQLite database in a temporary folder, listening on 127.0.0.1 with an
-/// ephemeral port, and a small Parse REST client for it.
+/// A real Parsley server on a fresh database (SQLite in a temporary folder, or a fresh PostgreSQL database on
+/// the test cluster), listening on 127.0.0.1 with an ephemeral port, and a small Parse REST client for it.
 enum TestServer {
     static let appId = "test-app"
     static let masterKey = "test-master-key"
@@ -21,27 +20,21 @@ enum TestServer {
         return o
     }
 
-    /// Runs `body` against a live server.
+    /// Runs `body` against a live server on a fresh database of `backend`.
     static func with(
-        _ options: ParseServerOptions = options(), _ body: @escaping @Sendable (ParseClient) async throws -> Void
+        backend: Backend = .sqlite, _ options: ParseServerOptions = options(),
+        _ body: @escaping @Sendable (ParseClient) async throws -> Void
     ) async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        var logger = Logger(label: "parsley-test")
-        logger.logLevel = .warning
-        let database = try await SQLiteDatabase.open(path: dir.appendingPathComponent("db.sqlite").path, readers: 2, logger: logger)
-        do {
-            let api = try await ParsleyServer.makeAPI(options: options, database: database)
+        let logger = TestDatabase.logger
+        try await TestDatabase.with(backend, logger: logger) { db in
+            let api = try await ParsleyServer.makeAPI(options: options, database: db.database)
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
             try await app.test(.live) { client in
-                try await body(ParseClient(client: client, options: options))
+                var parse = ParseClient(client: client, options: options)
+                parse.backend = backend
+                try await body(parse)
             }
-        } catch {
-            try? await database.close()
-            throw error
         }
-        try await database.close()
     }
 }
 
@@ -63,6 +56,8 @@ struct ParseClient: Sendable {
     let port: Int?
     let options: ParseServerOptions
     var mount = "/parse"
+    /// The storage backend of the server under test.
+    var backend: Backend = .sqlite
 
     init(client: any TestClientProtocol, options: ParseServerOptions) {
         self.send = { uri, method, headers, body in

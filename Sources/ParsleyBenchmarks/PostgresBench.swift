@@ -1,0 +1,238 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
+import ParsleyPostgres
+import ParsleyStorage
+import PostgresNIO
+
+/// `--database-uri postgres://...`: the core table on PostgreSQL, with pgbench-style raw inserts and point reads
+/// through postgres-nio as the baseline, then one node against two `parsley` processes on the same database.
+/// Works in a fresh database it creates next to the one named (and drops at the end).
+enum PostgresBench {
+    static func run(uri: String, arguments: BenchArguments, wrk: Wrk, work: URL, logger: Logger) async throws {
+        let admin = try PostgresConnectionSettings(url: uri)
+        let dbName = "parsley_bench_\(Int.random(in: 100_000...999_999))"
+        try await adminQuery(admin, "CREATE DATABASE \(dbName)", logger: logger)
+        var settings = admin
+        settings.database = dbName
+        let url = "postgres://\(settings.username)\(settings.password.map { ":" + $0 } ?? "")@\(settings.host):\(settings.port)/\(dbName)"
+        defer { Task { try? await adminQuery(admin, "DROP DATABASE IF EXISTS \(dbName) WITH (FORCE)", logger: logger) } }
+
+        print("Parsley benchmark on PostgreSQL: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, synchronous_commit=on, pool 20")
+        let raw = try await rawBaseline(settings, seconds: arguments.seconds, logger: logger)
+
+        let options = ParseServerOptions(applicationId: "bench", masterKey: "bench-master-key", maxBatchSize: 10_000)
+        let database = try await PostgresDatabase.open(url: url, poolSize: 20, logger: logger)
+        let api = try await ParsleyServer.makeAPI(options: options, database: database)
+        let port = arguments.port
+        let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
+        let serverTask = Task { try await app.runService() }
+        try await Task.sleep(for: .milliseconds(500))
+        let base = "http://127.0.0.1:\(port)"
+        let headers = ["X-Parse-Application-Id": "bench", "X-Parse-Master-Key": "bench-master-key", "Content-Type": "application/json"]
+        var table: [Row] = []
+
+        let payload = BenchData.payload(seed: 0)
+        let create = try wrk.run(
+            name: "create", url: base, seconds: arguments.seconds,
+            script: WrkScript.fixed(method: "POST", path: "/parse/classes/Bench", headers: headers, body: payload), directory: work)
+        table.append(Row(name: "create (POST ~\(payload.utf8.count) B)", result: create, baseline: raw.insert))
+        let ids = try await BenchData.sampleIds(api, className: "Bench", count: 2000)
+        let getScript = WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil)
+        let get = try wrk.run(name: "get", url: base, seconds: arguments.seconds, script: getScript, directory: work)
+        table.append(Row(name: "get by id", result: get, baseline: raw.read))
+        let update = try wrk.run(
+            name: "update", url: base, seconds: arguments.seconds,
+            script: WrkScript.randomId(
+                method: "PUT", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: #"{"counter":{"__op":"Increment","amount":1}}"#),
+            directory: work)
+        table.append(Row(name: "update (Increment)", result: update, baseline: raw.insert))
+
+        try await BenchData.populate(api, className: "Item", count: arguments.objects)
+        _ = try await api.handle(
+            ParseRequest(
+                method: .put, path: ["schemas", "Item"], body: ["indexes": ["category_score": ["category": 1, "score": -1]]], auth: .master,
+                mountURL: base + "/parse"))
+        let queryPath = "/parse/classes/Item?where=" + BenchData.urlEncode(#"{"category":"c17"}"#) + "&order=-score&limit=20"
+        let indexed = try wrk.run(
+            name: "query", url: base, seconds: arguments.seconds, script: WrkScript.fixed(method: "GET", path: queryPath, headers: headers, body: nil),
+            directory: work)
+        table.append(Row(name: "query, indexed (\(arguments.objects) objects)", result: indexed, baseline: raw.read))
+        serverTask.cancel()
+        try? await database.close()
+
+        // Scale-out: the same get-by-id load on one `parsley` process, then split across two on the same database.
+        let nodes = try await twoNodes(url: url, ids: ids, headers: headers, wrk: wrk, seconds: arguments.seconds, work: work, basePort: port + 1)
+
+        print("")
+        print("baseline (raw postgres-nio, 64 concurrent tasks on a pool of 20, autocommit, no HTTP):")
+        print("  insert: \(fmt(raw.insert.requestsPerSecond)) ops/s  p50 \(ms(raw.insert.p50)) ms  p99 \(ms(raw.insert.p99)) ms")
+        print("  point read by primary key: \(fmt(raw.read.requestsPerSecond)) ops/s  p50 \(ms(raw.read.p50)) ms  p99 \(ms(raw.read.p99)) ms")
+        print("")
+        Row.printTable(table)
+        print("")
+        print(nodes)
+    }
+
+    // MARK: Baseline
+
+    static func rawBaseline(_ settings: PostgresConnectionSettings, seconds: Int, logger: Logger) async throws -> (insert: Measure, read: Measure) {
+        var configuration = PostgresClient.Configuration(
+            host: settings.host, port: settings.port, username: settings.username, password: settings.password, database: settings.database,
+            tls: .disable)
+        configuration.options.maximumConnections = 20
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let runner = Task { await client.run() }
+        defer { runner.cancel() }
+        try await client.query(#"CREATE TABLE raw_bench ("objectId" TEXT PRIMARY KEY, "createdAt" TEXT, "updatedAt" TEXT, data JSONB)"#)
+        let payload = BenchData.payload(seed: 1)
+        let counter = Counter()
+        let insert = try await timed(seconds: seconds) {
+            let id = "id\(counter.next())"
+            try await client.query(
+                #"INSERT INTO raw_bench ("objectId","createdAt","updatedAt",data) VALUES (\#(id), '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', \#(payload)::jsonb)"#)
+        }
+        let written = max(1, counter.value)
+        let read = try await timed(seconds: seconds) {
+            let id = "id\(Int.random(in: 1...written))"
+            for try await _ in try await client.query(#"SELECT * FROM raw_bench WHERE "objectId" = \#(id)"#) {}
+        }
+        print("  raw postgres-nio: \(fmt(insert.requestsPerSecond)) inserts/s, \(fmt(read.requestsPerSecond)) point reads/s")
+        return (insert, read)
+    }
+
+    /// Runs `operation` from 64 concurrent tasks for `seconds`; throughput and latency percentiles.
+    static func timed(seconds: Int, _ operation: @escaping @Sendable () async throws -> Void) async throws -> Measure {
+        let deadline = Date().addingTimeInterval(Double(seconds))
+        let start = Date()
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for _ in 0..<64 {
+                group.addTask {
+                    var lat: [Double] = []
+                    while Date() < deadline {
+                        let t = Date()
+                        try await operation()
+                        lat.append(Date().timeIntervalSince(t))
+                    }
+                    return lat
+                }
+            }
+            var all: [Double] = []
+            for try await l in group { all += l }
+            return all
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        return Measure(
+            requestsPerSecond: Double(latencies.count) / elapsed, p50: RawSQLiteBaseline.percentile(latencies, 0.5),
+            p99: RawSQLiteBaseline.percentile(latencies, 0.99))
+    }
+
+    static func adminQuery(_ settings: PostgresConnectionSettings, _ sql: String, logger: Logger) async throws {
+        let configuration = PostgresConnection.Configuration(
+            host: settings.host, port: settings.port, username: settings.username, password: settings.password,
+            database: settings.database ?? "postgres", tls: .disable)
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        defer { Task { try? await connection.close() } }
+        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+    }
+
+    // MARK: Two nodes
+
+    static func twoNodes(url: String, ids: [String], headers: [String: String], wrk: Wrk, seconds: Int, work: URL, basePort: Int) async throws -> String {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("parsley")
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            return "two nodes: skipped (build the parsley executable next to parsley-bench: swift build -c release)"
+        }
+        func start(_ port: Int) throws -> Process {
+            let p = Process()
+            p.executableURL = executable
+            var env = ProcessInfo.processInfo.environment
+            env["PARSE_SERVER_DATABASE_URI"] = url
+            env["PARSE_SERVER_APPLICATION_ID"] = "bench"
+            env["PARSE_SERVER_MASTER_KEY"] = "bench-master-key"
+            env["PORT"] = "\(port)"
+            env["PARSE_SERVER_HOST"] = "127.0.0.1"
+            env["PARSLEY_DATA_DIR"] = work.appendingPathComponent("node\(port)").path
+            env["LOG_LEVEL"] = "error"
+            p.environment = env
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            return p
+        }
+        let a = try start(basePort), b = try start(basePort + 1)
+        defer {
+            a.terminate()
+            b.terminate()
+        }
+        try await Task.sleep(for: .seconds(2))
+        let script = WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil)
+        let cpu0 = PostgresCPU.seconds()
+        let one = try wrk.run(name: "one node", url: "http://127.0.0.1:\(basePort)", seconds: seconds, script: script, directory: work)
+        let cpu1 = PostgresCPU.seconds()
+        // Two wrk processes at once, 32 connections each, one per node.
+        let both = try await withThrowingTaskGroup(of: Measure.self) { group in
+            for port in [basePort, basePort + 1] {
+                group.addTask {
+                    try wrk.run(
+                        name: "node :\(port)", url: "http://127.0.0.1:\(port)", seconds: seconds, script: script, directory: work, connections: 32,
+                        threads: 1)
+                }
+            }
+            var total = Measure(requestsPerSecond: 0, p50: 0, p99: 0)
+            for try await m in group {
+                total.requestsPerSecond += m.requestsPerSecond
+                total.p50 = max(total.p50, m.p50)
+                total.p99 = max(total.p99, m.p99)
+            }
+            return total
+        }
+        let cpu2 = PostgresCPU.seconds()
+        let oneShare = (cpu1 - cpu0) / Double(seconds) * 100
+        let twoShare = (cpu2 - cpu1) / Double(seconds) * 100
+        return """
+            scale-out (get by id, separate `parsley` processes on one PostgreSQL, 64 connections in all):
+              one node:  \(fmt(one.requestsPerSecond)) req/s  p50 \(ms(one.p50)) ms  p99 \(ms(one.p99)) ms  PostgreSQL CPU \(fmt(oneShare))% of one core
+              two nodes: \(fmt(both.requestsPerSecond)) req/s  p50 \(ms(both.p50)) ms  p99 \(ms(both.p99)) ms  PostgreSQL CPU \(fmt(twoShare))% of one core
+              ratio two/one: \(String(format: "%.2f", both.requestsPerSecond / max(1, one.requestsPerSecond)))
+            """
+    }
+}
+
+/// CPU seconds used so far by every process named `postgres` (from /proc), to tell whether the database is busy.
+enum PostgresCPU {
+    static func seconds() -> Double {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var total = 0.0
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
+        for pid in entries where pid.allSatisfy(\.isNumber) {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
+                stat[stat.index(after: open)..<close] == "postgres"
+            else { continue }
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            if fields.count > 12, let u = Double(fields[11]), let s = Double(fields[12]) { total += (u + s) / ticks }
+        }
+        return total
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        n += 1
+        return n
+    }
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return n
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import HTTPTypes
+import ParsleyCore
+import ParsleyDomain
+import Testing
+
+/// Two `parsley` processes on one PostgreSQL database: what one node writes, the other sees at once, including
+/// what it had cached (schemas, sessions).
+@Suite("Process on PostgreSQL: two nodes, one database", .serialized)
+struct PostgresProcessTests {
+    static let key = "two-nodes-master-key"
+
+    /// Starts a `parsley` process on `url`, waiting until it answers /health.
+    static func node(_ url: String, dataDir: URL, avoiding port: Int? = nil) async throws -> ProcessTests.Server {
+        var server = try ProcessTests.Server(dataDir: dataDir, environment: Self.environment(url))
+        // Two nodes drawing the same random port: start the second one again.
+        while server.port == port {
+            server.kill()
+            server = try ProcessTests.Server(dataDir: dataDir, environment: Self.environment(url))
+        }
+        do {
+            try await server.waitUntilHealthy()
+        } catch {
+            server.kill()
+            throw error
+        }
+        return server
+    }
+
+    static func environment(_ url: String) -> [String: String] {
+        ["PARSE_SERVER_DATABASE_URI": url, "PARSE_SERVER_MASTER_KEY": key, "PARSLEY_DATABASE_POOL_SIZE": "4"]
+    }
+
+    @Test(
+        "objects, schema changes and revoked sessions made on one node are seen by the other at once",
+        .enabled(if: Backend.all.contains(.postgres), "PostgreSQL not available"))
+    func twoNodes() async throws {
+        try await PostgresCluster.shared.withFreshDatabase { url in
+            let dirA = try ProcessTests.tempDir()
+            let dirB = try ProcessTests.tempDir()
+            defer {
+                try? FileManager.default.removeItem(at: dirA)
+                try? FileManager.default.removeItem(at: dirB)
+            }
+            let a = try await Self.node(url, dataDir: dirA)
+            defer { a.kill() }
+            let b = try await Self.node(url, dataDir: dirB, avoiding: a.port)
+            defer { b.kill() }
+            try await ProcessTests.client(a.port, Self.key) { nodeA in
+                try await ProcessTests.client(b.port, Self.key) { nodeB in
+                    try await Self.objects(nodeA, nodeB)
+                    try await Self.schemas(nodeA, nodeB)
+                    try await Self.sessions(nodeA, nodeB)
+                }
+            }
+        }
+    }
+
+    /// An object created on A is read, found, updated and deleted through B.
+    static func objects(_ nodeA: ParseClient, _ nodeB: ParseClient) async throws {
+        let id = try await nodeA.createId("CrossNode", ["name": "from A", "n": 1])
+        let got = try await nodeB.get("CrossNode", id)
+        #expect(got.status == 200, "\(got.json)")
+        #expect(got["name"] == "from A")
+        let updated = try await nodeB.update("CrossNode", id, ["n": ["__op": "Increment", "amount": 2]])
+        #expect(updated.status == 200, "\(updated.json)")
+        let again = try await nodeA.get("CrossNode", id)
+        #expect(again["n"] == 3, "\(again.json)")
+        #expect(try await nodeB.ids("CrossNode", where: ["name": "from A"]) == [id])
+        #expect(try await nodeA.delete("CrossNode", id).status == 200)
+        let gone = try await nodeB.get("CrossNode", id)
+        #expect(gone.code == 101, "\(gone.json)")
+    }
+
+    /// Schema changes on A show at B (within `schemaDelay`), although B has the class's schema, or its absence,
+    /// cached. Sessions (below) must be refused at once; schemas may take a moment to propagate.
+    static let schemaDelay: Duration = .seconds(2)
+
+    /// `GET /schemas/<className>` on `node` until `accept` holds or `schemaDelay` passes; the last answer.
+    static func schema(_ node: ParseClient, _ className: String, until accept: (Reply) -> Bool) async throws -> Reply {
+        let deadline = ContinuousClock.now + schemaDelay
+        while true {
+            let r = try await node.request(.get, "/schemas/\(className)")
+            if accept(r) || ContinuousClock.now >= deadline { return r }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    static func schemas(_ nodeA: ParseClient, _ nodeB: ParseClient) async throws {
+        // B creates the class (and caches its schema), then A adds a field.
+        _ = try await nodeB.createId("Widget", ["size": 1])
+        let before = try await nodeB.request(.get, "/schemas/Widget")
+        #expect(before.status == 200, "\(before.json)")
+        #expect(before["fields"]?["color"] == nil)
+        let put = try await nodeA.request(.put, "/schemas/Widget", ["className": "Widget", "fields": ["color": ["type": "String"]]])
+        #expect(put.status == 200, "\(put.json)")
+        let after = try await schema(nodeB, "Widget") { $0["fields"]?["color"] != nil }
+        #expect(after["fields"]?["color"] == ["type": "String"], "node B does not see the field node A added: \(after.json)")
+        // B's writes follow the new field's type.
+        let wrongType = try await nodeB.create("Widget", ["color": 5])
+        #expect(wrongType.code == 111, "\(wrongType.json)")
+        #expect(try await nodeB.create("Widget", ["color": "red"]).status == 201)
+
+        // A new class made on A, after B looked for it and found nothing.
+        let missing = try await nodeB.request(.get, "/schemas/Gadget")
+        #expect(missing.code == 103, "\(missing.json)")
+        let created = try await nodeA.request(.post, "/schemas/Gadget", ["className": "Gadget", "fields": ["weight": ["type": "Number"]]])
+        #expect(created.status == 200, "\(created.json)")
+        let seen = try await schema(nodeB, "Gadget") { $0.status == 200 }
+        #expect(seen.status == 200, "node B does not see the class node A created: \(seen.json)")
+        #expect(seen["fields"]?["weight"] == ["type": "Number"], "\(seen.json)")
+
+        // A field deleted on A is gone at B, and B writes the name as a new field again.
+        let drop = try await nodeA.request(.put, "/schemas/Widget", ["className": "Widget", "fields": ["color": ["__op": "Delete"]]])
+        #expect(drop.status == 200, "\(drop.json)")
+        let dropped = try await schema(nodeB, "Widget") { $0["fields"]?["color"] == nil }
+        #expect(dropped["fields"]?["color"] == nil, "node B still has the field node A deleted: \(dropped.json)")
+        let retyped = try await nodeB.create("Widget", ["color": 7])
+        #expect(retyped.status == 201, "node B still types the field node A deleted: \(retyped.json)")
+    }
+
+    /// A session revoked on A is refused by B at once, although B has just accepted (and cached) it.
+    static func sessions(_ nodeA: ParseClient, _ nodeB: ParseClient) async throws {
+        let user = try await nodeA.signUp("two-nodes-user")
+        let me = try await nodeB.asUser(user.token, .get, "/users/me")
+        #expect(me.status == 200, "\(me.json)")
+        #expect(me["objectId"] == .string(user.id))
+        let out = try await nodeA.asUser(user.token, .post, "/logout")
+        #expect(out.status == 200, "\(out.json)")
+        let after = try await nodeB.asUser(user.token, .get, "/users/me")
+        #expect(after.code == 209, "node B still accepts the session node A revoked: \(after.status) \(after.json)")
+        let againA = try await nodeA.asUser(user.token, .get, "/users/me")
+        #expect(againA.code == 209, "\(againA.json)")
+
+        // Deleting the user on A (master key) also ends its other sessions at B.
+        let second = try await nodeA.signUp("two-nodes-user-2")
+        #expect(try await nodeB.asUser(second.token, .get, "/users/me").status == 200)
+        #expect(try await nodeA.request(.delete, "/users/\(second.id)").status == 200)
+        let deleted = try await nodeB.asUser(second.token, .get, "/users/me")
+        #expect(deleted.code == 209, "node B still accepts a session of the user node A deleted: \(deleted.status) \(deleted.json)")
+    }
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for the test suite: 127.0.0.1:54329, data in /tmp/parsley-ci-pg, no fsync.
+# Installs Debian's postgresql first when no initdb can be found. Runs initdb/pg_ctl as the `postgres` user when
+# started as root (initdb refuses root). Diagnostics go to stderr; stdout is only the line to evaluate:
+#   eval "$(scripts/pg-test-cluster.sh)"      # start (again, from scratch); exports PARSLEY_TEST_POSTGRES_URL
+#   scripts/pg-test-cluster.sh stop           # stop it and remove its data
+#   PARSLEY_CI_PG_PORT, PARSLEY_CI_PG_DIR     override the port and the folder
+set -euo pipefail
+port="${PARSLEY_CI_PG_PORT:-54329}"
+root="${PARSLEY_CI_PG_DIR:-/tmp/parsley-ci-pg}"
+data="$root/data"
+
+log() { echo "pg-test-cluster: $*" >&2; }
+
+# The folder holding initdb, pg_ctl and postgres.
+find_bin() {
+  local initdb dir
+  if initdb=$(command -v initdb 2>/dev/null); then
+    dir=$(dirname "$(readlink -f "$initdb")")
+    if [[ -x "$dir/pg_ctl" && -x "$dir/postgres" ]]; then echo "$dir"; return; fi
+  fi
+  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -n -r); do
+    if [[ -x "$dir/initdb" && -x "$dir/pg_ctl" && -x "$dir/postgres" ]]; then echo "$dir"; return; fi
+  done
+}
+
+# Runs a command as the cluster's owner: `postgres` when we are root, else ourselves.
+as_owner() {
+  if [[ $(id -u) -eq 0 ]]; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+bin=$(find_bin || true)
+
+stop() {
+  if [[ -n "$bin" && -f "$data/postmaster.pid" ]]; then
+    as_owner "$bin/pg_ctl" stop -D "$data" -m immediate >&2 || true
+  fi
+  rm -rf "$root"
+}
+
+if [[ "${1:-start}" == "stop" ]]; then
+  stop
+  log "stopped"
+  exit 0
+fi
+
+if [[ -z "$bin" ]]; then
+  log "no initdb found: installing Debian's postgresql"
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq >&2 && "${sudo[@]}" apt-get install -y -qq postgresql >&2
+  bin=$(find_bin || true)
+  if [[ -z "$bin" ]]; then log "postgresql installed but initdb still not found"; exit 1; fi
+fi
+
+if [[ $(id -u) -eq 0 ]] && ! id postgres >/dev/null 2>&1; then
+  log "running as root and there is no 'postgres' user to run initdb as"
+  exit 1
+fi
+
+# From scratch every time: a cluster left by an earlier run is stopped and removed.
+stop
+mkdir -p "$root"
+if [[ $(id -u) -eq 0 ]]; then chown postgres: "$root"; fi
+chmod 700 "$root"
+log "initdb ($bin) in $data"
+as_owner "$bin/initdb" -D "$data" -A trust -U postgres --no-sync -E UTF8 --locale=C >"$root.initdb.log" 2>&1 \
+  || { cat "$root.initdb.log" >&2; rm -f "$root.initdb.log"; exit 1; }
+rm -f "$root.initdb.log"
+as_owner "$bin/pg_ctl" start -w -t 60 -D "$data" -l "$root/server.log" \
+  -o "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c listen_addresses=127.0.0.1 -p $port -k $root" >&2 \
+  || { tail -n 40 "$root/server.log" >&2 || true; exit 1; }
+log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') listening on 127.0.0.1:$port"
+echo "export PARSLEY_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:$port/postgres"
