@@ -79,11 +79,21 @@ public struct SQLiteDialect: SQLDialect {
                 e.value(.text) + " IN (" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + ")"
             }
         }
-        var parts: [SQLFragment] = []
-        for p in principals {
-            parts.append("instr(" + column + ", " + .bind(.text("[\"" + p + "\"")) + ") > 0")
-            parts.append("instr(" + column + ", " + .bind(.text(",\"" + p + "\"")) + ") > 0")
+        // Built in one string (this runs for every signed-in read, so it avoids fragment concatenation).
+        let test = "instr(" + column.sql + ", ?) > 0"
+        var sql = "("
+        sql.reserveCapacity(2 + principals.count * (2 * test.utf8.count + 8))
+        var binds: [SQLValue] = []
+        binds.reserveCapacity(principals.count * 2 * (1 + column.binds.count))
+        for (i, p) in principals.enumerated() {
+            sql += i == 0 ? test : " OR " + test
+            binds += column.binds
+            binds.append(.text("[\"" + p + "\""))
+            sql += " OR " + test
+            binds += column.binds
+            binds.append(.text(",\"" + p + "\""))
         }
-        return SQLFragment.join(parts, " OR ").parenthesized
+        sql += ")"
+        return SQLFragment(sql, binds)
     }
 }

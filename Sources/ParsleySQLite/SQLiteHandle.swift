@@ -21,6 +21,7 @@ final class SQLiteHandle: @unchecked Sendable {
         }
         db = handle
         sqlite_nio_sqlite3_busy_timeout(db, 10_000)
+        _ = parsley_sqlite_enable_qpsg(db)
         SQLiteFunctionInstaller.install(on: db)
     }
 

@@ -169,7 +169,39 @@ extension SQLStore {
     }
 
     static func decodePermissions(_ value: SQLValue) -> [String]? {
-        guard let text = value.text, case .array(let items)? = try? JSONParser.parse(text) else { return nil }
+        guard let text = value.text else { return nil }
+        if let fast = simpleStringList(text) { return fast }
+        guard case .array(let items)? = try? JSONParser.parse(text) else { return nil }
         return items.compactMap(\.stringValue)
+    }
+
+    /// `["a","b"]` (or `["a", "b"]`) without escapes (what Parsley writes for ids and role names), read without the JSON parser;
+    /// nil for anything else.
+    static func simpleStringList(_ text: String) -> [String]? {
+        var text = text
+        return text.withUTF8 { bytes -> [String]? in
+            guard bytes.count >= 2, bytes[0] == UInt8(ascii: "["), bytes[bytes.count - 1] == UInt8(ascii: "]") else { return nil }
+            var out: [String] = []
+            var i = 1
+            let end = bytes.count - 1
+            while i < end {
+                guard bytes[i] == UInt8(ascii: "\"") else { return nil }
+                var j = i + 1
+                while j < end, bytes[j] != UInt8(ascii: "\"") {
+                    if bytes[j] == UInt8(ascii: "\\") { return nil }
+                    j += 1
+                }
+                guard j < end else { return nil }
+                out.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[(i + 1)..<j]), as: UTF8.self))
+                i = j + 1
+                if i < end {
+                    guard bytes[i] == UInt8(ascii: ",") else { return nil }
+                    i += 1
+                    while i < end, bytes[i] == UInt8(ascii: " ") { i += 1 }  // PostgreSQL writes `["a", "b"]`
+                    guard i < end else { return nil }
+                }
+            }
+            return out
+        }
     }
 }

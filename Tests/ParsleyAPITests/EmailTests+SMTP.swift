@@ -79,26 +79,32 @@ final class SMTPTestServer: @unchecked Sendable {
         } catch {
             throw Failure("cannot start the SMTP test server (python3 with aiosmtpd; `python3 -m pip install aiosmtpd`): \(error)")
         }
-        defer {
+        func stop() async {
             try? input.fileHandleForWriting.close()
             if process.isRunning { process.terminate() }
-            process.waitUntilExit()
+            await process.exited()
         }
-        var port: Int?
-        for _ in 0..<300 {
-            if let text = try? String(contentsOf: ready, encoding: .utf8), let p = Int(text) {
-                port = p
-                break
+        do {
+            var port: Int?
+            for _ in 0..<300 {
+                if let text = try? String(contentsOf: ready, encoding: .utf8), let p = Int(text) {
+                    port = p
+                    break
+                }
+                if !process.isRunning { break }
+                try await Task.sleep(for: .milliseconds(50))
             }
-            if !process.isRunning { break }
-            try await Task.sleep(for: .milliseconds(50))
+            guard let port else {
+                let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                throw Failure("could not start the aiosmtpd SMTP test server (install it with `python3 -m pip install aiosmtpd`):\n\(output)")
+            }
+            let server = SMTPTestServer(dir: dir, port: port)
+            try await body(server)
+        } catch {
+            await stop()
+            throw error
         }
-        guard let port else {
-            let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            throw Failure("could not start the aiosmtpd SMTP test server (install it with `python3 -m pip install aiosmtpd`):\n\(output)")
-        }
-        let server = SMTPTestServer(dir: dir, port: port)
-        try await body(server)
+        await stop()
     }
 
     /// The messages received so far, once there are at least `count`.

@@ -49,6 +49,8 @@ const char *sqlite_nio_sqlite3_errmsg(sqlite3 *);
 int sqlite_nio_sqlite3_extended_errcode(sqlite3 *db);
 void sqlite_nio_sqlite3_interrupt(sqlite3 *);
 int sqlite_nio_sqlite3_busy_timeout(sqlite3 *, int ms);
+/// Turns on the query planner stability guarantee (see parsley_sqlite.c).
+int parsley_sqlite_enable_qpsg(sqlite3 *db);
 int sqlite_nio_sqlite3_value_type(sqlite3_value *);
 sqlite3_int64 sqlite_nio_sqlite3_value_int64(sqlite3_value *);
 double sqlite_nio_sqlite3_value_double(sqlite3_value *);

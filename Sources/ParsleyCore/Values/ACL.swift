@@ -26,15 +26,13 @@ public struct ACL: Sendable, Equatable {
     }
 
     public var json: JSONValue {
-        var o: [String: JSONValue] = [:]
-        for r in readers { o[r, default: [:]] = merge(o[r], "read") }
-        for w in writers { o[w, default: [:]] = merge(o[w], "write") }
+        var o = [String: JSONValue](minimumCapacity: readers.count + writers.count)
+        for r in readers { o[r] = Self.readOnly }
+        for w in writers { o[w] = o[w] == nil ? Self.writeOnly : Self.readWrite }
         return .object(o)
     }
 
-    private func merge(_ existing: JSONValue?, _ key: String) -> JSONValue {
-        var e = existing?.objectValue ?? [:]
-        e[key] = true
-        return .object(e)
-    }
+    private static let readOnly: JSONValue = ["read": true]
+    private static let writeOnly: JSONValue = ["write": true]
+    private static let readWrite: JSONValue = ["read": true, "write": true]
 }
