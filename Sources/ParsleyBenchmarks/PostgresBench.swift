@@ -36,21 +36,10 @@ enum PostgresBench {
         let headers = ["X-Parse-Application-Id": "bench", "X-Parse-Master-Key": "bench-master-key", "Content-Type": "application/json"]
         var table: [Row] = []
 
-        let payload = BenchData.payload(seed: 0)
-        let create = try wrk.run(
-            name: "create", url: base, seconds: arguments.seconds,
-            script: WrkScript.fixed(method: "POST", path: "/parse/classes/Bench", headers: headers, body: payload), directory: work)
-        table.append(Row(name: "create (POST ~\(payload.utf8.count) B)", result: create, baseline: raw.insert))
-        let ids = try await BenchData.sampleIds(api, className: "Bench", count: 2000)
-        let getScript = WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil)
-        let get = try wrk.run(name: "get", url: base, seconds: arguments.seconds, script: getScript, directory: work)
-        table.append(Row(name: "get by id", result: get, baseline: raw.read))
-        let update = try wrk.run(
-            name: "update", url: base, seconds: arguments.seconds,
-            script: WrkScript.randomId(
-                method: "PUT", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: #"{"counter":{"__op":"Increment","amount":1}}"#),
-            directory: work)
-        table.append(Row(name: "update (Increment)", result: update, baseline: raw.insert))
+        let core = try await CoreScenarios.run(
+            api: api, wrk: wrk, base: base, headers: headers, seconds: arguments.seconds, work: work, insert: raw.insert, read: raw.read)
+        table += core.rows
+        let ids = core.ids
 
         try await BenchData.populate(api, className: "Item", count: arguments.objects)
         _ = try await api.handle(

@@ -244,3 +244,37 @@ enum RawSQLiteBaseline {
         return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
     }
 }
+
+/// The scenarios every backend runs first: create (POST one ~300-byte object), then get by id and update with
+/// `Increment` over 2,000 of the ids created.
+enum CoreScenarios {
+    struct Result {
+        var rows: [Row]
+        var get: Measure
+        var ids: [String]
+    }
+
+    static func run(
+        api: ParseAPI, wrk: Wrk, base: String, headers: [String: String], seconds: Int, work: URL, insert: Measure, read: Measure
+    ) async throws -> Result {
+        let payload = BenchData.payload(seed: 0)
+        let create = try wrk.run(
+            name: "create", url: base, seconds: seconds,
+            script: WrkScript.fixed(method: "POST", path: "/parse/classes/Bench", headers: headers, body: payload), directory: work)
+        let ids = try await BenchData.sampleIds(api, className: "Bench", count: 2000)
+        let get = try wrk.run(
+            name: "get", url: base, seconds: seconds,
+            script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil), directory: work)
+        let update = try wrk.run(
+            name: "update", url: base, seconds: seconds,
+            script: WrkScript.randomId(
+                method: "PUT", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: #"{"counter":{"__op":"Increment","amount":1}}"#),
+            directory: work)
+        return Result(
+            rows: [
+                Row(name: "create (POST ~\(payload.utf8.count) B)", result: create, baseline: insert),
+                Row(name: "get by id", result: get, baseline: read),
+                Row(name: "update (Increment)", result: update, baseline: insert),
+            ], get: get, ids: ids)
+    }
+}
