@@ -50,4 +50,39 @@ struct StorageLimitsTests {
             #expect(counted["count"] == 2)
         }
     }
+
+    @Test("operators on fields of another type match nothing instead of failing", arguments: Backend.all)
+    func operatorsAcrossTypes(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
+            _ = try await p.createId(
+                "Mixed",
+                [
+                    "name": "alpha", "score": 5, "ok": true, "obj": ["n": 1], "tags": ["x", "y"],
+                    "loc": ["__type": "GeoPoint", "latitude": 1, "longitude": 2],
+                ])
+            let empty: [JSONValue] = [
+                ["score": ["$regex": "5"]], ["ok": ["$regex": "t"]], ["obj": ["$regex": "n"]], ["loc": ["$regex": "1"]],
+                ["score": ["$all": [["$regex": "5"]]]],
+                ["name": ["$select": ["query": ["className": "Mixed", "where": [:]], "key": "score"]]],
+                ["score": ["$select": ["query": ["className": "Mixed", "where": [:]], "key": "name"]]],
+                ["tags": ["$select": ["query": ["className": "Mixed", "where": [:]], "key": "obj"]]],
+                ["obj.n": ["$regex": "1"]], ["obj": ["$in": [1, 2]]], ["ok": ["$gt": "a"]], ["score": "5"],
+            ]
+            for w in empty {
+                let r = try await p.find("Mixed", where: w)
+                #expect(r.status == 200, "\(w): \(r.json)")
+                #expect(r.results.isEmpty, "\(w)")
+            }
+            // The same operators on fields of their own type still match.
+            let hits: [JSONValue] = [
+                ["name": ["$regex": "^al"]], ["name": ["$select": ["query": ["className": "Mixed", "where": [:]], "key": "name"]]],
+                ["score": ["$select": ["query": ["className": "Mixed", "where": [:]], "key": "score"]]],
+                ["tags": "x"], ["obj.n": 1], ["score": ["$gt": 4]],
+            ]
+            for w in hits {
+                let r = try await p.find("Mixed", where: w)
+                #expect(r.results.count == 1, "\(w): \(r.json)")
+            }
+        }
+    }
 }

@@ -52,8 +52,8 @@ extension WhereCompiler {
             // Like `$in`/`$nin` on an array: some element is one of the selected values.
             var negated = false
             if case .dontSelect = condition { negated = true }
-            guard let values = try selectedValues(sub, key: key) else { return negated ? "1=1" : "1=0" }
-            let match = any { e in (e.type + " NOT IN ('object','array') AND " + e.value(.text) + " IN " + values).parenthesized }
+            guard let (values, kind) = try selectedValues(sub, key: key), kind != .json else { return negated ? "1=1" : "1=0" }
+            let match = any { e in (e.type + " NOT IN ('object','array') AND " + e.value(kind) + " IN " + values).parenthesized }
             return negated ? SQLFragment("NOT ") + match : match
         case .text(let t):
             return dialect.textMatch(expr, TextSearchTerms(term: t.term, caseSensitive: t.caseSensitive, diacriticSensitive: t.diacriticSensitive))

@@ -49,9 +49,9 @@ extension WhereCompiler {
         case .exists(let b): return dialect.jsonType(base, path: path) + (b ? " IS NOT NULL" : " IS NULL")
         case .regex(let r): return dialect.regexMatch(dialect.jsonExtract(base, path: path, as: .text), r.pattern, options: r.options)
         case .select(let sub, let key):
-            return try selectSubquery(dialect.jsonExtract(base, path: path, as: .text), sub, key: key, negated: false)
+            return try selectSubquery(dialect.jsonExtract(base, path: path, as: .text), .text, sub, key: key, negated: false)
         case .dontSelect(let sub, let key):
-            return try selectSubquery(dialect.jsonExtract(base, path: path, as: .text), sub, key: key, negated: true)
+            return try selectSubquery(dialect.jsonExtract(base, path: path, as: .text), .text, sub, key: key, negated: true)
         case .inQuery(let sub):
             return dialect.jsonExtract(base, path: path + ["objectId"], as: .text) + " IN " + (try idsSubquery(sub))
         case .notInQuery(let sub):

@@ -124,13 +124,17 @@ public struct WhereCompiler {
             return SQLFragment.join(values.map { compileColumnEquals(expr, $0, type) }, " AND ").parenthesized
         case .containedBy(let values): return inList(expr, values, type, negated: false)
         case .containsAllMatching(let patterns):
+            guard Self.storageKind(type) == .text else { return "1=0" }
             return SQLFragment.join(patterns.map { dialect.regexMatch(expr, $0.pattern, options: $0.options) }, " AND ").parenthesized
         case .exists(let b): return expr + (b ? " IS NOT NULL" : " IS NULL")
-        case .regex(let r): return dialect.regexMatch(expr, r.pattern, options: r.options)
+        case .regex(let r):
+            // Only text matches a regular expression (numbers, booleans and structured values never do).
+            guard Self.storageKind(type) == .text else { return "1=0" }
+            return dialect.regexMatch(expr, r.pattern, options: r.options)
         case .text(let t):
             return dialect.textMatch(expr, TextSearchTerms(term: t.term, caseSensitive: t.caseSensitive, diacriticSensitive: t.diacriticSensitive))
-        case .select(let sub, let key): return try selectSubquery(expr, sub, key: key, negated: false)
-        case .dontSelect(let sub, let key): return try selectSubquery(expr, sub, key: key, negated: true)
+        case .select(let sub, let key): return try selectSubquery(expr, Self.storageKind(type), sub, key: key, negated: false)
+        case .dontSelect(let sub, let key): return try selectSubquery(expr, Self.storageKind(type), sub, key: key, negated: true)
         case .inQuery(let sub), .notInQuery(let sub):
             let negated: Bool
             if case .notInQuery = condition { negated = true } else { negated = false }
@@ -226,21 +230,37 @@ public struct WhereCompiler {
         return f
     }
 
-    func selectSubquery(_ expr: SQLFragment, _ sub: SubQuery, key: String, negated: Bool) throws(ParseError) -> SQLFragment {
-        guard let values = try selectedValues(sub, key: key) else { return negated ? "1=1" : "1=0" }
+    /// How a column of `type` is stored: as text, as a number, or as JSON. Values of different kinds never equal.
+    static func storageKind(_ type: FieldType) -> ScalarKind {
+        switch type {
+        case .string, .date, .pointer, .file, .relation: return .text
+        case .number, .boolean: return .number
+        default: return .json
+        }
+    }
+
+    /// `expr IN (selected values)`; nothing matches (everything does, negated) when the selected key is stored as
+    /// another kind than `expr`.
+    func selectSubquery(_ expr: SQLFragment, _ kind: ScalarKind, _ sub: SubQuery, key: String, negated: Bool) throws(ParseError) -> SQLFragment {
+        guard let (values, valuesKind) = try selectedValues(sub, key: key), valuesKind == kind else { return negated ? "1=1" : "1=0" }
         return negated ? (expr + " IS NULL OR " + expr + " NOT IN " + values).parenthesized : expr + " IN " + values
     }
 
     /// `(SELECT <key> FROM Sub WHERE ... AND <key> IS NOT NULL)` for `$select`/`$dontSelect`; nil when the class
     /// or the key does not exist (nothing is selected).
-    func selectedValues(_ sub: SubQuery, key: String) throws(ParseError) -> SQLFragment? {
+    func selectedValues(_ sub: SubQuery, key: String) throws(ParseError) -> (SQLFragment, ScalarKind)? {
         guard let subSchema = schemas[sub.className] else { return nil }
         let a = newAlias()
         let parser = QueryParser(now: ParseDate(milliseconds: 0))
         let keyExpr: SQLFragment
+        let kind: ScalarKind
         switch target(try parser.fieldPath(key), schema: subSchema, alias: a) {
-        case .column(let e, _): keyExpr = e
-        case .json(let base, let path): keyExpr = dialect.jsonExtract(base, path: path, as: .text)
+        case .column(let e, let type):
+            keyExpr = e
+            kind = Self.storageKind(type)
+        case .json(let base, let path):
+            keyExpr = dialect.jsonExtract(base, path: path, as: .text)
+            kind = .text
         default: return nil
         }
         var f = SQLFragment("(SELECT ") + keyExpr + SQLFragment(" FROM \(dialect.quote(sub.className)) AS \(a) WHERE ")
@@ -250,7 +270,7 @@ public struct WhereCompiler {
         f.append(" IS NOT NULL")
         f.append(readFilter(alias: a))
         f.append(")")
-        return f
+        return (f, kind)
     }
 
     /// ` AND (<alias>._rperm IS NULL OR it holds one of the principals)`, or nothing for the master key.
