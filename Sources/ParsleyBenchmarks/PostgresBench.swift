@@ -25,15 +25,9 @@ enum PostgresBench {
         print("Parsley benchmark on PostgreSQL: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, synchronous_commit=on, pool 20")
         let raw = try await rawBaseline(settings, seconds: arguments.seconds, logger: logger)
 
-        let options = ParseServerOptions(applicationId: "bench", masterKey: "bench-master-key", maxBatchSize: 10_000)
         let database = try await PostgresDatabase.open(url: url, poolSize: 20, logger: logger)
-        let api = try await ParsleyServer.makeAPI(options: options, database: database)
-        let port = arguments.port
-        let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
-        let serverTask = Task { try await app.runService() }
-        try await Task.sleep(for: .milliseconds(500))
-        let base = "http://127.0.0.1:\(port)"
-        let headers = ["X-Parse-Application-Id": "bench", "X-Parse-Master-Key": "bench-master-key", "Content-Type": "application/json"]
+        let server = try await BenchServer.start(database: database, port: arguments.port, logger: logger)
+        let (api, serverTask, base, headers, port) = (server.api, server.task, server.base, BenchServer.headers, arguments.port)
         var table: [Row] = []
 
         let core = try await CoreScenarios.run(

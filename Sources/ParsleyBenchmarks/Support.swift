@@ -2,7 +2,9 @@ import Foundation
 import Logging
 import ParsleyCore
 import ParsleyDomain
+import Hummingbird
 import ParsleyHTTP
+import ParsleyStorage
 import SQLiteNIO
 
 struct BenchArguments {
@@ -276,5 +278,22 @@ enum CoreScenarios {
                 Row(name: "get by id", result: get, baseline: read),
                 Row(name: "update (Increment)", result: update, baseline: insert),
             ], get: get, ids: ids)
+    }
+}
+
+/// Parsley in this process on `database`, listening on 127.0.0.1:`port`.
+struct BenchServer {
+    static let options = ParseServerOptions(applicationId: "bench", masterKey: "bench-master-key", maxBatchSize: 10_000)
+    static let headers = ["X-Parse-Application-Id": "bench", "X-Parse-Master-Key": "bench-master-key", "Content-Type": "application/json"]
+    let api: ParseAPI
+    let task: Task<Void, any Error>
+    let base: String
+
+    static func start(database: any SQLDatabase, port: Int, logger: Logger) async throws -> BenchServer {
+        let api = try await ParsleyServer.makeAPI(options: options, database: database)
+        let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
+        let task = Task { try await app.runService() }
+        try await Task.sleep(for: .milliseconds(500))
+        return BenchServer(api: api, task: task, base: "http://127.0.0.1:\(port)")
     }
 }

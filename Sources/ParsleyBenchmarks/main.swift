@@ -36,16 +36,9 @@ if let uri = arguments.databaseURI {
     exit(0)
 }
 
-let options = ParseServerOptions(applicationId: "bench", masterKey: "bench-master-key", maxBatchSize: 10_000)
 let database = try await SQLiteDatabase.open(path: work.appendingPathComponent("parsley.sqlite").path, logger: logger)
-let api = try await ParsleyServer.makeAPI(options: options, database: database)
-let port = arguments.port
-let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
-let serverTask = Task { try await app.runService() }
-try await Task.sleep(for: .milliseconds(500))
-
-let base = "http://127.0.0.1:\(port)"
-let headers = ["X-Parse-Application-Id": "bench", "X-Parse-Master-Key": "bench-master-key", "Content-Type": "application/json"]
+let server = try await BenchServer.start(database: database, port: arguments.port, logger: logger)
+let (api, serverTask, base, headers, options) = (server.api, server.task, server.base, BenchServer.headers, BenchServer.options)
 var table: [Row] = []
 
 print("Parsley benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, SQLite WAL synchronous=FULL")
