@@ -21,6 +21,8 @@ final class PostgresChangeFeed: Sendable {
         var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
         var listening = false
         var stopped = false
+        /// Own messages heard before their sender started waiting (kept small).
+        var echoed: Set<Int> = []
     }
     private let state = NIOLockedValueBox(State())
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
@@ -70,26 +72,23 @@ final class PostgresChangeFeed: Sendable {
             return
         }
         // Wait for the echo (bounded), so the answer to this request leaves after the other processes were told.
-        guard state.withLockedValue({ $0.listening }) else { return }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [self] in
-                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                    let resumeNow = state.withLockedValue { s -> Bool in
-                        guard s.listening else { return true }
-                        s.waiting[seq] = c
-                        return false
-                    }
-                    if resumeNow { c.resume() }
-                }
+        // Exactly one of the echo, the timeout or a lost connection resumes the wait: each takes the waiter out of
+        // the table under the lock; an echo that arrives before the wait starts is remembered in `echoed`.
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLockedValue { s -> Bool in
+                if s.echoed.remove(seq) != nil { return true }
+                guard s.listening, !s.stopped else { return true }
+                s.waiting[seq] = c
+                return false
             }
-            group.addTask {
+            if resumeNow {
+                c.resume()
+                return
+            }
+            Task { [state] in
                 try? await Task.sleep(for: .milliseconds(500))
+                state.withLockedValue { $0.waiting.removeValue(forKey: seq) }?.resume()
             }
-            await group.next()
-            group.cancelAll()
-            let pending = state.withLockedValue { $0.waiting.removeValue(forKey: seq) }
-            pending?.resume()
-            await group.waitForAll()
         }
     }
 
@@ -97,7 +96,13 @@ final class PostgresChangeFeed: Sendable {
         let parts = payload.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return }
         if parts[0] == processId {
-            let waiter = state.withLockedValue { $0.waiting.removeValue(forKey: Int(parts[1]) ?? -1) }
+            let seq = Int(parts[1]) ?? -1
+            let waiter = state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
+                if let w = s.waiting.removeValue(forKey: seq) { return w }
+                if s.echoed.count > 1000 { s.echoed.removeAll() }
+                s.echoed.insert(seq)
+                return nil
+            }
             waiter?.resume()
             return
         }

@@ -24,7 +24,7 @@ struct AppFlowsSchemaApplyTests {
         let out = Pipe()
         process.standardOutput = out
         process.standardError = out
-        try process.run()
+        try process.launchSerially()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
@@ -166,7 +166,7 @@ extension AppFlowsSchemaApplyTests {
             let out = Pipe()
             process.standardOutput = out
             process.standardError = out
-            try process.run()
+            try process.launchSerially()
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             #expect(process.terminationStatus == 0, "examples/\(app).sh (needs curl and jq):\n\(text)")

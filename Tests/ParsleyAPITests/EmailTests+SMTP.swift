@@ -75,7 +75,7 @@ final class SMTPTestServer: @unchecked Sendable {
         process.standardOutput = logHandle
         process.standardError = logHandle
         do {
-            try process.run()
+            try process.launchSerially()
         } catch {
             throw Failure("cannot start the SMTP test server (python3 with aiosmtpd; `python3 -m pip install aiosmtpd`): \(error)")
         }

@@ -269,7 +269,7 @@ struct OperationsProcessTests {
         let out = Pipe()
         backup.standardOutput = out
         backup.standardError = out
-        try backup.run()
+        try backup.launchSerially()
         backup.waitUntilExit()
         let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(backup.terminationStatus == 0, "\(said)")
@@ -285,7 +285,7 @@ struct OperationsProcessTests {
         again.arguments = ["backup", backupFile.path, "--data-dir", dir.path]
         again.standardOutput = Pipe()
         again.standardError = Pipe()
-        try again.run()
+        try again.launchSerially()
         again.waitUntilExit()
         #expect(again.terminationStatus != 0)
         // The copy opens as a data folder of its own and holds at least every write acknowledged before it.

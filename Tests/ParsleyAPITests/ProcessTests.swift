@@ -39,7 +39,7 @@ struct ProcessTests {
                 captured.append(data)
                 if data.isEmpty { handle.readabilityHandler = nil }
             }
-            try process.run()
+            try process.launchSerially()
         }
 
         /// Everything printed so far, and whether the pipe reached its end.

@@ -15,3 +15,15 @@ extension Process {
         }
     }
 }
+
+private let launchLock = NSLock()
+
+extension Process {
+    /// `run()` one process at a time: Foundation's process launch on Linux is not safe to call from several
+    /// threads at once (parallel tests that start processes crashed inside `Process.run()`).
+    func launchSerially() throws {
+        launchLock.lock()
+        defer { launchLock.unlock() }
+        try run()
+    }
+}
