@@ -8,14 +8,6 @@ public import ParsleyStorage
 public struct PostgresDialect: SQLDialect {
     public init() {}
 
-    public func quote(_ identifier: String) -> String {
-        var out = "\""
-        for ch in identifier.unicodeScalars where ch != "\0" {
-            if ch == "\"" { out += "\"\"" } else { out.unicodeScalars.append(ch) }
-        }
-        return out + "\""
-    }
-
     public func columnType(for type: FieldType) -> String {
         switch type {
         case .string, .date, .pointer, .file: return "TEXT"

@@ -8,16 +8,6 @@ public import ParsleyCore
 public struct SQLiteDialect: SQLDialect {
     public init() {}
 
-    public func quote(_ identifier: String) -> String {
-        // Names reaching here were validated by the parsers; doubling quotes and dropping NULs is the last line.
-        if !identifier.utf8.contains(where: { $0 == 0x22 || $0 == 0 }) { return "\"" + identifier + "\"" }
-        var out = "\""
-        for ch in identifier.unicodeScalars where ch != "\0" {
-            if ch == "\"" { out += "\"\"" } else { out.unicodeScalars.append(ch) }
-        }
-        return out + "\""
-    }
-
     public func columnType(for type: FieldType) -> String { "" }
     public var permissionColumnType: String { "TEXT" }
     public var unlimitedClause: String { " LIMIT -1" }
@@ -75,9 +65,7 @@ public struct SQLiteDialect: SQLDialect {
     /// with a quote, backslash or control character (escaped in JSON; never produced by Parsley) take the general path.
     public func holdsAny(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment {
         if principals.contains(where: { $0.isEmpty || $0.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }) {
-            return anyElement(of: column, alias: alias) { e in
-                e.value(.text) + " IN (" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + ")"
-            }
+            return anyElementHolds(column, principals, alias: alias)
         }
         // Built in one string (this runs for every signed-in read, so it avoids fragment concatenation).
         let test = "instr(" + column.sql + ", ?) > 0"

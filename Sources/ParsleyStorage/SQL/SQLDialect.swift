@@ -44,9 +44,25 @@ public protocol SQLDialect: Sendable {
 
 extension SQLDialect {
     public func holdsAny(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment {
+        anyElementHolds(column, principals, alias: alias)
+    }
+
+    /// `holdsAny` through `anyElement`: correct for any dialect, for dialects whose faster test does not apply.
+    public func anyElementHolds(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment {
         anyElement(of: column, alias: alias) { e in
             e.value(.text) + " IN (" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + ")"
         }
+    }
+
+    /// Double quotes, doubling any inside and dropping NULs. Names reaching here were validated by the parsers;
+    /// this is the last line, and the only way a name enters SQL text.
+    public func quote(_ identifier: String) -> String {
+        if !identifier.utf8.contains(where: { $0 == 0x22 || $0 == 0 }) { return "\"" + identifier + "\"" }
+        var out = "\""
+        for ch in identifier.unicodeScalars where ch != "\0" {
+            if ch == "\"" { out += "\"\"" } else { out.unicodeScalars.append(ch) }
+        }
+        return out + "\""
     }
 }
 
