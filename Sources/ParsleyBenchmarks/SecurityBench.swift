@@ -9,7 +9,7 @@ enum SecurityBench {
         var login: Measure
         var get: Measure
         var query: Measure
-        /// The same indexed query on objects without ACLs, measured in turns with `query` (medians of 3 each).
+        /// The same indexed query on objects without ACLs, measured in turns with `query` (medians of `rounds` each).
         var plainQuery: Measure
     }
 
@@ -19,10 +19,23 @@ enum SecurityBench {
         try await api.handle(ParseRequest(method: method, path: path, body: body, auth: .master, mountURL: base + "/parse")).body
     }
 
+    /// The signed-in user and the SecureItem objects it reads through roles (10 roles, the user in 3).
+    struct Fixture {
+        var userId: String
+        var token: String
+        static let queryPath = "/parse/classes/SecureItem?where=" + BenchData.urlEncode(#"{"category":"c17"}"#) + "&order=-score&limit=20"
+    }
+
     static func run(
         api: ParseAPI, wrk: Wrk, base: String, headers: [String: String], plainQueryScript: String, arguments: BenchArguments, directory: URL
     ) async throws -> Result
     {
+        let fixture = try await populate(api: api, base: base, arguments: arguments)
+        return try await measure(
+            fixture, api: api, wrk: wrk, base: base, headers: headers, plainQueryScript: plainQueryScript, arguments: arguments, directory: directory)
+    }
+
+    static func populate(api: ParseAPI, base: String, arguments: BenchArguments) async throws -> Fixture {
         let signUp = try await api.users.signUp(["username": "bench-user", "password": "bench-password"], auth: .nobody)
         let userId = signUp.objectId
         let token = signUp.body["sessionToken"]?.stringValue ?? ""
@@ -58,6 +71,14 @@ enum SecurityBench {
             next += chunk
         }
         print("  populated \(arguments.objects) SecureItem objects with ACLs in \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+        return Fixture(userId: userId, token: token)
+    }
+
+    static func measure(
+        _ fixture: Fixture, api: ParseAPI, wrk: Wrk, base: String, headers: [String: String], plainQueryScript: String, arguments: BenchArguments,
+        directory: URL
+    ) async throws -> Result {
+        let (userId, token) = (fixture.userId, fixture.token)
         var userHeaders = headers
         userHeaders["X-Parse-Master-Key"] = nil
         userHeaders["X-Parse-Session-Token"] = token
@@ -76,10 +97,10 @@ enum SecurityBench {
             name: "get-acl", url: base, seconds: arguments.seconds,
             script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/SecureItem/", ids: readable, headers: userHeaders, body: nil),
             directory: directory)
-        let queryPath = "/parse/classes/SecureItem?where=" + BenchData.urlEncode(#"{"category":"c17"}"#) + "&order=-score&limit=20"
+        let queryPath = Fixture.queryPath
         // The ACL'd query and the same query without ACLs in turns, so drift of the machine hits both alike.
         var acl: [Measure] = [], plain: [Measure] = []
-        for round in 1...3 {
+        for round in 1...rounds {
             acl.append(
                 try wrk.run(
                     name: "query-acl #\(round)", url: base, seconds: arguments.seconds,
@@ -88,6 +109,9 @@ enum SecurityBench {
         }
         return Result(login: login, get: get, query: median(acl), plainQuery: median(plain))
     }
+
+    /// Rounds of the two queries, in turns (this machine's speed drifts by ±15% within a minute).
+    static let rounds = 5
 
     static func median(_ runs: [Measure]) -> Measure {
         runs.sorted { $0.requestsPerSecond < $1.requestsPerSecond }[runs.count / 2]

@@ -13,6 +13,10 @@ struct BenchArguments {
     var port = 18_337
     var baselineOps = 20_000
     var databaseURI: String?
+    /// `--security`: only the security scenarios (and the indexed query they are compared with).
+    var securityOnly = false
+    /// `--hold` (with `--security`): populate, print the session token, and keep serving.
+    var hold = false
 
     init(_ args: [String]) {
         var i = 1
@@ -24,6 +28,10 @@ struct BenchArguments {
             case "--objects": objects = value ?? objects
             case "--port": port = value ?? port
             case "--baseline-ops": baselineOps = value ?? baselineOps
+            case "--security", "--hold":
+                if args[i] == "--hold" { hold = true } else { securityOnly = true }
+                i += 1
+                continue
             default: break
             }
             i += 2

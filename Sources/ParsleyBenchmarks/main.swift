@@ -41,6 +41,34 @@ let server = try await BenchServer.start(database: database, port: arguments.por
 let (api, serverTask, base, headers, options) = (server.api, server.task, server.base, BenchServer.headers, BenchServer.options)
 var table: [Row] = []
 
+// `--security`: the indexed query on `Item` and the security scenarios only (for profiling the ACL'd read path).
+if arguments.securityOnly {
+    try await BenchData.populate(api, className: "Item", count: arguments.objects)
+    _ = try await api.handle(
+        ParseRequest(
+            method: .put, path: ["schemas", "Item"], body: ["indexes": ["category_score": ["category": 1, "score": -1]]], auth: .master,
+            mountURL: base + "/parse"))
+    let queryPath = "/parse/classes/Item?where=" + BenchData.urlEncode(#"{"category":"c17"}"#) + "&order=-score&limit=20"
+    let queryScript = WrkScript.fixed(method: "GET", path: queryPath, headers: headers, body: nil)
+    let fixture = try await SecurityBench.populate(api: api, base: base, arguments: arguments)
+    if arguments.hold {
+        // `--hold`: keep serving the populated database for a profiler or a hand-run load generator.
+        print("  serving \(base); session token \(fixture.token)")
+        print("  ACL'd query: \(SecurityBench.Fixture.queryPath)")
+        print("  plain query: \(queryPath)")
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+    let security = try await SecurityBench.measure(
+        fixture, api: api, wrk: wrk, base: base, headers: headers, plainQueryScript: queryScript, arguments: arguments, directory: work)
+    table.append(Row(name: "get by id, session + ACL", result: security.get, baseline: security.get))
+    table.append(Row(name: "query, indexed, no ACLs (median of \(SecurityBench.rounds))", result: security.plainQuery, baseline: security.plainQuery))
+    table.append(Row(name: "query, indexed, session + ACL (median of \(SecurityBench.rounds))", result: security.query, baseline: security.plainQuery))
+    Row.printTable(table)
+    serverTask.cancel()
+    try? await database.close()
+    exit(0)
+}
+
 print("Parsley benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, SQLite WAL synchronous=FULL")
 
 // 1. Raw sqlite-nio baseline, same database settings, no HTTP.
@@ -71,8 +99,8 @@ let security = try await SecurityBench.run(
     api: api, wrk: wrk, base: base, headers: headers, plainQueryScript: queryScript, arguments: arguments, directory: work)
 table.append(Row(name: "log-in (bcrypt cost \(options.bcryptCost))", result: security.login, baseline: raw.insert))
 table.append(Row(name: "get by id, session + ACL", result: security.get, baseline: get))
-table.append(Row(name: "query, indexed, no ACLs (median of 3, in turns with the next)", result: security.plainQuery, baseline: raw.read))
-table.append(Row(name: "query, indexed, session + ACL (median of 3)", result: security.query, baseline: security.plainQuery))
+table.append(Row(name: "query, indexed, no ACLs (median of \(SecurityBench.rounds), in turns with the next)", result: security.plainQuery, baseline: raw.read))
+table.append(Row(name: "query, indexed, session + ACL (median of \(SecurityBench.rounds))", result: security.query, baseline: security.plainQuery))
 
 print("")
 print("baseline (raw sqlite-nio, same process, no HTTP):")

@@ -58,30 +58,14 @@ public struct SQLiteDialect: SQLDialect {
 
     public func render(_ fragment: SQLFragment) -> String { fragment.sql }
 
-    /// Permission lists are stored as compact JSON (`["*","role:Admin"]`), so a principal is an element exactly
-    /// when `["p"` or `,"p"` occurs in the text: inside a JSON string every quote is escaped, so a quote right
-    /// after `[` or `,` opens an element, and a quote right after the principal's last character (never a
-    /// backslash) closes it. Two `instr` calls per principal instead of a `json_each` table per row; principals
-    /// with a quote, backslash or control character (escaped in JSON; never produced by Parsley) take the general path.
+    /// Permission lists are JSON string arrays (`["*","role:Admin"]`); `parsley_holds_any` (a C function, see
+    /// CParsleySQLite) walks the list once and compares each element with the principals, sent as one
+    /// '\n'-separated parameter. Principals with a quote, backslash or control character (escaped in JSON; never
+    /// produced by Parsley) take the general `json_each` path.
     public func holdsAny(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment {
-        if principals.contains(where: { $0.isEmpty || $0.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }) {
+        if principals.isEmpty || principals.contains(where: { $0.isEmpty || $0.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }) {
             return anyElementHolds(column, principals, alias: alias)
         }
-        // Built in one string (this runs for every signed-in read, so it avoids fragment concatenation).
-        let test = "instr(" + column.sql + ", ?) > 0"
-        var sql = "("
-        sql.reserveCapacity(2 + principals.count * (2 * test.utf8.count + 8))
-        var binds: [SQLValue] = []
-        binds.reserveCapacity(principals.count * 2 * (1 + column.binds.count))
-        for (i, p) in principals.enumerated() {
-            sql += i == 0 ? test : " OR " + test
-            binds += column.binds
-            binds.append(.text("[\"" + p + "\""))
-            sql += " OR " + test
-            binds += column.binds
-            binds.append(.text(",\"" + p + "\""))
-        }
-        sql += ")"
-        return SQLFragment(sql, binds)
+        return SQLFragment("parsley_holds_any(" + column.sql + ", ?)", column.binds + [.text(principals.joined(separator: "\n"))])
     }
 }

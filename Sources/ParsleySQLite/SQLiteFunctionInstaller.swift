@@ -17,6 +17,7 @@ enum SQLiteFunctionInstaller {
         for (name, argc, fn) in functions {
             sqlite_nio_sqlite3_create_function_v2(db, name, argc, flags, nil, fn, nil, nil, nil)
         }
+        parsley_sqlite_install_permission_test(db)
     }
 
     static func text(_ args: UnsafeMutablePointer<OpaquePointer?>?, _ i: Int) -> String? {

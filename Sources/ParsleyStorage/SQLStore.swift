@@ -76,7 +76,9 @@ extension SQLStore {
         }
         let finalStatement = statement
         let rows = try await database.read { db in try await db.query(finalStatement) }
-        return rows.map { Self.decodeRow($0, fields: fields, schema: spec.schema) }
+        // Objects of one page mostly share a handful of ACLs: each distinct pair of permission lists is decoded once.
+        var acls = ACLMemo()
+        return rows.map { Self.decodeRow($0, fields: fields, schema: spec.schema, acls: &acls) }
     }
 
     public func count(_ spec: FindSpec) async throws -> Int {
@@ -149,17 +151,45 @@ extension SQLStore {
         return (f, decoded)
     }
 
+    /// The `ACL` values of permission-list pairs already decoded while reading one result.
+    struct ACLMemo {
+        var last: (SQLValue, SQLValue, JSONValue?)?
+        var seen: [String: JSONValue?] = [:]
+
+        mutating func acl(_ readers: SQLValue, _ writers: SQLValue) -> JSONValue? {
+            if let last, last.0 == readers, last.1 == writers { return last.2 }
+            let key: String?
+            if let r = readers.text, let w = writers.text { key = r + "\u{0}" + w } else { key = nil }
+            if let key, let known = seen[key] {
+                last = (readers, writers, known)
+                return known
+            }
+            let value = SQLStore.decodeACL(readers, writers)
+            if let key, seen.count < 64 { seen[key] = value }
+            last = (readers, writers, value)
+            return value
+        }
+    }
+
+    static func decodeACL(_ readerList: SQLValue, _ writerList: SQLValue) -> JSONValue? {
+        let readers = decodePermissions(readerList), writers = decodePermissions(writerList)
+        guard readers != nil || writers != nil else { return nil }
+        return ACL(readers: readers ?? [], writers: writers ?? []).json
+    }
+
     /// A row of `objectId, createdAt, updatedAt, _rperm, _wperm, fields...` as a Parse object.
     public static func decodeRow(_ row: SQLRow, fields: [(String, FieldType)], schema: ClassSchema) -> [String: JSONValue] {
+        var acls = ACLMemo()
+        return decodeRow(row, fields: fields, schema: schema, acls: &acls)
+    }
+
+    static func decodeRow(_ row: SQLRow, fields: [(String, FieldType)], schema: ClassSchema, acls: inout ACLMemo) -> [String: JSONValue] {
         var object: [String: JSONValue] = [:]
         object.reserveCapacity(fields.count + 4)
         if case .text(let id) = row[0] { object["objectId"] = .string(id) }
         if case .text(let c) = row[1] { object["createdAt"] = .string(c) }
         if case .text(let u) = row[2] { object["updatedAt"] = .string(u) }
-        let readers = decodePermissions(row[3]), writers = decodePermissions(row[4])
-        if readers != nil || writers != nil {
-            object["ACL"] = ACL(readers: readers ?? [], writers: writers ?? []).json
-        }
+        if let acl = acls.acl(row[3], row[4]) { object["ACL"] = acl }
         for (i, (name, type)) in fields.enumerated() {
             let value = row[5 + i]
             if value == .null { continue }

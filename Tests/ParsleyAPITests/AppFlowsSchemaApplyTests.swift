@@ -14,20 +14,11 @@ struct AppFlowsSchemaApplyTests {
     }
 
     /// Runs `parsley <arguments>` to completion with only the given PARSE_SERVER_* / PARSLEY_* variables.
-    static func parsley(_ arguments: [String], _ environment: [String: String]) throws -> Run {
-        let process = Process()
-        process.executableURL = ProcessTests.binary
-        process.arguments = arguments
+    static func parsley(_ arguments: [String], _ environment: [String: String]) async throws -> Run {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARSE_SERVER_") && !$0.key.hasPrefix("PARSLEY_") }
         for (k, v) in environment { env[k] = v }
-        process.environment = env
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.launchSerially()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        let (status, output) = try await ChildProcess.run(ProcessTests.binary.path, arguments, environment: env)
+        return Run(status: status, output: output)
     }
 
     static func write(_ dir: URL, _ name: String, _ json: String) throws -> String {
@@ -42,12 +33,12 @@ struct AppFlowsSchemaApplyTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let env = ["PARSLEY_DATA_DIR": dir.path]
         let schemas = ParseClient.schemasDir.path
-        let first = try Self.parsley(["schema", "apply", "--all", "--schemas-dir", schemas], env)
+        let first = try await Self.parsley(["schema", "apply", "--all", "--schemas-dir", schemas], env)
         #expect(first.status == 0, "\(first.output)")
         for line in ["Entry: created with 8 fields, 1 index", "Message: created", "Glimp: created", "Challenge: created", "Exchange: created", "_User: +phone"] {
             #expect(first.output.contains(line), "\(line) in \(first.output)")
         }
-        let second = try Self.parsley(["schema", "apply", "--all", "--schemas-dir", schemas], env)
+        let second = try await Self.parsley(["schema", "apply", "--all", "--schemas-dir", schemas], env)
         #expect(second.status == 0)
         #expect(!second.output.contains("created") && !second.output.contains("+"), "\(second.output)")
         #expect(second.output.contains("Entry: unchanged"))
@@ -74,7 +65,7 @@ struct AppFlowsSchemaApplyTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let env = ["PARSLEY_DATA_DIR": dir.path]
         let journal = ParseClient.schemasDir.appendingPathComponent("journal.json").path
-        #expect(try Self.parsley(["schema", "apply", journal], env).status == 0)
+        #expect(try await Self.parsley(["schema", "apply", journal], env).status == 0)
         let cases: [(String, String, String)] = [
             ("type.json", #"{"classes":[{"className":"Fine","fields":{"a":{"type":"String"}}},{"className":"Bad","fields":{"n":{"type":"Int16"}}}]}"#,
              "type.json: class Bad, field n: unknown type Int16"),
@@ -95,13 +86,13 @@ struct AppFlowsSchemaApplyTests {
         ]
         for (name, text, message) in cases {
             let path = try Self.write(dir, name, text)
-            let run = try Self.parsley(["schema", "apply", path], env)
+            let run = try await Self.parsley(["schema", "apply", path], env)
             #expect(run.status == 1, "\(name): \(run.output)")
             #expect(run.output.contains(message), "\(name): \(run.output)")
         }
         // None of the good classes before the bad ones exists: a dry run would still create Fine.
         let fine = try Self.write(dir, "fine.json", #"{"classes":[{"className":"Fine","fields":{"a":{"type":"String"}}}]}"#)
-        let dry = try Self.parsley(["schema", "apply", "--dry-run", fine], env)
+        let dry = try await Self.parsley(["schema", "apply", "--dry-run", fine], env)
         #expect(dry.output.contains("Fine: created with 1 field (not applied: dry run)"), "\(dry.output)")
     }
 
@@ -117,10 +108,10 @@ struct AppFlowsSchemaApplyTests {
             "PARSE_SERVER_MASTER_KEY": key,
         ]
         let file = ParseClient.schemasDir.appendingPathComponent("social-fitness.json").path
-        let first = try Self.parsley(["schema", "apply", file], env)
+        let first = try await Self.parsley(["schema", "apply", file], env)
         #expect(first.status == 0, "\(first.output)")
         #expect(first.output.contains("Post: created") && first.output.contains("applied to http://127.0.0.1"))
-        let second = try Self.parsley(["schema", "apply", file], env)
+        let second = try await Self.parsley(["schema", "apply", file], env)
         #expect(second.output.contains("Post: unchanged") && second.output.contains("_User: unchanged"), "\(second.output)")
         try await ProcessTests.client(server.port, key) { p in
             let post = try await p.request(.get, "/schemas/Post")
@@ -130,11 +121,11 @@ struct AppFlowsSchemaApplyTests {
         let grown = try String(contentsOfFile: file, encoding: .utf8)
             .replacingOccurrences(of: #""time": {"type": "Number"},"#, with: #""time": {"type": "Number"}, "distance": {"type": "Number"},"#)
         let grownPath = try Self.write(dir, "grown.json", grown)
-        let migrated = try Self.parsley(["schema", "apply", grownPath], env)
+        let migrated = try await Self.parsley(["schema", "apply", grownPath], env)
         #expect(migrated.output.contains("Post: +distance"), "\(migrated.output)")
         var wrong = env
         wrong["PARSE_SERVER_MASTER_KEY"] = "not-the-key"
-        let refused = try Self.parsley(["schema", "apply", file], wrong)
+        let refused = try await Self.parsley(["schema", "apply", file], wrong)
         #expect(refused.status == 1)
         #expect(refused.output.contains("answered 403"), "\(refused.output)")
         server.kill()
@@ -148,28 +139,19 @@ extension AppFlowsSchemaApplyTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let repo = ParseClient.schemasDir.deletingLastPathComponent()
         let key = "examples-master-key"
-        let load = try Self.parsley(["schema", "apply", "--all", "--schemas-dir", ParseClient.schemasDir.path], ["PARSLEY_DATA_DIR": dir.path])
+        let load = try await Self.parsley(["schema", "apply", "--all", "--schemas-dir", ParseClient.schemasDir.path], ["PARSLEY_DATA_DIR": dir.path])
         #expect(load.status == 0, "\(load.output)")
         let server = try ProcessTests.Server(dataDir: dir, environment: ["PARSE_SERVER_MASTER_KEY": key])
         try await server.waitUntilHealthy()
         defer { server.kill() }
         for app in ["journal", "dating", "swapit", "glimp", "social-fitness"] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["bash", repo.appendingPathComponent("examples/\(app).sh").path]
-            process.currentDirectoryURL = dir
             var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARSE_SERVER_") }
             env["PARSE_SERVER_URL"] = "http://127.0.0.1:\(server.port)/parse"
             env["PARSE_SERVER_APPLICATION_ID"] = "proc-app"
             env["PARSE_SERVER_MASTER_KEY"] = key
-            process.environment = env
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = out
-            try process.launchSerially()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "examples/\(app).sh (needs curl and jq):\n\(text)")
+            let (status, text) = try await ChildProcess.run(
+                "/usr/bin/env", ["bash", repo.appendingPathComponent("examples/\(app).sh").path], environment: env, directory: dir)
+            #expect(status == 0, "examples/\(app).sh (needs curl and jq):\n\(text)")
             #expect(text.contains("\(app): all flows passed"))
         }
     }

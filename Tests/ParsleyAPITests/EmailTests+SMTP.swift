@@ -45,8 +45,6 @@ final class SMTPTestServer: @unchecked Sendable {
         controller.stop()
         """#
 
-    let process = Process()
-    let input = Pipe()
     let dir: URL
     let port: Int
     var messagesFile: URL { dir.appendingPathComponent("messages.jsonl") }
@@ -66,23 +64,18 @@ final class SMTPTestServer: @unchecked Sendable {
         let ready = dir.appendingPathComponent("ready")
         let log = dir.appendingPathComponent("server.log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = Process()
-        let input = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", scriptURL.path, dir.appendingPathComponent("messages.jsonl").path, ready.path]
-        process.standardInput = input
-        let logHandle = try FileHandle(forWritingTo: log)
-        process.standardOutput = logHandle
-        process.standardError = logHandle
+        let process: ChildProcess
         do {
-            try process.launchSerially()
+            process = try ChildProcess(
+                "/usr/bin/env", ["python3", scriptURL.path, dir.appendingPathComponent("messages.jsonl").path, ready.path], keepInputOpen: true,
+                output: log)
         } catch {
             throw Failure("cannot start the SMTP test server (python3 with aiosmtpd; `python3 -m pip install aiosmtpd`): \(error)")
         }
         func stop() async {
-            try? input.fileHandleForWriting.close()
-            if process.isRunning { process.terminate() }
-            await process.exited()
+            process.closeInput()
+            process.signal(SIGTERM)
+            await process.exited(killAfter: .seconds(10))
         }
         do {
             var port: Int?

@@ -235,8 +235,7 @@ struct OperationsProcessTests {
         let acknowledged = AckList()
         let writers = Self.writeBurst(server, key: key, into: acknowledged)
         while acknowledged.count < 300 { try await Task.sleep(for: .milliseconds(20)) }
-        kill(server.process.processIdentifier, SIGTERM)
-        server.process.waitUntilExit()
+        await server.stop()
         await writers.value
         #expect(server.process.terminationStatus == 0, "\(server.outputText().suffix(2000))")
         #expect(server.outputText().contains("parsley stopped"))
@@ -262,17 +261,9 @@ struct OperationsProcessTests {
         let before = Set(acknowledged.all)
         let backupFile = dir.appendingPathComponent("copy/parsley.sqlite")
         try FileManager.default.createDirectory(at: backupFile.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let backup = Process()
-        backup.executableURL = ProcessTests.binary
-        backup.arguments = ["backup", backupFile.path]
-        backup.environment = ["PARSLEY_DATA_DIR": dir.path, "PATH": "/usr/bin:/bin"]
-        let out = Pipe()
-        backup.standardOutput = out
-        backup.standardError = out
-        try backup.launchSerially()
-        backup.waitUntilExit()
-        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(backup.terminationStatus == 0, "\(said)")
+        let (backupStatus, said) = try await ChildProcess.run(
+            ProcessTests.binary.path, ["backup", backupFile.path], environment: ["PARSLEY_DATA_DIR": dir.path, "PATH": "/usr/bin:/bin"])
+        #expect(backupStatus == 0, "\(said)")
         #expect(said.contains("backed up"))
         // The writes go on during and after the copy.
         let during = acknowledged.count
@@ -280,14 +271,8 @@ struct OperationsProcessTests {
         server.kill()
         await writers.value
         // A second backup to the same file is refused; a missing database is named.
-        let again = Process()
-        again.executableURL = ProcessTests.binary
-        again.arguments = ["backup", backupFile.path, "--data-dir", dir.path]
-        again.standardOutput = Pipe()
-        again.standardError = Pipe()
-        try again.launchSerially()
-        again.waitUntilExit()
-        #expect(again.terminationStatus != 0)
+        let again = try await ChildProcess.run(ProcessTests.binary.path, ["backup", backupFile.path, "--data-dir", dir.path])
+        #expect(again.status != 0)
         // The copy opens as a data folder of its own and holds at least every write acknowledged before it.
         let copy = try Server(dataDir: backupFile.deletingLastPathComponent(), environment: ["PARSE_SERVER_MASTER_KEY": key])
         try await copy.waitUntilHealthy()
@@ -328,8 +313,7 @@ struct OperationsProcessTests {
             _ = try await p.request(.get, "/classes/Secretive?where=%7B%22t%22%3A%22\(token)%22%7D")
             _ = try await p.request(.put, "/users/nope", ["password": .string(password)])
         }
-        kill(server.process.processIdentifier, SIGTERM)
-        server.process.waitUntilExit()
+        await server.stop()
         let token = tokens.all.first ?? ""
         let output = server.outputText()
         #expect(server.process.terminationStatus == 0)
@@ -384,11 +368,11 @@ struct OperationsProcessTests {
 
         try Data(#"{"masterKey":"file-master-key","logFormat":"xml"}"#.utf8).write(to: config)
         let bad = try Server(dataDir: dir, environment: ["PARSE_SERVER_CONFIG": config.path])
-        bad.process.waitUntilExit()
+        await bad.process.exited()
         #expect(bad.process.terminationStatus != 0)
         #expect(bad.outputText().contains("PARSLEY_LOG_FORMAT"))
         let badLimit = try Server(dataDir: dir, environment: ["PARSE_SERVER_MASTER_KEY": "abcdefgh1", "PARSE_SERVER_RATE_LIMIT": "[{}]"])
-        badLimit.process.waitUntilExit()
+        await badLimit.process.exited()
         #expect(badLimit.process.terminationStatus != 0)
         #expect(badLimit.outputText().contains("PARSE_SERVER_RATE_LIMIT"))
     }

@@ -16,34 +16,19 @@ struct ProcessTests {
 
     /// A running `parsley` child process.
     final class Server: @unchecked Sendable {
-        let process = Process()
-        let output = Pipe()
+        let process: ChildProcess
         let port: Int
 
         init(dataDir: URL, environment: [String: String] = [:]) throws {
             port = Int.random(in: 20_000...40_000)
-            process.executableURL = ProcessTests.binary
             var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARSE_SERVER_") }
             env["PARSLEY_DATA_DIR"] = dataDir.path
             env["PARSE_SERVER_HOST"] = "127.0.0.1"
             env["PORT"] = String(port)
             env["PARSE_SERVER_APPLICATION_ID"] = "proc-app"
             for (k, v) in environment { env[k] = v }
-            process.environment = env
-            process.standardOutput = output
-            process.standardError = output
-            // Drain the pipe as it fills: a server that logs every request must never block on a full pipe.
-            let captured = self.captured
-            output.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                captured.append(data)
-                if data.isEmpty { handle.readabilityHandler = nil }
-            }
-            try process.launchSerially()
+            process = try ChildProcess(ProcessTests.binary.path, environment: env)
         }
-
-        /// Everything printed so far, and whether the pipe reached its end.
-        let captured = OutputBuffer()
 
         func waitUntilHealthy() async throws {
             for _ in 0..<200 {
@@ -58,15 +43,15 @@ struct ProcessTests {
             throw Failure("parsley did not become healthy")
         }
 
-        func outputText() -> String {
-            // Once the process has exited, wait (briefly) for the rest of its output.
-            for _ in 0..<100 where !process.isRunning && !captured.ended { usleep(10_000) }
-            return String(decoding: captured.data, as: UTF8.self)
-        }
+        /// Everything the server printed so far.
+        func outputText() -> String { process.outputText() }
 
-        func kill() {
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        func kill() { process.killNow() }
+
+        /// SIGTERM, then waits for the end.
+        func stop() async {
+            process.signal(SIGTERM)
+            await process.exited()
         }
     }
 
@@ -114,7 +99,7 @@ struct ProcessTests {
         let dir = try Self.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let server = try Server(dataDir: dir, environment: ["PARSE_SERVER_DEFAULT_LIMIT": "lots", "PARSE_SERVER_MASTER_KEY": "a-good-master-key"])
-        server.process.waitUntilExit()
+        await server.process.exited()
         #expect(server.process.terminationStatus != 0)
         #expect(server.outputText().contains("PARSE_SERVER_DEFAULT_LIMIT"))
     }
@@ -166,14 +151,4 @@ final class AckList: @unchecked Sendable {
     func add(_ id: String) { lock.withLock { ids.append(id) } }
     var count: Int { lock.withLock { ids.count } }
     var all: [String] { lock.withLock { ids } }
-}
-
-/// A child process's output, appended as it arrives.
-final class OutputBuffer: @unchecked Sendable {
-    private let lock = NSLock()
-    private var bytes = Data()
-    private var finished = false
-    func append(_ d: Data) { lock.withLock { if d.isEmpty { finished = true } else { bytes.append(d) } } }
-    var data: Data { lock.withLock { bytes } }
-    var ended: Bool { lock.withLock { finished } }
 }

@@ -65,6 +65,9 @@ int sqlite_nio_sqlite3_create_function_v2(
     void (*xFunc)(sqlite3_context *, int, sqlite3_value **), void (*xStep)(sqlite3_context *, int, sqlite3_value **),
     void (*xFinal)(sqlite3_context *), void (*xDestroy)(void *));
 
+/// Registers `parsley_holds_any(list, principals)`, the one-pass test of a permission list (see parsley_sqlite.c).
+int parsley_sqlite_install_permission_test(sqlite3 *db);
+
 /// Binds UTF-8 text, letting SQLite copy it (SQLITE_TRANSIENT).
 int parsley_sqlite_bind_text(sqlite3_stmt *stmt, int index, const char *text, int length);
 

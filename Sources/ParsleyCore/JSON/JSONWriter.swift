@@ -27,16 +27,24 @@ public enum JSONWriter {
             out.append(UInt8(ascii: "]"))
         case .object(let o):
             out.append(UInt8(ascii: "{"))
-            var first = true
-            for key in o.keys.sorted() {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                writeString(key, into: &out)
-                out.append(UInt8(ascii: ":"))
-                write(o[key]!, into: &out)  // key comes from o.keys
+            if o.count == 1, let (key, member) = o.first {
+                writeMember(key, member, into: &out)
+            } else if o.count > 1 {
+                var first = true
+                for (key, member) in o.sorted(by: { $0.key < $1.key }) {
+                    if !first { out.append(UInt8(ascii: ",")) }
+                    first = false
+                    writeMember(key, member, into: &out)
+                }
             }
             out.append(UInt8(ascii: "}"))
         }
+    }
+
+    private static func writeMember(_ key: String, _ value: JSONValue, into out: inout [UInt8]) {
+        writeString(key, into: &out)
+        out.append(UInt8(ascii: ":"))
+        write(value, into: &out)
     }
 
     /// Numbers print the way JavaScript prints them where it matters to clients: integral doubles have no `.0`.
@@ -56,6 +64,16 @@ public enum JSONWriter {
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copied in one piece.
+        let plain = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if plain == true {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in s.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
