@@ -53,6 +53,9 @@ public struct ParseServerOptions: Sendable {
     public var filesDirectory: String? = nil
     /// Who may upload (Parse Server's `fileUpload`).
     public var fileUpload = FileUploadOptions()
+    /// An upload whose client sends nothing for this long is abandoned (its partial file removed), so a
+    /// stalled or vanished client never holds a request open.
+    public var uploadStallTimeout: Duration = .seconds(30)
 
     public init(
         applicationId: String, masterKey: String, restAPIKey: String? = nil, clientKey: String? = nil, javascriptKey: String? = nil,

@@ -16,11 +16,14 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     let poolSize: Int
     private let usage = NIOLockedValueBox((busy: 0, writes: 0))
     private let feed = NIOLockedValueBox<PostgresChangeFeed?>(nil)
+    /// Names of server-side prepared statements (nil: every statement runs unnamed, e.g. behind PgBouncer in
+    /// transaction mode).
+    let statementNames: PreparedStatementNames?
 
     /// Connects to `url` (`postgres://user:password@host:port/database`), creating Parsley's SQL functions.
-    public static func open(url: String, poolSize: Int = 20, statementTimeout: Duration = .seconds(15), logger: Logger) async throws
-        -> PostgresDatabase
-    {
+    public static func open(
+        url: String, poolSize: Int = 20, statementTimeout: Duration = .seconds(15), preparedStatements: Bool = true, logger: Logger
+    ) async throws -> PostgresDatabase {
         let settings = try PostgresConnectionSettings(url: url)
         var configuration = PostgresClient.Configuration(
             host: settings.host, port: settings.port, username: settings.username, password: settings.password,
@@ -36,7 +39,9 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
             await Task.yield()
         }
         try? await Task.sleep(for: .milliseconds(5))
-        let db = PostgresDatabase(client: client, logger: logger, runTask: task, settings: settings, poolSize: max(1, poolSize))
+        let db = PostgresDatabase(
+            client: client, logger: logger, runTask: task, settings: settings, poolSize: max(1, poolSize),
+            statementNames: preparedStatements ? PreparedStatementNames() : nil)
         do {
             try await db.installFunctions()
         } catch {
@@ -53,11 +58,22 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
             }
         }
         db.feed.withLockedValue { $0 = feed }
+        if let names = db.statementNames {
+            // Another process changed a schema (or the feed was lost): statements are prepared afresh.
+            let changes = feed.changes()
+            Task {
+                for await topic in changes where topic == "*" || topic.hasPrefix("schema:") { names.newGeneration() }
+            }
+        }
         feed.start()
         return db
     }
 
-    init(client: PostgresClient, logger: Logger, runTask: Task<Void, Never>, settings: PostgresConnectionSettings, poolSize: Int) {
+    init(
+        client: PostgresClient, logger: Logger, runTask: Task<Void, Never>, settings: PostgresConnectionSettings, poolSize: Int,
+        statementNames: PreparedStatementNames?
+    ) {
+        self.statementNames = statementNames
         self.poolSize = poolSize
         self.client = client
         self.logger = logger
@@ -71,7 +87,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         defer { usage.withLockedValue { $0.busy -= 1 } }
         return try await mapErrors {
             try await client.withConnection { connection in
-                try await body(PostgresExecutor(connection: connection, dialect: self.dialect, logger: self.logger))
+                try await body(PostgresExecutor(connection: connection, dialect: self.dialect, logger: self.logger, names: self.statementNames))
             }
         }
     }
@@ -82,7 +98,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         defer { usage.withLockedValue { $0.busy -= 1; $0.writes -= 1 } }
         return try await mapErrors {
             try await client.withConnection { connection in
-                let executor = PostgresExecutor(connection: connection, dialect: self.dialect, logger: self.logger)
+                let executor = PostgresExecutor(connection: connection, dialect: self.dialect, logger: self.logger, names: self.statementNames)
                 try await executor.run("BEGIN")
                 let result: T
                 do {
@@ -140,6 +156,7 @@ struct PostgresExecutor: SQLExecutor {
     let connection: PostgresConnection
     let dialect: any SQLDialect
     let logger: Logger
+    let names: PreparedStatementNames?
 
     func run(_ sql: String) async throws {
         _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
@@ -147,19 +164,43 @@ struct PostgresExecutor: SQLExecutor {
 
     @discardableResult
     func query(_ fragment: SQLFragment) async throws -> [SQLRow] {
-        let query = PostgresQuery(unsafeSQL: dialect.render(fragment), binds: PostgresValues.bindings(fragment.binds))
+        let sql = dialect.render(fragment)
+        let bindings = PostgresValues.bindings(fragment.binds)
         do {
-            var rows: [SQLRow] = []
-            for try await row in try await connection.query(query, logger: logger) {
-                var out: SQLRow = []
-                out.reserveCapacity(row.count)
-                for cell in row { out.append(PostgresValues.value(cell)) }
-                rows.append(out)
+            if let names, let name = names.name(sql: sql, binds: fragment.binds) {
+                do {
+                    return try await NamedStatement.$current.withValue((name, sql)) {
+                        try await Self.collect(connection.execute(NamedStatement(bindings: bindings), logger: logger))
+                    }
+                } catch let error as PSQLError where Self.staleStatement(error) {
+                    // Prepared against columns that changed since (another process's schema change not heard of yet):
+                    // new names from now on, and this once unnamed.
+                    names.newGeneration()
+                }
             }
+            let rows = try await Self.collect(connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger))
+            if let names, PreparedStatementNames.changesSchema(sql) { names.newGeneration() }
             return rows
         } catch let error as PSQLError {
             throw Self.storeError(error)
         }
+    }
+
+    static func collect<Rows: AsyncSequence>(_ sequence: Rows) async throws -> [SQLRow] where Rows.Element == PostgresRow {
+        var rows: [SQLRow] = []
+        for try await row in sequence {
+            var out: SQLRow = []
+            out.reserveCapacity(row.count)
+            for cell in row { out.append(PostgresValues.value(cell)) }
+            rows.append(out)
+        }
+        return rows
+    }
+
+    /// cached plan must not change result type; prepared statement missing; a column or table that the statement
+    /// was prepared against is gone.
+    static func staleStatement(_ error: PSQLError) -> Bool {
+        ["0A000", "26000", "42703", "42P01"].contains(error.serverInfo?[.sqlState] ?? "")
     }
 
     static func storeError(_ error: PSQLError) -> StoreError {

@@ -7,6 +7,7 @@ import ParsleyStorage
 struct StorageSettings {
     var poolSize: Int
     var statementTimeout: Duration
+    var preparedStatements = true
 }
 
 extension ServerSettings {
@@ -15,7 +16,8 @@ extension ServerSettings {
         guard pool >= 1 else { throw Invalid(description: "PARSLEY_DATABASE_POOL_SIZE must be at least 1") }
         let timeout = try Self.integer(statementTimeoutMs, "PARSLEY_STATEMENT_TIMEOUT_MS", default: 15_000) ?? 15_000
         guard timeout >= 1 else { throw Invalid(description: "PARSLEY_STATEMENT_TIMEOUT_MS must be at least 1") }
-        return StorageSettings(poolSize: pool, statementTimeout: .milliseconds(timeout))
+        let prepared = try Self.bool(postgresPreparedStatements, "PARSLEY_POSTGRES_PREPARED_STATEMENTS", default: true)
+        return StorageSettings(poolSize: pool, statementTimeout: .milliseconds(timeout), preparedStatements: prepared)
     }
 }
 
@@ -33,7 +35,8 @@ extension Serve {
             let shown = "postgres://\(settings.username)@\(settings.host):\(settings.port)/\(settings.database ?? "")"
             do {
                 let db = try await PostgresDatabase.open(
-                    url: uri, poolSize: storage.poolSize, statementTimeout: storage.statementTimeout, logger: logger)
+                    url: uri, poolSize: storage.poolSize, statementTimeout: storage.statementTimeout,
+                    preparedStatements: storage.preparedStatements, logger: logger)
                 return (db, shown)
             } catch {
                 throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: cannot use \(shown): \(error)")

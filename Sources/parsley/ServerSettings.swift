@@ -15,6 +15,8 @@ struct ServerSettings: ParsableArguments {
     @Option(help: "PostgreSQL connections per server process (env PARSLEY_DATABASE_POOL_SIZE, default 20).") var databasePoolSize: Int?
     @Option(help: "Milliseconds after which a database statement is cancelled (env PARSLEY_STATEMENT_TIMEOUT_MS, default 15000).")
     var statementTimeoutMs: Int?
+    @Option(help: "Named server-side prepared statements on PostgreSQL; false behind PgBouncer in transaction mode (env PARSLEY_POSTGRES_PREPARED_STATEMENTS, default true).")
+    var postgresPreparedStatements: Bool?
     @Option(help: "Data folder (env PARSLEY_DATA_DIR, default ./parsley-data).") var dataDir: String?
     @Option(help: "Listen address (env PARSE_SERVER_HOST, default 0.0.0.0).") var host: String?
     @Option(help: "Port (env PORT or PARSE_SERVER_PORT, default 1337).") var port: Int?

@@ -40,6 +40,7 @@ struct FilesHarness: Sendable {
             let options = TestServer.options {
                 $0.filesAdapter = backend == .filesystem ? .filesystem : .database
                 $0.filesDirectory = files
+                $0.uploadStallTimeout = .seconds(3)
                 configure(&$0)
             }
             let api = try await ParsleyServer.makeAPI(options: options, database: db.database)
@@ -126,7 +127,7 @@ struct FilesHarness: Sendable {
 
     /// Polls `condition` for up to five seconds.
     func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<100 {
+        for _ in 0..<300 {
             if try await condition() { return true }
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -227,6 +227,25 @@ struct FilesTests {
         }
     }
 
+    @Test("an upload whose client stops sending (connection left open) is abandoned after the stall timeout", arguments: FileBackend.allCases)
+    func stalledUpload(_ backend: FileBackend) async throws {
+        try await FilesHarness.with(backend, database: .sqlite, { $0.uploadStallTimeout = .milliseconds(500) }) { f in
+            let connection = try RawConnection(port: f.port)
+            defer { connection.close() }
+            try await connection.send(
+                "POST /parse/files/stalled.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Parse-Application-Id: test-app\r\n"
+                    + "X-Parse-Master-Key: test-master-key\r\nContent-Type: application/octet-stream\r\nContent-Length: 1000000\r\n\r\n")
+            try await connection.send(patternBytes(100_000))
+            // The server gives up on its own and answers with Parse's file-save error; nothing is left behind.
+            let response = await connection.readResponse()
+            #expect(response.contains("\"code\":130"), "\(response.prefix(300))")
+            let clean = try await f.eventually { try await f.leftovers().isEmpty }
+            #expect(clean)
+            let after = try await f.upload("after.txt", Array("ok".utf8))
+            #expect(after.status == 201)
+        }
+    }
+
     @Test("the JS SDK's JSON upload with base64, _ContentType, credentials in the body, metadata and tags", arguments: Backend.all)
     func javascriptSDK(_ database: Backend) async throws {
         try await FilesHarness.with(.filesystem, database: database) { f in

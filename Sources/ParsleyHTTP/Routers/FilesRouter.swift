@@ -49,12 +49,13 @@ extension ParseTransport {
                 let auth = try await authenticate(request.headers, [:], ignoresSession: false)
                 let file = try service.prepareUpload(
                     filename: filename, contentType: request.headers[.contentType], by: try await uploader(auth))
-                var body = request.body.makeAsyncIterator()
+                let body = BodyReader(request.body.makeAsyncIterator())
+                let stall = options.uploadStallTimeout
                 stored = try await service.upload(file, expectedLength: contentLength) {
                     do {
-                        return try await body.next()
+                        return try await body.next(within: stall)
                     } catch {
-                        throw FileStoreError.incomplete  // the connection broke mid-body
+                        throw FileStoreError.incomplete  // the connection broke mid-body, or the client stalled
                     }
                 }
             }
@@ -216,5 +217,32 @@ extension StringProtocol {
         while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
         while let l = s.last, l == " " || l == "\t" { s.removeLast() }
         return String(s)
+    }
+}
+
+/// The request body of an upload, read one piece at a time with a limit on how long each piece may take.
+/// `@unchecked Sendable`: the iterator is only ever used by one task at a time (the reading child task, which
+/// is awaited, cancelled or not, before the next read; NIO's iterator ends its wait when cancelled, and
+/// Hummingbird must not find a read still pending when it drains the rest of the body).
+final class BodyReader: @unchecked Sendable {
+    private var iterator: RequestBody.AsyncIterator
+
+    init(_ iterator: RequestBody.AsyncIterator) {
+        self.iterator = iterator
+    }
+
+    struct Stalled: Error {}
+
+    /// The next piece (nil at the end). - Throws: `Stalled` when nothing arrives within `limit`.
+    func next(within limit: Duration) async throws -> ByteBuffer? {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await self.iterator.next() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw Stalled()
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
     }
 }
