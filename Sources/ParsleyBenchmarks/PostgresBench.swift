@@ -154,6 +154,28 @@ enum PostgresBench {
         }
         try await Task.sleep(for: .seconds(2))
         let script = WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil)
+        let free = try await oneAgainstTwo(basePort: basePort, script: script, wrk: wrk, seconds: seconds, work: work)
+        var report = """
+            scale-out (get by id, separate `parsley` processes on one PostgreSQL, 64 connections in all):
+            \(free)
+            """
+        // The same with each node held to a CPU share (as a container's CPU limit would), so the nodes and not
+        // the database or the shared cores are the limit: what adding a node buys when the database has room.
+        let share = 0.4
+        if CPULimit.apply(pid: a.processIdentifier, cpus: share, group: "parsley-bench-a"),
+            CPULimit.apply(pid: b.processIdentifier, cpus: share, group: "parsley-bench-b")
+        {
+            defer { CPULimit.remove(groups: ["parsley-bench-a", "parsley-bench-b"]) }
+            let limited = try await oneAgainstTwo(basePort: basePort, script: script, wrk: wrk, seconds: seconds, work: work)
+            report += "\nthe same, each node limited to \(share) CPU (cgroup cpu quota):\n\(limited)"
+        } else {
+            report += "\nthe same with CPU-limited nodes: skipped (no writable cgroup cpu controller here)"
+        }
+        return report
+    }
+
+    /// get-by-id on the first node alone, then on both at once; PostgreSQL's CPU use during each.
+    static func oneAgainstTwo(basePort: Int, script: String, wrk: Wrk, seconds: Int, work: URL) async throws -> String {
         let cpu0 = PostgresCPU.seconds()
         let one = try wrk.run(name: "one node", url: "http://127.0.0.1:\(basePort)", seconds: seconds, script: script, directory: work)
         let cpu1 = PostgresCPU.seconds()
@@ -178,11 +200,57 @@ enum PostgresBench {
         let oneShare = (cpu1 - cpu0) / Double(seconds) * 100
         let twoShare = (cpu2 - cpu1) / Double(seconds) * 100
         return """
-            scale-out (get by id, separate `parsley` processes on one PostgreSQL, 64 connections in all):
               one node:  \(fmt(one.requestsPerSecond)) req/s  p50 \(ms(one.p50)) ms  p99 \(ms(one.p99)) ms  PostgreSQL CPU \(fmt(oneShare))% of one core
               two nodes: \(fmt(both.requestsPerSecond)) req/s  p50 \(ms(both.p50)) ms  p99 \(ms(both.p99)) ms  PostgreSQL CPU \(fmt(twoShare))% of one core
               ratio two/one: \(String(format: "%.2f", both.requestsPerSecond / max(1, one.requestsPerSecond)))
             """
+    }
+}
+
+/// A CPU quota for a process through the cgroup CPU controller (v1 `cpu.cfs_quota_us` or v2 `cpu.max`), as a
+/// container runtime sets one. Needs a writable cgroup hierarchy (root on this machine).
+enum CPULimit {
+    static let period = 100_000
+
+    static func root() -> (path: String, v2: Bool)? {
+        let fm = FileManager.default
+        if fm.isWritableFile(atPath: "/sys/fs/cgroup/cpu/cgroup.procs") { return ("/sys/fs/cgroup/cpu", false) }
+        if let controllers = try? String(contentsOfFile: "/sys/fs/cgroup/cgroup.controllers", encoding: .utf8), controllers.contains("cpu"),
+            fm.isWritableFile(atPath: "/sys/fs/cgroup/cgroup.procs")
+        {
+            return ("/sys/fs/cgroup", true)
+        }
+        return nil
+    }
+
+    static func apply(pid: Int32, cpus: Double, group: String) -> Bool {
+        guard let (root, v2) = root() else { return false }
+        let dir = root + "/" + group
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let quota = Int(cpus * Double(period))
+        do {
+            if v2 {
+                try "\(quota) \(period)".write(toFile: dir + "/cpu.max", atomically: false, encoding: .utf8)
+            } else {
+                try "\(period)".write(toFile: dir + "/cpu.cfs_period_us", atomically: false, encoding: .utf8)
+                try "\(quota)".write(toFile: dir + "/cpu.cfs_quota_us", atomically: false, encoding: .utf8)
+            }
+            try "\(pid)".write(toFile: dir + "/cgroup.procs", atomically: false, encoding: .utf8)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Moves the processes back to the root group and removes the groups.
+    static func remove(groups: [String]) {
+        guard let (root, _) = root() else { return }
+        for group in groups {
+            let dir = root + "/" + group
+            let pids = (try? String(contentsOfFile: dir + "/cgroup.procs", encoding: .utf8))?.split(separator: "\n") ?? []
+            for pid in pids { try? "\(pid)".write(toFile: root + "/cgroup.procs", atomically: false, encoding: .utf8) }
+            rmdir(dir)
+        }
     }
 }
 
