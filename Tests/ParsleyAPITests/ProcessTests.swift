@@ -20,7 +20,9 @@ struct ProcessTests {
         let port: Int
 
         init(dataDir: URL, environment: [String: String] = [:]) throws {
-            port = Int.random(in: 20_000...40_000)
+            // A port nobody listens on now (a random one could be another test's server, which then answered the
+            // health check and the requests meant for this one).
+            port = (try? LocalCluster.freePort()) ?? Int.random(in: 20_000...40_000)
             var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARSE_SERVER_") }
             env["PARSLEY_DATA_DIR"] = dataDir.path
             env["PARSE_SERVER_HOST"] = "127.0.0.1"
@@ -35,6 +37,9 @@ struct ProcessTests {
                 if let r = try? await TestClient.withClient(host: "127.0.0.1", port: port, operation: { client in
                     try await client.execute(TestClient.Request("/parse/health", method: .get))
                 }), r.status == .ok {
+                    // Healthy, and it is this process that answered (not one that held the port before it).
+                    try await Task.sleep(for: .milliseconds(100))
+                    if !process.isRunning { throw Failure("parsley exited: \(outputText())") }
                     return
                 }
                 if !process.isRunning { throw Failure("parsley exited: \(outputText())") }

@@ -250,4 +250,25 @@ struct SchemasTests {
             #expect(again["fields"]?["n"] == ["type": "String"])
         }
     }
+
+    @Test("a field deleted and added back with another type: the same queries keep answering (plans cached per connection are renewed)", arguments: Backend.all)
+    func fieldRetyped(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
+            _ = try await p.createId("Retyped", ["level": "high", "n": 1])
+            // Run the query shapes often enough for every pooled connection to have prepared them.
+            for _ in 0..<30 {
+                let found = try await p.find("Retyped", where: ["n": 1])
+                #expect(found.results.first?["level"] == "high")
+            }
+            _ = try await p.request(.put, "/schemas/Retyped", ["fields": ["level": ["__op": "Delete"]]])
+            _ = try await p.request(.put, "/schemas/Retyped", ["fields": ["level": ["type": "Number"]]])
+            _ = try await p.createId("Retyped", ["level": 7, "n": 1])
+            for _ in 0..<30 {
+                let found = try await p.find("Retyped", where: ["n": 1])
+                #expect(found.status == 200)
+                let levels = found.results.map { $0["level"] }
+                #expect(levels.count == 2 && levels.contains(nil) && levels.contains(7))
+            }
+        }
+    }
 }
