@@ -63,7 +63,6 @@ final class SMTPTestServer: @unchecked Sendable {
         try script.write(to: scriptURL, atomically: true, encoding: .utf8)
         let ready = dir.appendingPathComponent("ready")
         let log = dir.appendingPathComponent("server.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
         let process: ChildProcess
         do {
             process = try ChildProcess(
