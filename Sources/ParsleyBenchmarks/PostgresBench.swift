@@ -36,11 +36,8 @@ enum PostgresBench {
         let ids = core.ids
 
         try await BenchData.populate(api, className: "Item", count: arguments.objects)
-        _ = try await api.handle(
-            ParseRequest(
-                method: .put, path: ["schemas", "Item"], body: ["indexes": ["category_score": ["category": 1, "score": -1]]], auth: .master,
-                mountURL: base + "/parse"))
-        let queryPath = "/parse/classes/Item?where=" + BenchData.urlEncode(#"{"category":"c17"}"#) + "&order=-score&limit=20"
+        try await BenchData.addIndex(api, className: "Item", base: base)
+        let queryPath = BenchData.queryPath("Item")
         let indexed = try wrk.run(
             name: "query", url: base, seconds: arguments.seconds, script: WrkScript.fixed(method: "GET", path: queryPath, headers: headers, body: nil),
             directory: work)

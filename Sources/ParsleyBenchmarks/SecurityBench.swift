@@ -23,16 +23,7 @@ enum SecurityBench {
     struct Fixture {
         var userId: String
         var token: String
-        static let queryPath = "/parse/classes/SecureItem?where=" + BenchData.urlEncode(#"{"category":"c17"}"#) + "&order=-score&limit=20"
-    }
-
-    static func run(
-        api: ParseAPI, wrk: Wrk, base: String, headers: [String: String], plainQueryScript: String, arguments: BenchArguments, directory: URL
-    ) async throws -> Result
-    {
-        let fixture = try await populate(api: api, base: base, arguments: arguments)
-        return try await measure(
-            fixture, api: api, wrk: wrk, base: base, headers: headers, plainQueryScript: plainQueryScript, arguments: arguments, directory: directory)
+        static let queryPath = BenchData.queryPath("SecureItem")
     }
 
     static func populate(api: ParseAPI, base: String, arguments: BenchArguments) async throws -> Fixture {
@@ -50,27 +41,11 @@ enum SecurityBench {
             "className": "SecureItem", "fields": ["category": ["type": "String"], "score": ["type": "Number"], "title": ["type": "String"]],
             "indexes": ["category_score": ["category": 1, "score": -1]],
         ], base: base)
-        let start = Date()
-        var next = 0
-        while next < arguments.objects {
-            let chunk = min(64, arguments.objects - next)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for i in next..<(next + chunk) {
-                    group.addTask {
-                        let bucket = (i / 100) % 10
-                        let reader: String = bucket == 9 ? userId : "role:role\(bucket)"
-                        let body: JSONValue = [
-                            "category": .string("c\(i % 100)"), "score": .int(Int64((i * 7919) % 100_003)), "title": .string("item \(i)"),
-                            "ACL": .object([reader: ["read": true], "role:role9": ["read": true, "write": true]]),
-                        ]
-                        _ = try await api.objects.create("SecureItem", body: body, auth: .master)
-                    }
-                }
-                try await group.waitForAll()
-            }
-            next += chunk
+        try await BenchData.populate(api, className: "SecureItem", count: arguments.objects, what: " with ACLs") { i in
+            let bucket = (i / 100) % 10
+            let reader: String = bucket == 9 ? userId : "role:role\(bucket)"
+            return ["ACL": .object([reader: ["read": true], "role:role9": ["read": true, "write": true]])]
         }
-        print("  populated \(arguments.objects) SecureItem objects with ACLs in \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
         return Fixture(userId: userId, token: token)
     }
 

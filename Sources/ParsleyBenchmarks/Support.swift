@@ -15,7 +15,7 @@ struct BenchArguments {
     var databaseURI: String?
     /// `--security`: only the security scenarios (and the indexed query they are compared with).
     var securityOnly = false
-    /// `--hold` (with `--security`): populate, print the session token, and keep serving.
+    /// `--hold`: once the signed-in scenario is populated, print its session token and keep serving (no measuring).
     var hold = false
 
     init(_ args: [String]) {
@@ -28,8 +28,12 @@ struct BenchArguments {
             case "--objects": objects = value ?? objects
             case "--port": port = value ?? port
             case "--baseline-ops": baselineOps = value ?? baselineOps
-            case "--security", "--hold":
-                if args[i] == "--hold" { hold = true } else { securityOnly = true }
+            case "--security":
+                securityOnly = true
+                i += 1
+                continue
+            case "--hold":
+                hold = true
                 i += 1
                 continue
             default: break
@@ -167,8 +171,11 @@ enum BenchData {
         return try await api.queries.find(className, options, auth: .master).results.compactMap { $0["objectId"]?.stringValue }
     }
 
-    /// `count` objects with 100 categories and random scores, created 64 at a time through the object service.
-    static func populate(_ api: ParseAPI, className: String, count: Int) async throws {
+    /// `count` objects with 100 categories and random scores, created 64 at a time through the object service;
+    /// `extra` adds fields (an ACL, say) to object `i`.
+    static func populate(
+        _ api: ParseAPI, className: String, count: Int, what: String = "", extra: @escaping @Sendable (Int) -> [String: JSONValue] = { _ in ["tags": ["a", "b"]] }
+    ) async throws {
         let start = Date()
         var next = 0
         while next < count {
@@ -176,18 +183,31 @@ enum BenchData {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for i in next..<(next + chunk) {
                     group.addTask {
-                        let body: JSONValue = [
+                        var body: [String: JSONValue] = [
                             "category": .string("c\(i % 100)"), "score": .int(Int64((i * 7919) % 100_003)), "title": .string("item \(i)"),
-                            "tags": ["a", "b"],
                         ]
-                        _ = try await api.objects.create(className, body: body, auth: .master)
+                        body.merge(extra(i)) { $1 }
+                        _ = try await api.objects.create(className, body: .object(body), auth: .master)
                     }
                 }
                 try await group.waitForAll()
             }
             next += chunk
         }
-        print("  populated \(count) \(className) objects in \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+        print("  populated \(count) \(className) objects\(what) in \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+    }
+
+    /// The query every scenario measures: one category, highest scores first, a page of 20.
+    static func queryPath(_ className: String) -> String {
+        "/parse/classes/\(className)?where=" + urlEncode(#"{"category":"c17"}"#) + "&order=-score&limit=20"
+    }
+
+    /// The index that serves `queryPath`, added through the schema API.
+    static func addIndex(_ api: ParseAPI, className: String, base: String) async throws {
+        _ = try await api.handle(
+            ParseRequest(
+                method: .put, path: ["schemas", className], body: ["indexes": ["category_score": ["category": 1, "score": -1]]], auth: .master,
+                mountURL: base + "/parse"))
     }
 
     static func urlEncode(_ s: String) -> String {

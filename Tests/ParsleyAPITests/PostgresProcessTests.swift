@@ -10,14 +10,9 @@ import Testing
 struct PostgresProcessTests {
     static let key = "two-nodes-master-key"
 
-    /// Starts a `parsley` process on `url`, waiting until it answers /health.
-    static func node(_ url: String, dataDir: URL, avoiding port: Int? = nil) async throws -> ProcessTests.Server {
-        var server = try ProcessTests.Server(dataDir: dataDir, environment: Self.environment(url))
-        // Two nodes drawing the same random port: start the second one again.
-        while server.port == port {
-            server.kill()
-            server = try ProcessTests.Server(dataDir: dataDir, environment: Self.environment(url))
-        }
+    /// Starts a `parsley` process on `url` (with `extra` settings), waiting until it answers /health.
+    static func node(_ url: String, dataDir: URL, extra: [String: String] = [:]) async throws -> ProcessTests.Server {
+        let server = try ProcessTests.Server(dataDir: dataDir, environment: Self.environment(url).merging(extra) { $1 })
         do {
             try await server.waitUntilHealthy()
         } catch {
@@ -44,7 +39,8 @@ struct PostgresProcessTests {
             }
             let a = try await Self.node(url, dataDir: dirA)
             defer { a.kill() }
-            let b = try await Self.node(url, dataDir: dirB, avoiding: a.port)
+            // B runs every statement unnamed (as behind PgBouncer), A prepares them: the two must agree.
+            let b = try await Self.node(url, dataDir: dirB, extra: ["PARSLEY_POSTGRES_PREPARED_STATEMENTS": "false"])
             defer { b.kill() }
             try await ProcessTests.client(a.port, Self.key) { nodeA in
                 try await ProcessTests.client(b.port, Self.key) { nodeB in
@@ -84,6 +80,16 @@ struct PostgresProcessTests {
             let r = try await node.request(.get, "/schemas/\(className)")
             if accept(r) || ContinuousClock.now >= deadline { return r }
             try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// `GET /users/me` on `node` with `token` until it is refused (209) or `schemaDelay` passes; the last answer.
+    static func refused(_ node: ParseClient, _ token: String) async throws -> Reply {
+        let deadline = ContinuousClock.now + schemaDelay
+        while true {
+            let r = try await node.asUser(token, .get, "/users/me")
+            if r.code == 209 || ContinuousClock.now >= deadline { return r }
+            try await Task.sleep(for: .milliseconds(20))
         }
     }
 
@@ -130,12 +136,7 @@ struct PostgresProcessTests {
         #expect(out.status == 200, "\(out.json)")
         // PostgreSQL has delivered the announcement before A answered; B applies it as it reads it (milliseconds,
         // longer only when this machine is saturated by the rest of the suite).
-        var after = try await nodeB.asUser(user.token, .get, "/users/me")
-        let deadline = ContinuousClock.now + schemaDelay
-        while after.code != 209, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-            after = try await nodeB.asUser(user.token, .get, "/users/me")
-        }
+        let after = try await refused(nodeB, user.token)
         #expect(after.code == 209, "node B still accepts the session node A revoked: \(after.status) \(after.json)")
         let againA = try await nodeA.asUser(user.token, .get, "/users/me")
         #expect(againA.code == 209, "\(againA.json)")
@@ -144,12 +145,7 @@ struct PostgresProcessTests {
         let second = try await nodeA.signUp("two-nodes-user-2")
         #expect(try await nodeB.asUser(second.token, .get, "/users/me").status == 200)
         #expect(try await nodeA.request(.delete, "/users/\(second.id)").status == 200)
-        var deleted = try await nodeB.asUser(second.token, .get, "/users/me")
-        let deletedBy = ContinuousClock.now + schemaDelay
-        while deleted.code != 209, ContinuousClock.now < deletedBy {
-            try await Task.sleep(for: .milliseconds(20))
-            deleted = try await nodeB.asUser(second.token, .get, "/users/me")
-        }
+        let deleted = try await refused(nodeB, second.token)
         #expect(deleted.code == 209, "node B still accepts a session of the user node A deleted: \(deleted.status) \(deleted.json)")
     }
 }

@@ -110,6 +110,12 @@ final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Blocks this thread until the end (for synchronous callers such as an exit hook); the exit status.
+    func waitUntilExit() -> Int32 {
+        _ = reap(blocking: true)
+        return terminationStatus
+    }
+
     func signal(_ signal: Int32) {
         if isRunning { kill(processIdentifier, signal) }
     }

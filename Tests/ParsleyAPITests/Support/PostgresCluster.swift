@@ -285,9 +285,9 @@ enum LocalCluster {
         return ["/bin/su", user.name, "-s", "/bin/sh", "-c", line]
     }
 
-    /// Runs a command (as `user` when given), throwing with its output when it fails. posix_spawn + waitpid rather
-    /// than Foundation's Process, whose wait does not return while a daemon the command started (pg_ctl start)
-    /// still holds an inherited descriptor.
+    /// Runs a command (as `user` when given), throwing with its output when it fails. `ChildProcess` (posix_spawn +
+    /// waitpid) rather than Foundation's Process, whose wait does not return while a daemon the command started
+    /// (pg_ctl start) still holds an inherited descriptor.
     static func run(asUser user: (name: String, uid: uid_t, gid: gid_t)?, _ arguments: [String]) throws {
         let command = wrap(asUser: user, arguments)
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-pg-cmd-\(UUID().uuidString).log")
@@ -296,7 +296,7 @@ enum LocalCluster {
         guard status == 0 else {
             let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             throw PostgresCluster.Unavailable(
-                description: "PostgreSQL test cluster: `\(command.joined(separator: " "))` failed (wait status \(status)): \(output)")
+                description: "PostgreSQL test cluster: `\(command.joined(separator: " "))` failed (exit status \(status)): \(output)")
         }
     }
 
@@ -357,26 +357,14 @@ private func registerStop(command: [String], remove: String) {
     }
 }
 
-/// posix_spawn and wait; stdin from /dev/null, stdout and stderr to `output` (default discarded). Safe to call
-/// from an exit hook. Returns the wait status (0: exited 0), or -1 when the command could not be started.
+/// Runs a command to its end, blocking; stdin from /dev/null, stdout and stderr to `output` (default discarded).
+/// Safe to call from an exit hook. Returns the exit status (0: success), or -1 when the command could not start.
 @discardableResult
 func spawnAndWait(_ arguments: [String], output: String = "/dev/null") -> Int32 {
-    guard !arguments.isEmpty else { return -1 }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    let cArgs = arguments.map { strdup($0) } + [nil]
-    defer { for a in cArgs { free(a) } }
-    var pid = pid_t()
-    guard posix_spawn(&pid, arguments[0], &actions, nil, cArgs, environ) == 0 else { return -1 }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-        if errno != EINTR { return -1 }
-    }
-    return status
+    guard let first = arguments.first,
+        let child = try? ChildProcess(first, Array(arguments.dropFirst()), output: URL(fileURLWithPath: output))
+    else { return -1 }
+    return child.waitUntilExit()
 }
 
 /// A counting semaphore for async code.
