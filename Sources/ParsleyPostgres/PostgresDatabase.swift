@@ -25,9 +25,15 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         url: String, poolSize: Int = 20, statementTimeout: Duration = .seconds(15), preparedStatements: Bool = true, logger: Logger
     ) async throws -> PostgresDatabase {
         let settings = try PostgresConnectionSettings(url: url)
+        let listenerConfiguration = PostgresConnection.Configuration(
+            host: settings.host, port: settings.port, username: settings.username, password: settings.password,
+            database: settings.database, tls: try settings.tls.connectionTLS())
+        // One connection first: the pool retries a connection that fails forever, so a wrong host, password or
+        // certificate would otherwise hang the start instead of stopping it with the reason.
+        try await probe(listenerConfiguration, settings: settings, logger: logger)
         var configuration = PostgresClient.Configuration(
             host: settings.host, port: settings.port, username: settings.username, password: settings.password,
-            database: settings.database, tls: .disable)
+            database: settings.database, tls: try settings.tls.clientTLS())
         configuration.options.maximumConnections = max(1, poolSize)
         configuration.options.minimumConnections = 0
         let ms = max(1, Int(statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000))
@@ -48,9 +54,6 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
             task.cancel()
             throw error
         }
-        let listenerConfiguration = PostgresConnection.Configuration(
-            host: settings.host, port: settings.port, username: settings.username, password: settings.password,
-            database: settings.database, tls: .disable)
         let feed = PostgresChangeFeed(configuration: listenerConfiguration, logger: logger) { [weak db] message in
             guard let db else { return }
             _ = try await db.write { executor in
@@ -131,6 +134,23 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         let task = runTask.withLockedValue { $0 }
         task?.cancel()
         await task?.value
+    }
+
+    static func probe(_ configuration: PostgresConnection.Configuration, settings: PostgresConnectionSettings, logger: Logger) async throws {
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            try? await connection.close()
+        } catch {
+            let reason: String
+            if let e = error as? PSQLError, e.code == .sslUnsupported {
+                reason = "the server does not offer TLS (use sslmode=prefer or disable)"
+            } else if let e = error as? PSQLError {
+                reason = e.serverInfo?[.message] ?? e.underlying.map { "\($0)" } ?? "\(e.code)"
+            } else {
+                reason = "\(error)"
+            }
+            throw StoreError.database("cannot connect to PostgreSQL at \(settings.host):\(settings.port) (sslmode \(settings.tls.mode.rawValue)): \(reason)")
+        }
     }
 
     private func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
@@ -222,6 +242,8 @@ public struct PostgresConnectionSettings: Sendable, Equatable {
     public var username: String
     public var password: String?
     public var database: String?
+    /// From the query: `sslmode`, `ssl`, `sslrootcert`, `sslcert`, `sslkey` (PostgresTLS.swift).
+    public var tls: PostgresTLSSettings
 
     public init(url: String) throws {
         guard let components = URLComponents(string: url), let scheme = components.scheme,
@@ -235,6 +257,7 @@ public struct PostgresConnectionSettings: Sendable, Equatable {
         self.password = components.password.flatMap { $0.removingPercentEncoding }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         self.database = path.isEmpty ? nil : path
+        self.tls = try PostgresTLSSettings(query: components.queryItems ?? [])
     }
 
     /// Whether a database URI names PostgreSQL (anything else is a SQLite path).

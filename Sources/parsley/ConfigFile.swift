@@ -26,7 +26,9 @@ enum ConfigFile {
         "metricsHost": "PARSLEY_METRICS_HOST", "shutdownTimeout": "PARSLEY_SHUTDOWN_TIMEOUT",
         "smtpHost": "PARSLEY_SMTP_HOST", "smtpPort": "PARSLEY_SMTP_PORT", "smtpUsername": "PARSLEY_SMTP_USERNAME",
         "smtpPassword": "PARSLEY_SMTP_PASSWORD", "smtpAuth": "PARSLEY_SMTP_AUTH", "smtpFrom": "PARSLEY_SMTP_FROM",
-        "smtpHeloName": "PARSLEY_SMTP_HELO_NAME",
+        "smtpHeloName": "PARSLEY_SMTP_HELO_NAME", "databasePoolSize": "PARSLEY_DATABASE_POOL_SIZE",
+        "statementTimeoutMs": "PARSLEY_STATEMENT_TIMEOUT_MS", "postgresPreparedStatements": "PARSLEY_POSTGRES_PREPARED_STATEMENTS",
+        "filesDir": "PARSLEY_FILES_DIR", "uploadStallTimeout": "PARSLEY_UPLOAD_STALL_TIMEOUT",
     ]
 
     /// Parse Server options that mean nothing here and are accepted silently.

@@ -101,7 +101,7 @@ enum MasterKeyFile {
         }
         var rng = SystemRandomNumberGenerator()
         let key = (0..<32).map { _ in String(rng.next(upperBound: UInt8(16)), radix: 16) }.joined()
-        FileManager.default.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600])
         return (key, true)
     }
 }

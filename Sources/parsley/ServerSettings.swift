@@ -30,6 +30,8 @@ struct ServerSettings: ParsableArguments {
     @Option(help: "Maximum requests in one /batch (env PARSE_SERVER_BATCH_LIMIT, default 1000).") var batchLimit: Int?
     @Option(help: "Folder of uploaded files (env PARSLEY_FILES_DIR, default <data>/files).") var filesDir: String?
     @Option(help: "Where files are stored: fs or database (env PARSLEY_FILES_ADAPTER, default fs).") var filesAdapter: String?
+    @Option(help: "Seconds an upload may stall (no body bytes arriving) before it is answered 130 and dropped (env PARSLEY_UPLOAD_STALL_TIMEOUT, default 30).")
+    var uploadStallTimeout: Int?
     @Option(help: "JSON config file in Parse Server's format; flags and env win over it (env PARSE_SERVER_CONFIG).") var config: String?
     @Option(help: "Log format: text, logfmt or json (env PARSLEY_LOG_FORMAT, default text).") var logFormat: String?
     @Option(help: "Port of the Prometheus /metrics listener (env PARSLEY_METRICS_PORT, default off).") var metricsPort: Int?
@@ -116,5 +118,8 @@ extension ServerSettings {
             }
         }
         options.fileUpload = upload
+        let stall = try Self.integer(uploadStallTimeout, "PARSLEY_UPLOAD_STALL_TIMEOUT", default: 30) ?? 30
+        guard stall >= 1 else { throw Invalid(description: "PARSLEY_UPLOAD_STALL_TIMEOUT must be at least 1 second") }
+        options.uploadStallTimeout = .seconds(stall)
     }
 }

@@ -343,6 +343,7 @@ struct OperationsProcessTests {
             #"""
             {"appId":"from-file","masterKey":"file-master-key","metricsPort":\#(metricsPort),"defaultLimit":2,
              "rateLimit":[{"requestPath":"/classes/*","requestTimeWindow":60000,"requestCount":1,"requestMethods":"POST"}],
+             "databasePoolSize":4,"statementTimeoutMs":5000,"postgresPreparedStatements":false,"uploadStallTimeout":10,
              "cloud":"./cloud/main.js","someFutureOption":true}
             """#.utf8
         ).write(to: config)
@@ -364,13 +365,18 @@ struct OperationsProcessTests {
         #expect(text.contains(#"parsley_http_requests_total{route="classes/:className",method="POST",status="429"} 1"#))
         #expect(text.contains("parsley_db_readers "))
         server.kill()
-        #expect(server.outputText().contains("someFutureOption"))
+        #expect(server.outputText().contains("ignoring unknown options someFutureOption\n"), "\(server.outputText())")
 
         try Data(#"{"masterKey":"file-master-key","logFormat":"xml"}"#.utf8).write(to: config)
         let bad = try Server(dataDir: dir, environment: ["PARSE_SERVER_CONFIG": config.path])
         await bad.process.exited()
         #expect(bad.process.terminationStatus != 0)
         #expect(bad.outputText().contains("PARSLEY_LOG_FORMAT"))
+        try Data(#"{"masterKey":"file-master-key","uploadStallTimeout":0}"#.utf8).write(to: config)
+        let badStall = try Server(dataDir: dir, environment: ["PARSE_SERVER_CONFIG": config.path])
+        await badStall.process.exited()
+        #expect(badStall.process.terminationStatus != 0)
+        #expect(badStall.outputText().contains("PARSLEY_UPLOAD_STALL_TIMEOUT"))
         let badLimit = try Server(dataDir: dir, environment: ["PARSE_SERVER_MASTER_KEY": "abcdefgh1", "PARSE_SERVER_RATE_LIMIT": "[{}]"])
         await badLimit.process.exited()
         #expect(badLimit.process.terminationStatus != 0)

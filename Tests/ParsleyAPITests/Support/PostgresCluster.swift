@@ -9,6 +9,7 @@ import ParsleyPostgres
 import ParsleySQLite
 import ParsleyStorage
 import PostgresNIO
+import Synchronization
 
 /// The storage backends every HTTP test runs against.
 enum Backend: String, Sendable, CustomStringConvertible {
@@ -98,6 +99,20 @@ actor PostgresCluster {
         if let bin = findBinDir() { return .initdb(binDir: bin) }
         return nil
     }()
+
+    /// Whether the test server offers TLS with a known CA: the cluster the tests start themselves, or
+    /// PARSLEY_TEST_POSTGRES_URL with PARSLEY_TEST_POSTGRES_CA (scripts/pg-test-cluster.sh sets both).
+    static var offersTLS: Bool {
+        if case .initdb = source { return true }
+        return !(environment["PARSLEY_TEST_POSTGRES_CA"] ?? "").isEmpty && source != nil
+    }
+
+    /// The CA (PEM) that signed the test server's certificate, once the server is up.
+    func rootCertificate() async throws -> String? {
+        _ = try await serverURL()
+        if case .url = Self.source { return Self.environment["PARSLEY_TEST_POSTGRES_CA"] }
+        return LocalCluster.rootCertificate.withLock { $0 }
+    }
 
     /// The folder holding `initdb`, `pg_ctl` and `postgres`: from PATH (symlinks resolved), else the newest
     /// /usr/lib/postgresql/<version>/bin.
@@ -244,7 +259,12 @@ enum LocalCluster {
         try run(
             asUser: user,
             [bin.appendingPathComponent("initdb").path, "-D", data.path, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"])
-        let options = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c listen_addresses=127.0.0.1 -p \(port) -k \(root.path)"
+        var options = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c listen_addresses=127.0.0.1 -p \(port) -k \(root.path)"
+        // TLS on (connections choose it with sslmode): a test CA and a certificate for localhost and 127.0.0.1.
+        let tls = root.appendingPathComponent("tls")
+        try makeCertificates(in: tls, user: user)
+        rootCertificate.withLock { $0 = tls.appendingPathComponent("ca.crt").path }
+        options += " -c ssl=on -c ssl_cert_file=\(tls.path)/server.crt -c ssl_key_file=\(tls.path)/server.key"
         let pgCtl = bin.appendingPathComponent("pg_ctl").path
         // Registered before starting, so a start that half-succeeds is still stopped.
         registerStop(command: wrap(asUser: user, [pgCtl, "stop", "-D", data.path, "-m", "immediate"]), remove: root.path)
@@ -252,6 +272,31 @@ enum LocalCluster {
         let url = "postgres://postgres@127.0.0.1:\(port)/postgres"
         FileHandle.standardError.write(Data("PostgreSQL test cluster: \(url) (data in \(data.path))\n".utf8))
         return url
+    }
+
+    /// The test CA (PEM) of the throwaway cluster this process started, which signed its server certificate; nil
+    /// before it started or when the tests use PARSLEY_TEST_POSTGRES_URL.
+    static let rootCertificate = Mutex<String?>(nil)
+
+    /// A CA and a server certificate signed by it (names localhost and 127.0.0.1), made with the openssl command
+    /// (Debian's postgresql depends on it); the key readable by the server's user only, as PostgreSQL demands.
+    static func makeCertificates(in dir: URL, user: (name: String, uid: uid_t, gid: gid_t)?) throws {
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let p = dir.path
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(toFile: "\(p)/ext.cnf", atomically: true, encoding: .utf8)
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        try run(asUser: nil, ["openssl", "req", "-x509"] + ec + ["-keyout", "\(p)/ca.key", "-out", "\(p)/ca.crt", "-days", "3", "-subj", "/CN=parsley-test-ca"])
+        try run(asUser: nil, ["openssl", "req"] + ec + ["-keyout", "\(p)/server.key", "-out", "\(p)/server.csr", "-subj", "/CN=localhost"])
+        try run(
+            asUser: nil,
+            [
+                "openssl", "x509", "-req", "-in", "\(p)/server.csr", "-CA", "\(p)/ca.crt", "-CAkey", "\(p)/ca.key", "-CAcreateserial",
+                "-out", "\(p)/server.crt", "-days", "3", "-extfile", "\(p)/ext.cnf",
+            ])
+        if let user {
+            for file in ["", "/server.key", "/server.crt"] { try chown(p + file, user) }
+        }
+        chmod("\(p)/server.key", 0o600)
     }
 
     /// The user to run initdb/pg_ctl as: nil when not root, else `postgres`.

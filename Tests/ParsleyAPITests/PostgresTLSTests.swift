@@ -1,0 +1,109 @@
+import Foundation
+import ParsleyCore
+import ParsleyPostgres
+import ParsleyStorage
+import Testing
+
+/// TLS to PostgreSQL, chosen by the database URL as libpq and node-postgres read it (`sslmode`, `sslrootcert`).
+/// The test cluster runs with `ssl=on` and a certificate from a throwaway CA (PostgresCluster.swift, or
+/// scripts/pg-test-cluster.sh in CI, which passes the CA in PARSLEY_TEST_POSTGRES_CA).
+@Suite("PostgreSQL over TLS", .serialized, .enabled(if: PostgresCluster.offersTLS, "needs a PostgreSQL test server with TLS and a known CA"))
+struct PostgresTLSTests {
+    static func caFile() async throws -> String {
+        try #require(try await PostgresCluster.shared.rootCertificate(), "the test server's CA is not known")
+    }
+
+    /// `url` with another host and a query.
+    static func url(_ url: String, host: String? = nil, query: String) throws -> String {
+        var components = try #require(URLComponents(string: url))
+        if let host { components.host = host }
+        components.percentEncodedQuery = query
+        return try #require(components.string)
+    }
+
+    /// Whether the connection a read runs on is encrypted, as PostgreSQL itself reports it.
+    static func encrypted(_ database: PostgresDatabase) async throws -> Bool {
+        let rows = try await database.read { executor in
+            try await executor.query(SQLFragment("SELECT CASE WHEN ssl THEN 'on' ELSE 'off' END FROM pg_stat_ssl WHERE pid = pg_backend_pid()"))
+        }
+        return rows.first?.first?.text == "on"
+    }
+
+    @Test("a parsley process with sslmode=verify-full and the cluster's CA serves requests, every connection encrypted")
+    func verifyFullProcess() async throws {
+        let ca = try await Self.caFile()
+        try await PostgresCluster.shared.withFreshDatabase { plain in
+            let name = try #require(try PostgresConnectionSettings(url: plain).database)
+            let url = try Self.url(plain, host: "localhost", query: "sslmode=verify-full&sslrootcert=\(ca)")
+            let dir = try ProcessTests.tempDir()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let node = try await PostgresProcessTests.node(url, dataDir: dir)
+            defer { node.kill() }
+            try await ProcessTests.client(node.port, PostgresProcessTests.key) { client in
+                let id = try await client.createId("OverTLS", ["name": "secret"])
+                let got = try await client.get("OverTLS", id)
+                #expect(got.status == 200, "\(got.json)")
+                #expect(got["name"] == "secret")
+            }
+            // The pool's connections and the change-feed listener, as PostgreSQL sees them.
+            // (Asked from the maintenance database, so this connection and its own listener are not counted.)
+            let maintenance = try #require(try await PostgresCluster.shared.serverURL())
+            let admin = try await PostgresDatabase.open(url: maintenance, poolSize: 1, logger: TestDatabase.logger)
+            let rows = try await admin.read { executor in
+                try await executor.query(
+                    SQLFragment(
+                        """
+                        SELECT count(*)::text, count(*) FILTER (WHERE s.ssl)::text FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
+                        WHERE a.datname = ? AND a.backend_type = 'client backend'
+                        """, [.text(name)]))
+            }
+            try await admin.close()
+            let total = Int(rows.first?[0].text ?? "") ?? 0
+            let tls = Int(rows.first?[1].text ?? "") ?? -1
+            #expect(total >= 2, "the node's pool and its listener should be connected")
+            #expect(tls == total, "\(tls) of \(total) connections encrypted")
+        }
+    }
+
+    @Test("sslmode=require encrypts without checking the certificate; no sslmode means no TLS, as with Parse Server")
+    func requireAndDefault() async throws {
+        try await PostgresCluster.shared.withFreshDatabase { plain in
+            let required = try await PostgresDatabase.open(
+                url: try Self.url(plain, query: "sslmode=require"), poolSize: 1, logger: TestDatabase.logger)
+            let requiredEncrypted = try await Self.encrypted(required)
+            try await required.close()
+            #expect(requiredEncrypted)
+
+            let preferred = try await PostgresDatabase.open(url: try Self.url(plain, query: "sslmode=prefer"), poolSize: 1, logger: TestDatabase.logger)
+            let preferredEncrypted = try await Self.encrypted(preferred)
+            try await preferred.close()
+            #expect(preferredEncrypted)
+
+            let unencrypted = try await PostgresDatabase.open(url: plain, poolSize: 1, logger: TestDatabase.logger)
+            let defaultEncrypted = try await Self.encrypted(unencrypted)
+            try await unencrypted.close()
+            #expect(!defaultEncrypted)
+        }
+    }
+
+    @Test("a certificate that cannot be verified, or a bad sslmode, stops the server at start with a clear message")
+    func refusals() async throws {
+        try await PostgresCluster.shared.withFreshDatabase { plain in
+            // The system's roots do not know the test CA.
+            let dir = try ProcessTests.tempDir()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            for (query, message) in [
+                ("sslmode=verify-full", "CERTIFICATE_VERIFY_FAILED"), ("sslmode=sometimes", "unknown sslmode 'sometimes'"),
+                ("sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem", "could not be read"),
+            ] {
+                let url = try Self.url(plain, host: "localhost", query: query)
+                let server = try ProcessTests.Server(
+                    dataDir: dir, environment: PostgresProcessTests.environment(url))
+                await server.process.exited(killAfter: .seconds(30))
+                let status = server.process.terminationStatus
+                #expect(status == 2, "\(query): exit status \(status)")
+                #expect(server.outputText().contains(message), "\(query): \(server.outputText())")
+            }
+        }
+    }
+}
