@@ -26,10 +26,10 @@ public struct ParseTransport: HTTPResponder {
     public func respond(to request: Request, context: Context) async throws -> Response {
         if request.method == .options { return Self.preflight() }
         let path = request.uri.path
-        guard path == mountPrefix || path.hasPrefix(mountPrefix == "/" ? "/" : mountPrefix + "/") else {
+        guard let raw = Self.segments(path, below: mountPrefix) else {
             return Self.json(404, ["code": 101, "error": .string("Cannot \(request.method.rawValue) \(path)")])
         }
-        let segments = path.dropFirst(mountPrefix.count).split(separator: "/").map { String($0).removingPercentEncoding() }
+        let segments = raw.map { $0.removingPercentEncoding() }
         do {
             return try await handle(request, segments: segments, context: context)
         } catch let error as ParseError {
@@ -42,6 +42,16 @@ public struct ParseTransport: HTTPResponder {
             context.logger.error("request failed: \(String(reflecting: error))")
             return Self.json(500, ["code": 1, "error": "Internal server error."])
         }
+    }
+
+    /// The path's segments below `mount` (still percent-encoded); nil when the path is outside it. Works on
+    /// UTF-8 bytes (a `/` is never part of a longer character): this runs for every request.
+    static func segments(_ path: String, below mount: String) -> [String]? {
+        var rest = path.utf8[...]
+        guard rest.starts(with: mount.utf8) else { return nil }
+        rest = rest.dropFirst(mount.utf8.count)
+        if mount.utf8.last != UInt8(ascii: "/"), let first = rest.first, first != UInt8(ascii: "/") { return nil }
+        return rest.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
     }
 
     func handle(_ request: Request, segments: [String], context: Context) async throws -> Response {

@@ -114,17 +114,40 @@ public struct PostgresDialect: SQLDialect {
     /// `?` is a placeholder; statements without binds, such as function bodies, pass unchanged).
     public func render(_ fragment: SQLFragment) -> String {
         guard !fragment.binds.isEmpty else { return fragment.sql }
-        var out = ""
-        out.reserveCapacity(fragment.sql.utf8.count + 16)
-        var n = 0
-        for ch in fragment.sql.unicodeScalars {
-            if ch == "?" {
-                n += 1
-                out += "$\(n)"
-            } else {
-                out.unicodeScalars.append(ch)
+        // Bytes rather than characters: `?` is ASCII, so it never sits inside a multi-byte character, and the
+        // text between placeholders is copied as it is (this runs for every statement).
+        var sql = fragment.sql
+        return sql.withUTF8 { source in
+            var marks = 0
+            for byte in source where byte == UInt8(ascii: "?") { marks += 1 }
+            // `$n` takes at most 6 bytes where `?` took 1 (PostgreSQL allows 65,535 parameters).
+            return String(unsafeUninitializedCapacity: source.count + 5 * marks) { out in
+                var written = 0
+                var n = 0
+                for byte in source {
+                    guard byte == UInt8(ascii: "?") else {
+                        out[written] = byte
+                        written += 1
+                        continue
+                    }
+                    n += 1
+                    out[written] = UInt8(ascii: "$")
+                    written += 1
+                    var digits = 1
+                    var rest = n / 10
+                    while rest > 0 {
+                        digits += 1
+                        rest /= 10
+                    }
+                    var value = n
+                    for i in stride(from: digits - 1, through: 0, by: -1) {
+                        out[written + i] = UInt8(ascii: "0") + UInt8(value % 10)
+                        value /= 10
+                    }
+                    written += digits
+                }
+                return written
             }
         }
-        return out
     }
 }

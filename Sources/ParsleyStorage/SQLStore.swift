@@ -99,9 +99,13 @@ extension SQLStore {
         let alias = "t0"
         var fields = spec.keys.map { keys in spec.schema.storedFields.filter { keys.contains($0.name) } } ?? spec.schema.storedFields
         if !spec.includeInternal, fields.contains(where: { $0.name.hasPrefix("_") }) { fields.removeAll { $0.name.hasPrefix("_") } }
-        var columns = ["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"].map { compiler.column(alias, $0) }
-        columns += fields.map { compiler.column(alias, $0.name) }
-        var f = SQLFragment("SELECT \(columns.joined(separator: ", "))")
+        var select = "SELECT " + ["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"].map { compiler.column(alias, $0) }.joined(separator: ", ")
+        select.reserveCapacity(select.utf8.count + fields.count * 24)
+        for field in fields {
+            select += ", "
+            select += compiler.column(alias, field.name)
+        }
+        var f = SQLFragment(select)
         var scoreColumn = false
         if spec.withTextScore, let (path, search) = spec.predicate.textSearch,
             case .column(let e, _) = compiler.target(path, schema: spec.schema, alias: alias)

@@ -101,9 +101,7 @@ public struct ParsleyResponder: HTTPResponder {
 
     /// The path below the mount, split; nil outside it.
     func relativeSegments(_ path: String) -> [String]? {
-        let mount = transport.mountPrefix
-        guard path == mount || path.hasPrefix(mount == "/" ? "/" : mount + "/") else { return nil }
-        return path.dropFirst(mount.count).split(separator: "/").map(String.init)
+        ParseTransport.segments(path, below: transport.mountPrefix)
     }
 
     /// 200 `{"status":"ok"}` once ready and the database answers `SELECT 1`; otherwise 503 with the state
