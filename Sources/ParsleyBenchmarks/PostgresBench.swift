@@ -34,6 +34,12 @@ enum PostgresBench {
             api: api, wrk: wrk, base: base, headers: headers, seconds: arguments.seconds, work: work, insert: raw.insert, read: raw.read)
         table += core.rows
         let ids = core.ids
+        // The floor of any request here: HTTP in and out and one round trip to PostgreSQL (`SELECT 1`), no Parse
+        // logic. What a get by id can reach on this machine at this moment is below this.
+        let floor = try wrk.run(
+            name: "health", url: base, seconds: arguments.seconds,
+            script: WrkScript.fixed(method: "GET", path: "/parse/health", headers: headers, body: nil), directory: work)
+        table.append(Row(name: "floor: GET /health (HTTP + SELECT 1)", result: floor, baseline: raw.read))
 
         try await BenchData.populate(api, className: "Item", count: arguments.objects)
         try await BenchData.addIndex(api, className: "Item", base: base)
@@ -151,7 +157,7 @@ enum PostgresBench {
         }
         try await Task.sleep(for: .seconds(2))
         let script = WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil)
-        let free = try await oneAgainstTwo(basePort: basePort, script: script, wrk: wrk, seconds: seconds, work: work)
+        let free = try await oneAgainstTwo(basePort: basePort, script: script, wrk: wrk, seconds: seconds, work: work, rounds: 1)
         var report = """
             scale-out (get by id, separate `parsley` processes on one PostgreSQL, 64 connections in all):
             \(free)
@@ -163,7 +169,7 @@ enum PostgresBench {
             CPULimit.apply(pid: b.processIdentifier, cpus: share, group: "parsley-bench-b")
         {
             defer { CPULimit.remove(groups: ["parsley-bench-a", "parsley-bench-b"]) }
-            let limited = try await oneAgainstTwo(basePort: basePort, script: script, wrk: wrk, seconds: seconds, work: work)
+            let limited = try await oneAgainstTwo(basePort: basePort, script: script, wrk: wrk, seconds: seconds, work: work, rounds: 3)
             report += "\nthe same, each node limited to \(share) CPU (cgroup cpu quota):\n\(limited)"
         } else {
             report += "\nthe same with CPU-limited nodes: skipped (no writable cgroup cpu controller here)"
@@ -171,35 +177,43 @@ enum PostgresBench {
         return report
     }
 
-    /// get-by-id on the first node alone, then on both at once; PostgreSQL's CPU use during each.
-    static func oneAgainstTwo(basePort: Int, script: String, wrk: Wrk, seconds: Int, work: URL) async throws -> String {
-        let cpu0 = PostgresCPU.seconds()
-        let one = try wrk.run(name: "one node", url: "http://127.0.0.1:\(basePort)", seconds: seconds, script: script, directory: work)
-        let cpu1 = PostgresCPU.seconds()
-        // Two wrk processes at once, 32 connections each, one per node.
-        let both = try await withThrowingTaskGroup(of: Measure.self) { group in
-            for port in [basePort, basePort + 1] {
-                group.addTask {
-                    try wrk.run(
-                        name: "node :\(port)", url: "http://127.0.0.1:\(port)", seconds: seconds, script: script, directory: work, connections: 32,
-                        threads: 1)
+    /// get-by-id on the first node alone, then on both at once, `rounds` times in turns (a throttled node's
+    /// figure varies from run to run); the medians, each round's ratio, and PostgreSQL's CPU use.
+    static func oneAgainstTwo(basePort: Int, script: String, wrk: Wrk, seconds: Int, work: URL, rounds: Int) async throws -> String {
+        var ones: [(Measure, Double)] = [], twos: [(Measure, Double)] = []
+        for _ in 0..<rounds {
+            let cpu0 = PostgresCPU.seconds()
+            let one = try wrk.run(name: "one node", url: "http://127.0.0.1:\(basePort)", seconds: seconds, script: script, directory: work)
+            let cpu1 = PostgresCPU.seconds()
+            // Two wrk processes at once, 32 connections each, one per node.
+            let both = try await withThrowingTaskGroup(of: Measure.self) { group in
+                for port in [basePort, basePort + 1] {
+                    group.addTask {
+                        try wrk.run(
+                            name: "node :\(port)", url: "http://127.0.0.1:\(port)", seconds: seconds, script: script, directory: work,
+                            connections: 32, threads: 1)
+                    }
                 }
+                var total = Measure(requestsPerSecond: 0, p50: 0, p99: 0)
+                for try await m in group {
+                    total.requestsPerSecond += m.requestsPerSecond
+                    total.p50 = max(total.p50, m.p50)
+                    total.p99 = max(total.p99, m.p99)
+                }
+                return total
             }
-            var total = Measure(requestsPerSecond: 0, p50: 0, p99: 0)
-            for try await m in group {
-                total.requestsPerSecond += m.requestsPerSecond
-                total.p50 = max(total.p50, m.p50)
-                total.p99 = max(total.p99, m.p99)
-            }
-            return total
+            let cpu2 = PostgresCPU.seconds()
+            ones.append((one, (cpu1 - cpu0) / Double(seconds) * 100))
+            twos.append((both, (cpu2 - cpu1) / Double(seconds) * 100))
         }
-        let cpu2 = PostgresCPU.seconds()
-        let oneShare = (cpu1 - cpu0) / Double(seconds) * 100
-        let twoShare = (cpu2 - cpu1) / Double(seconds) * 100
+        func median(_ list: [(Measure, Double)]) -> (Measure, Double) { list.sorted { $0.0.requestsPerSecond < $1.0.requestsPerSecond }[list.count / 2] }
+        let (one, oneShare) = median(ones), (both, twoShare) = median(twos)
+        let ratios = zip(ones, twos).map { String(format: "%.2f", $1.0.requestsPerSecond / max(1, $0.0.requestsPerSecond)) }
+        let label = rounds > 1 ? " (median of \(rounds) rounds in turns)" : ""
         return """
-              one node:  \(fmt(one.requestsPerSecond)) req/s  p50 \(ms(one.p50)) ms  p99 \(ms(one.p99)) ms  PostgreSQL CPU \(fmt(oneShare))% of one core
-              two nodes: \(fmt(both.requestsPerSecond)) req/s  p50 \(ms(both.p50)) ms  p99 \(ms(both.p99)) ms  PostgreSQL CPU \(fmt(twoShare))% of one core
-              ratio two/one: \(String(format: "%.2f", both.requestsPerSecond / max(1, one.requestsPerSecond)))
+              one node\(label):  \(fmt(one.requestsPerSecond)) req/s  p50 \(ms(one.p50)) ms  p99 \(ms(one.p99)) ms  PostgreSQL CPU \(fmt(oneShare))% of one core
+              two nodes\(label): \(fmt(both.requestsPerSecond)) req/s  p50 \(ms(both.p50)) ms  p99 \(ms(both.p99)) ms  PostgreSQL CPU \(fmt(twoShare))% of one core
+              ratio two/one of the medians: \(String(format: "%.2f", both.requestsPerSecond / max(1, one.requestsPerSecond)))\(rounds > 1 ? "  (per round: \(ratios.joined(separator: ", ")))" : "")
             """
     }
 }
