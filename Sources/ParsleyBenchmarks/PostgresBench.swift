@@ -69,7 +69,7 @@ enum PostgresBench {
     static func rawBaseline(_ settings: PostgresConnectionSettings, seconds: Int, logger: Logger) async throws -> (insert: Measure, read: Measure) {
         var configuration = PostgresClient.Configuration(
             host: settings.host, port: settings.port, username: settings.username, password: settings.password, database: settings.database,
-            tls: .disable)
+            tls: try settings.tls.clientTLS())
         configuration.options.maximumConnections = 20
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let runner = Task { await client.run() }
@@ -120,7 +120,7 @@ enum PostgresBench {
     static func adminQuery(_ settings: PostgresConnectionSettings, _ sql: String, logger: Logger) async throws {
         let configuration = PostgresConnection.Configuration(
             host: settings.host, port: settings.port, username: settings.username, password: settings.password,
-            database: settings.database ?? "postgres", tls: .disable)
+            database: settings.database ?? "postgres", tls: try settings.tls.connectionTLS())
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         defer { Task { try? await connection.close() } }
         try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)

@@ -59,7 +59,6 @@ public struct PostgresTLSSettings: Sendable, Equatable {
     /// NIOSSL's client configuration for the mode; nil when TLS is off. Files are read here, so a missing or
     /// unreadable one is reported when the server starts.
     func configuration() throws -> TLSConfiguration? {
-        guard mode != .disable else { return nil }
         var tls = TLSConfiguration.makeClientConfiguration()
         switch mode {
         case .disable: return nil
@@ -82,13 +81,13 @@ public struct PostgresTLSSettings: Sendable, Equatable {
     }
 
     /// For the connection pool.
-    func clientTLS() throws -> PostgresClient.Configuration.TLS {
+    public func clientTLS() throws -> PostgresClient.Configuration.TLS {
         guard let tls = try configuration() else { return .disable }
         return mode == .prefer ? .prefer(tls) : .require(tls)
     }
 
     /// For single connections (the change-feed listener).
-    func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
+    public func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
         guard let tls = try configuration() else { return .disable }
         let context = try NIOSSLContext(configuration: tls)
         return mode == .prefer ? .prefer(context) : .require(context)

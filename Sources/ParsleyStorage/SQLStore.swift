@@ -99,11 +99,10 @@ extension SQLStore {
         let alias = "t0"
         var fields = spec.keys.map { keys in spec.schema.storedFields.filter { keys.contains($0.name) } } ?? spec.schema.storedFields
         if !spec.includeInternal, fields.contains(where: { $0.name.hasPrefix("_") }) { fields.removeAll { $0.name.hasPrefix("_") } }
-        var select = "SELECT " + ["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"].map { compiler.column(alias, $0) }.joined(separator: ", ")
-        select.reserveCapacity(select.utf8.count + fields.count * 24)
-        for field in fields {
-            select += ", "
-            select += compiler.column(alias, field.name)
+        var select = "SELECT "
+        for (i, name) in (["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"] + fields.map(\.name)).enumerated() {
+            if i > 0 { select += ", " }
+            select += compiler.column(alias, name)
         }
         var f = SQLFragment(select)
         var scoreColumn = false

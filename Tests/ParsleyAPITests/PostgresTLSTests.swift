@@ -95,6 +95,8 @@ struct PostgresTLSTests {
             for (query, message) in [
                 ("sslmode=verify-full", "CERTIFICATE_VERIFY_FAILED"), ("sslmode=sometimes", "unknown sslmode 'sometimes'"),
                 ("sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem", "could not be read"),
+                ("sslmode=require&sslcert=/tmp/client.pem", "sslcert and sslkey go together"), ("ssl=maybe", "ssl must be true or false"),
+                ("ssl=true", "CERTIFICATE_VERIFY_FAILED"),
             ] {
                 let url = try Self.url(plain, host: "localhost", query: query)
                 let server = try ProcessTests.Server(
