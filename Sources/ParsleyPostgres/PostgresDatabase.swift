@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 public import ParsleyStorage
 import PostgresNIO
+import Synchronization
 
 /// PostgreSQL through postgres-nio's connection pool. Reads lease any connection; each write runs in its own
 /// transaction on one leased connection (PostgreSQL serialises conflicting rows itself, so several server
@@ -14,7 +15,12 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     private let runTask: NIOLockedValueBox<Task<Void, Never>?>
     let connectionSettings: PostgresConnectionSettings
     let poolSize: Int
-    private let usage = NIOLockedValueBox((busy: 0, writes: 0))
+    /// Statements in flight and write transactions in flight (metrics); counted on every request, so atomics.
+    private let busy = Atomic<Int>(0)
+    private let writes = Atomic<Int>(0)
+    /// What every executor shares: one reference instead of four fields, so an executor fits an existential's
+    /// inline storage (no allocation per statement).
+    private let shared: PostgresExecutor.Shared
     private let feed = NIOLockedValueBox<PostgresChangeFeed?>(nil)
     /// Names of server-side prepared statements (nil: every statement runs unnamed, e.g. behind PgBouncer in
     /// transaction mode).
@@ -77,6 +83,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         statementNames: PreparedStatementNames?
     ) {
         self.statementNames = statementNames
+        self.shared = PostgresExecutor.Shared(logger: logger, names: statementNames)
         self.poolSize = poolSize
         self.client = client
         self.logger = logger
@@ -86,22 +93,28 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
         if let current = WriteScope.executor { return try await body(current) }
-        usage.withLockedValue { $0.busy += 1 }
-        defer { usage.withLockedValue { $0.busy -= 1 } }
+        busy.add(1, ordering: .relaxed)
+        defer { busy.subtract(1, ordering: .relaxed) }
+        let shared = self.shared
         return try await mapErrors {
             try await client.withConnection { connection in
-                try await body(PostgresExecutor(connection: connection, dialect: self.dialect, logger: self.logger, names: self.statementNames))
+                try await body(PostgresExecutor(connection: connection, shared: shared))
             }
         }
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
         if let current = WriteScope.executor { return try await body(current) }
-        usage.withLockedValue { $0.busy += 1; $0.writes += 1 }
-        defer { usage.withLockedValue { $0.busy -= 1; $0.writes -= 1 } }
+        busy.add(1, ordering: .relaxed)
+        writes.add(1, ordering: .relaxed)
+        defer {
+            busy.subtract(1, ordering: .relaxed)
+            writes.subtract(1, ordering: .relaxed)
+        }
+        let shared = self.shared
         return try await mapErrors {
             try await client.withConnection { connection in
-                let executor = PostgresExecutor(connection: connection, dialect: self.dialect, logger: self.logger, names: self.statementNames)
+                let executor = PostgresExecutor(connection: connection, shared: shared)
                 try await executor.run("BEGIN")
                 let result: T
                 do {
@@ -117,8 +130,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     }
 
     public var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) {
-        let u = usage.withLockedValue { $0 }
-        return (u.busy, poolSize, u.writes)
+        (busy.load(ordering: .relaxed), poolSize, writes.load(ordering: .relaxed))
     }
 
     public func broadcast(_ topic: String) async {
@@ -173,10 +185,20 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
 
 /// Statements on one leased connection.
 struct PostgresExecutor: SQLExecutor {
+    final class Shared: Sendable {
+        let dialect = PostgresDialect()
+        let logger: Logger
+        let names: PreparedStatementNames?
+        init(logger: Logger, names: PreparedStatementNames?) {
+            self.logger = logger
+            self.names = names
+        }
+    }
+
     let connection: PostgresConnection
-    let dialect: any SQLDialect
-    let logger: Logger
-    let names: PreparedStatementNames?
+    let shared: Shared
+    var logger: Logger { shared.logger }
+    var names: PreparedStatementNames? { shared.names }
 
     func run(_ sql: String) async throws {
         _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
@@ -184,7 +206,7 @@ struct PostgresExecutor: SQLExecutor {
 
     @discardableResult
     func query(_ fragment: SQLFragment) async throws -> [SQLRow] {
-        let sql = dialect.render(fragment)
+        let sql = shared.dialect.render(fragment)
         let bindings = PostgresValues.bindings(fragment.binds)
         do {
             if let names, let name = names.name(sql: sql, binds: fragment.binds) {

@@ -14,8 +14,13 @@ import PostgresNIO
 /// prepared against the old columns is never executed again, and connections leave its memory behind when the
 /// pool closes them.
 final class PreparedStatementNames: Sendable {
+    /// The statement text and one letter per parameter type (the text is shared, not copied).
+    private struct Shape: Hashable {
+        let sql: String
+        let types: String
+    }
     private struct State {
-        var names: [String: String] = [:]
+        var names: [Shape: String] = [:]
         var generation = 0
     }
     private let state = NIOLockedValueBox(State())
@@ -24,18 +29,17 @@ final class PreparedStatementNames: Sendable {
     /// The name for this statement, or nil when it should run unnamed.
     func name(sql: String, binds: [SQLValue]) -> String? {
         guard !binds.isEmpty, Self.isPreparable(sql) else { return nil }
-        var key = sql
-        key.reserveCapacity(sql.utf8.count + binds.count + 1)
-        key.append("\u{0}")
+        var types = ""
         for b in binds {
             switch b {
-            case .null: key.append("n")
-            case .integer: key.append("i")
-            case .real: key.append("r")
-            case .text: key.append("t")
-            case .json: key.append("j")
+            case .null: types.append("n")
+            case .integer: types.append("i")
+            case .real: types.append("r")
+            case .text: types.append("t")
+            case .json: types.append("j")
             }
         }
+        let key = Shape(sql: sql, types: types)
         return state.withLockedValue { s -> String? in
             if let known = s.names[key] { return known }
             guard s.names.count < Self.limit else { return nil }
