@@ -73,7 +73,8 @@ log "initdb ($bin) in $data"
 as_owner "$bin/initdb" -D "$data" -A trust -U postgres --no-sync -E UTF8 --locale=C >"$root.initdb.log" 2>&1 \
   || { cat "$root.initdb.log" >&2; rm -f "$root.initdb.log"; exit 1; }
 rm -f "$root.initdb.log"
-# TLS on (connections choose it with sslmode): a throwaway CA and a certificate for localhost and 127.0.0.1.
+# TLS on (connections choose it with sslmode): a throwaway CA, a certificate for localhost and 127.0.0.1, and a
+# client certificate for the role parsley_cert, which may log in by certificate only (the tests create the role).
 tls="$root/tls"
 mkdir -p "$tls"
 echo "subjectAltName=DNS:localhost,IP:127.0.0.1" >"$tls/ext.cnf"
@@ -81,13 +82,19 @@ ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
 { openssl req -x509 "${ec[@]}" -keyout "$tls/ca.key" -out "$tls/ca.crt" -days 3 -subj /CN=parsley-test-ca \
   && openssl req "${ec[@]}" -keyout "$tls/server.key" -out "$tls/server.csr" -subj /CN=localhost \
   && openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial \
-       -out "$tls/server.crt" -days 3 -extfile "$tls/ext.cnf"; } >"$root.openssl.log" 2>&1 \
+       -out "$tls/server.crt" -days 3 -extfile "$tls/ext.cnf" \
+  && openssl req "${ec[@]}" -keyout "$tls/client.key" -out "$tls/client.csr" -subj /CN=parsley_cert \
+  && openssl x509 -req -in "$tls/client.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial \
+       -out "$tls/client.crt" -days 3; } >"$root.openssl.log" 2>&1 \
   || { cat "$root.openssl.log" >&2; rm -f "$root.openssl.log"; exit 1; }
 rm -f "$root.openssl.log"
 chmod 600 "$tls/server.key"
 if [[ $(id -u) -eq 0 ]]; then chown -R postgres: "$tls"; fi
+hba="$data/pg_hba.conf"
+{ echo "hostssl all parsley_cert all cert"; cat "$hba"; } >"$hba.new" && mv "$hba.new" "$hba"
+if [[ $(id -u) -eq 0 ]]; then chown postgres: "$hba"; fi
 as_owner "$bin/pg_ctl" start -w -t 60 -D "$data" -l "$root/server.log" \
-  -o "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c listen_addresses=127.0.0.1 -p $port -k $root -c ssl=on -c ssl_cert_file=$tls/server.crt -c ssl_key_file=$tls/server.key" >&2 \
+  -o "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c listen_addresses=127.0.0.1 -p $port -k $root -c ssl=on -c ssl_cert_file=$tls/server.crt -c ssl_key_file=$tls/server.key -c ssl_ca_file=$tls/ca.crt" >&2 \
   || { tail -n 40 "$root/server.log" >&2 || true; exit 1; }
 log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') listening on 127.0.0.1:$port"
 echo "export PARSLEY_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:$port/postgres PARSLEY_TEST_POSTGRES_CA=$tls/ca.crt"

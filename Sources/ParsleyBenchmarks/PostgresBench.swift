@@ -51,6 +51,17 @@ enum PostgresBench {
         serverTask.cancel()
         try? await database.close()
 
+        // The same get by id with lookups never coalesced (PARSLEY_POSTGRES_POINT_READ_CONCURRENCY=0): what the
+        // shared `IN (...)` statements are worth, in this run.
+        let plainDatabase = try await PostgresDatabase.open(url: url, poolSize: 20, pointReadConcurrency: 0, logger: logger)
+        let plain = try await BenchServer.start(database: plainDatabase, port: port + 3, logger: logger)
+        let uncoalesced = try wrk.run(
+            name: "get-uncoalesced", url: plain.base, seconds: arguments.seconds,
+            script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil), directory: work)
+        table.insert(Row(name: "get by id, lookups not coalesced", result: uncoalesced, baseline: raw.read), at: 2)
+        plain.task.cancel()
+        try? await plainDatabase.close()
+
         // Scale-out: the same get-by-id load on one `parsley` process, then split across two on the same database.
         let nodes = try await twoNodes(url: url, ids: ids, headers: headers, wrk: wrk, seconds: arguments.seconds, work: work, basePort: port + 1)
 

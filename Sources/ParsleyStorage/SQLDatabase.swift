@@ -19,6 +19,12 @@ public protocol SQLDatabase: Sendable {
     func close() async throws
     /// Connections in use, connections available, and writes waiting or running (for metrics).
     var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) { get }
+    /// Coalesces concurrent lookups of one object by id into shared statements (nil: each runs its own).
+    var pointReads: PointReadBatcher? { get }
+}
+
+extension SQLDatabase {
+    public var pointReads: PointReadBatcher? { nil }
 }
 
 /// Errors a backend reports, translated from its driver.

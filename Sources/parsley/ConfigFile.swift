@@ -28,6 +28,7 @@ enum ConfigFile {
         "smtpPassword": "PARSLEY_SMTP_PASSWORD", "smtpAuth": "PARSLEY_SMTP_AUTH", "smtpFrom": "PARSLEY_SMTP_FROM",
         "smtpHeloName": "PARSLEY_SMTP_HELO_NAME", "databasePoolSize": "PARSLEY_DATABASE_POOL_SIZE",
         "statementTimeoutMs": "PARSLEY_STATEMENT_TIMEOUT_MS", "postgresPreparedStatements": "PARSLEY_POSTGRES_PREPARED_STATEMENTS",
+        "postgresPointReadConcurrency": "PARSLEY_POSTGRES_POINT_READ_CONCURRENCY",
         "filesDir": "PARSLEY_FILES_DIR", "uploadStallTimeout": "PARSLEY_UPLOAD_STALL_TIMEOUT",
     ]
 

@@ -8,6 +8,8 @@ struct StorageSettings {
     var poolSize: Int
     var statementTimeout: Duration
     var preparedStatements = true
+    /// Point reads running at once before others are coalesced (0: never).
+    var pointReadConcurrency = PostgresDatabase.defaultPointReadConcurrency
 }
 
 extension ServerSettings {
@@ -17,7 +19,12 @@ extension ServerSettings {
         let timeout = try Self.integer(statementTimeoutMs, "PARSLEY_STATEMENT_TIMEOUT_MS", default: 15_000) ?? 15_000
         guard timeout >= 1 else { throw Invalid(description: "PARSLEY_STATEMENT_TIMEOUT_MS must be at least 1") }
         let prepared = try Self.bool(postgresPreparedStatements, "PARSLEY_POSTGRES_PREPARED_STATEMENTS", default: true)
-        return StorageSettings(poolSize: pool, statementTimeout: .milliseconds(timeout), preparedStatements: prepared)
+        let pointReads = try Self.integer(
+            postgresPointReadConcurrency, "PARSLEY_POSTGRES_POINT_READ_CONCURRENCY", default: PostgresDatabase.defaultPointReadConcurrency)
+            ?? PostgresDatabase.defaultPointReadConcurrency
+        guard pointReads >= 0 else { throw Invalid(description: "PARSLEY_POSTGRES_POINT_READ_CONCURRENCY must be 0 or more") }
+        return StorageSettings(
+            poolSize: pool, statementTimeout: .milliseconds(timeout), preparedStatements: prepared, pointReadConcurrency: pointReads)
     }
 }
 
@@ -36,7 +43,7 @@ extension Serve {
             do {
                 let db = try await PostgresDatabase.open(
                     url: uri, poolSize: storage.poolSize, statementTimeout: storage.statementTimeout,
-                    preparedStatements: storage.preparedStatements, logger: logger)
+                    preparedStatements: storage.preparedStatements, pointReadConcurrency: storage.pointReadConcurrency, logger: logger)
                 return (db, shown)
             } catch {
                 throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: cannot use \(shown): \(error)")

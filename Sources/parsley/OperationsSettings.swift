@@ -64,7 +64,9 @@ extension ServerSettings {
             guard (1...65_535).contains(metricsPort) else { throw Invalid(description: "PARSLEY_METRICS_PORT must be 1 to 65535") }
             operations.metrics = ParsleyMetrics(pool: {
                 let u = database.poolUsage
-                return .init(readersBusy: u.readersBusy, readers: u.readers, writesQueued: u.writesQueued)
+                return .init(
+                    readersBusy: u.readersBusy, readers: u.readers, writesQueued: u.writesQueued,
+                    pointReadsCoalesced: database.pointReads?.coalesced ?? 0)
             })
         }
         return (operations, metricsPort)

@@ -17,6 +17,8 @@ struct ServerSettings: ParsableArguments {
     var statementTimeoutMs: Int?
     @Option(help: "Named server-side prepared statements on PostgreSQL; false behind PgBouncer in transaction mode (env PARSLEY_POSTGRES_PREPARED_STATEMENTS, default true).")
     var postgresPreparedStatements: Bool?
+    @Option(help: "Lookups of one object by id that run at once on PostgreSQL before further ones are coalesced into shared statements; 0 never coalesces (env PARSLEY_POSTGRES_POINT_READ_CONCURRENCY, default 2).")
+    var postgresPointReadConcurrency: Int?
     @Option(help: "Data folder (env PARSLEY_DATA_DIR, default ./parsley-data).") var dataDir: String?
     @Option(help: "Listen address (env PARSE_SERVER_HOST, default 0.0.0.0).") var host: String?
     @Option(help: "Port (env PORT or PARSE_SERVER_PORT, default 1337).") var port: Int?

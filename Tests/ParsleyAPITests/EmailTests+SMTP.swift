@@ -6,7 +6,7 @@ import ParsleyDomain
 import Testing
 
 /// A real SMTP server: Python's aiosmtpd on 127.0.0.1 and a free port, writing each message it accepts as a
-/// JSON line (envelope, headers, decoded body, the AUTH login used). `.ci/run` installs aiosmtpd.
+/// JSON line (envelope, headers, decoded body, the AUTH login used). Installs aiosmtpd when it is missing.
 final class SMTPTestServer: @unchecked Sendable {
     static let script = #"""
         import email, json, socket, sys
@@ -54,8 +54,20 @@ final class SMTPTestServer: @unchecked Sendable {
         self.port = port
     }
 
+    /// aiosmtpd, installed from PyPI once per test process when python3 lacks it (as `.ci/run` does), so that
+    /// `swift test` on a fresh machine needs no step by hand.
+    static let aiosmtpdReady: Bool = {
+        let install = Process()
+        install.executableURL = URL(fileURLWithPath: "/bin/sh")
+        install.arguments = ["-c", "python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd >/dev/null 2>&1"]
+        guard (try? install.run()) != nil else { return false }
+        install.waitUntilExit()
+        return install.terminationStatus == 0
+    }()
+
     /// Starts the server, runs `body`, stops it. Fails (never skips) when the server cannot start.
     static func with(_ body: (SMTPTestServer) async throws -> Void) async throws {
+        _ = aiosmtpdReady
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-smtp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }

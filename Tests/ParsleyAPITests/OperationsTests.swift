@@ -134,7 +134,7 @@ struct OperationsTests {
 
     @Test("metrics: requests by route, method and status, latency histograms, pool gauges in Prometheus text", arguments: Backend.all)
     func metrics(_ backend: Backend) async throws {
-        let metrics = ParsleyMetrics(pool: { .init(readersBusy: 1, readers: 4, writesQueued: 0) })
+        let metrics = ParsleyMetrics(pool: { .init(readersBusy: 1, readers: 4, writesQueued: 0, pointReadsCoalesced: 7) })
         try await Self.with(backend: backend, .init(metrics: metrics)) { p, _ in
             let id = try await p.createId("Metered", ["a": 1])
             _ = try await p.get("Metered", id)
@@ -149,6 +149,7 @@ struct OperationsTests {
         #expect(text.contains(#"parsley_http_request_duration_seconds_bucket{route="classes/:className",method="POST",le="+Inf"} 1"#))
         #expect(text.contains("parsley_db_readers 4"))
         #expect(text.contains("parsley_db_readers_busy 1"))
+        #expect(text.contains("parsley_db_point_reads_coalesced 7"))
         #expect(text.contains("# TYPE parsley_http_request_duration_seconds histogram"))
     }
 

@@ -86,6 +86,58 @@ struct PostgresTLSTests {
         }
     }
 
+    @Test("sslcert and sslkey log in a role that PostgreSQL admits by client certificate only; without them the start is refused")
+    func clientCertificate() async throws {
+        let ca = try await Self.caFile()
+        let folder = URL(fileURLWithPath: ca).deletingLastPathComponent()
+        let (cert, key) = (folder.appendingPathComponent("client.crt").path, folder.appendingPathComponent("client.key").path)
+        try #require(
+            FileManager.default.fileExists(atPath: cert) && FileManager.default.fileExists(atPath: key),
+            "no client certificate next to the test CA (the test cluster makes one, as scripts/pg-test-cluster.sh does)")
+        let role = LocalCluster.certificateRole
+        let maintenance = try #require(try await PostgresCluster.shared.serverURL())
+        let admin = try await PostgresDatabase.open(url: maintenance, poolSize: 1, logger: TestDatabase.logger)
+        _ = try await admin.write { executor in
+            try await executor.query(
+                SQLFragment("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role) LOGIN SUPERUSER; END IF; END $$"))
+        }
+        try await admin.close()
+        try await PostgresCluster.shared.withFreshDatabase { plain in
+            var components = try #require(URLComponents(string: plain))
+            components.user = role
+            let asRole = try #require(components.string)
+            let tls = "sslmode=verify-full&sslrootcert=\(ca)"
+            // A parsley process logs in with the certificate and serves requests.
+            let dir = try ProcessTests.tempDir()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let node = try await PostgresProcessTests.node(
+                try Self.url(asRole, host: "localhost", query: "\(tls)&sslcert=\(cert)&sslkey=\(key)"), dataDir: dir)
+            defer { node.kill() }
+            try await ProcessTests.client(node.port, PostgresProcessTests.key) { client in
+                let id = try await client.createId("ByCertificate", ["name": "signed"])
+                let got = try await client.get("ByCertificate", id)
+                #expect(got.status == 200, "\(got.json)")
+                #expect(got["name"] == "signed")
+            }
+            // PostgreSQL saw the certificate on the connection.
+            let database = try await PostgresDatabase.open(
+                url: try Self.url(asRole, host: "localhost", query: "\(tls)&sslcert=\(cert)&sslkey=\(key)"), poolSize: 1, logger: TestDatabase.logger)
+            let rows = try await database.read { executor in
+                try await executor.query(SQLFragment("SELECT client_dn FROM pg_stat_ssl WHERE pid = pg_backend_pid()"))
+            }
+            try await database.close()
+            #expect(rows.first?.first?.text == "/CN=\(role)")
+            // Without the certificate PostgreSQL turns the role away, and the start says why.
+            let refusedDir = try ProcessTests.tempDir()
+            defer { try? FileManager.default.removeItem(at: refusedDir) }
+            let refused = try ProcessTests.Server(
+                dataDir: refusedDir, environment: PostgresProcessTests.environment(try Self.url(asRole, host: "localhost", query: tls)))
+            await refused.process.exited(killAfter: .seconds(30))
+            #expect(refused.process.terminationStatus == 2)
+            #expect(refused.outputText().contains("certificate"), "\(refused.outputText())")
+        }
+    }
+
     @Test("a certificate that cannot be verified, or a bad sslmode, stops the server at start with a clear message")
     func refusals() async throws {
         try await PostgresCluster.shared.withFreshDatabase { plain in

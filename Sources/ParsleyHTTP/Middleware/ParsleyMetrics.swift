@@ -12,10 +12,13 @@ public final class ParsleyMetrics: Sendable {
         public var readersBusy: Int
         public var readers: Int
         public var writesQueued: Int
-        public init(readersBusy: Int, readers: Int, writesQueued: Int) {
+        /// Lookups by id answered by a statement shared with other lookups, since the start.
+        public var pointReadsCoalesced: Int
+        public init(readersBusy: Int, readers: Int, writesQueued: Int, pointReadsCoalesced: Int = 0) {
             self.readersBusy = readersBusy
             self.readers = readers
             self.writesQueued = writesQueued
+            self.pointReadsCoalesced = pointReadsCoalesced
         }
     }
 
@@ -34,6 +37,9 @@ public final class ParsleyMetrics: Sendable {
     static var readers: MetricNameDescriptor { MetricNameDescriptor(namespace: "parsley", metricName: "db_readers", helpText: "Reader connections in the pool") }
     static var writesQueued: MetricNameDescriptor { MetricNameDescriptor(
         namespace: "parsley", metricName: "db_writes_queued", helpText: "Writes waiting for the writer connection") }
+    static var pointReadsCoalesced: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "db_point_reads_coalesced",
+        helpText: "Lookups by objectId answered by a statement shared with concurrent lookups, since the start") }
 
     public init(pool: (@Sendable () -> PoolUsage)? = nil) {
         self.pool = pool
@@ -51,6 +57,7 @@ public final class ParsleyMetrics: Sendable {
             registry.makeGauge(descriptor: Self.readersBusy).set(Double(usage.readersBusy))
             registry.makeGauge(descriptor: Self.readers).set(Double(usage.readers))
             registry.makeGauge(descriptor: Self.writesQueued).set(Double(usage.writesQueued))
+            registry.makeGauge(descriptor: Self.pointReadsCoalesced).set(Double(usage.pointReadsCoalesced))
         }
         return registry.emitToString()
     }

@@ -44,7 +44,8 @@ struct TestDatabase: Sendable {
     }()
 
     static func with<T: Sendable>(
-        _ backend: Backend, logger: Logger, statementTimeout: Duration = .seconds(15), _ body: @Sendable (TestDatabase) async throws -> T
+        _ backend: Backend, logger: Logger, statementTimeout: Duration = .seconds(15),
+        pointReadConcurrency: Int = PostgresDatabase.defaultPointReadConcurrency, _ body: @Sendable (TestDatabase) async throws -> T
     ) async throws -> T {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -56,7 +57,8 @@ struct TestDatabase: Sendable {
             return try await run(TestDatabase(backend: backend, database: database, directory: dir, url: nil), body)
         case .postgres:
             return try await PostgresCluster.shared.withFreshDatabase { url in
-                let database = try await PostgresDatabase.open(url: url, poolSize: 8, statementTimeout: statementTimeout, logger: logger)
+                let database = try await PostgresDatabase.open(
+                    url: url, poolSize: 8, statementTimeout: statementTimeout, pointReadConcurrency: pointReadConcurrency, logger: logger)
                 return try await run(TestDatabase(backend: backend, database: database, directory: dir, url: url), body)
             }
         }
@@ -260,11 +262,15 @@ enum LocalCluster {
             asUser: user,
             [bin.appendingPathComponent("initdb").path, "-D", data.path, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"])
         var options = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c listen_addresses=127.0.0.1 -p \(port) -k \(root.path)"
-        // TLS on (connections choose it with sslmode): a test CA and a certificate for localhost and 127.0.0.1.
+        // TLS on (connections choose it with sslmode): a test CA, a certificate for localhost and 127.0.0.1, and a
+        // client certificate for the role parsley_cert, which may log in by certificate only.
         let tls = root.appendingPathComponent("tls")
         try makeCertificates(in: tls, user: user)
         rootCertificate.withLock { $0 = tls.appendingPathComponent("ca.crt").path }
-        options += " -c ssl=on -c ssl_cert_file=\(tls.path)/server.crt -c ssl_key_file=\(tls.path)/server.key"
+        options += " -c ssl=on -c ssl_cert_file=\(tls.path)/server.crt -c ssl_key_file=\(tls.path)/server.key -c ssl_ca_file=\(tls.path)/ca.crt"
+        let hba = data.appendingPathComponent("pg_hba.conf")
+        let rules = try String(contentsOf: hba, encoding: .utf8)
+        try ("hostssl all \(certificateRole) all cert\n" + rules).write(to: hba, atomically: false, encoding: .utf8)
         let pgCtl = bin.appendingPathComponent("pg_ctl").path
         // Registered before starting, so a start that half-succeeds is still stopped.
         registerStop(command: wrap(asUser: user, [pgCtl, "stop", "-D", data.path, "-m", "immediate"]), remove: root.path)
@@ -278,8 +284,12 @@ enum LocalCluster {
     /// before it started or when the tests use PARSLEY_TEST_POSTGRES_URL.
     static let rootCertificate = Mutex<String?>(nil)
 
-    /// A CA and a server certificate signed by it (names localhost and 127.0.0.1), made with the openssl command
-    /// (Debian's postgresql depends on it); the key readable by the server's user only, as PostgreSQL demands.
+    /// The role that logs in with the client certificate (`client.crt`, `client.key` next to the CA).
+    static let certificateRole = "parsley_cert"
+
+    /// A CA, a server certificate signed by it (names localhost and 127.0.0.1) and a client certificate for
+    /// `certificateRole`, made with the openssl command (Debian's postgresql depends on it); the server key
+    /// readable by the server's user only, as PostgreSQL demands.
     static func makeCertificates(in dir: URL, user: (name: String, uid: uid_t, gid: gid_t)?) throws {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let p = dir.path
@@ -292,6 +302,13 @@ enum LocalCluster {
             [
                 "openssl", "x509", "-req", "-in", "\(p)/server.csr", "-CA", "\(p)/ca.crt", "-CAkey", "\(p)/ca.key", "-CAcreateserial",
                 "-out", "\(p)/server.crt", "-days", "3", "-extfile", "\(p)/ext.cnf",
+            ])
+        try run(asUser: nil, ["openssl", "req"] + ec + ["-keyout", "\(p)/client.key", "-out", "\(p)/client.csr", "-subj", "/CN=\(certificateRole)"])
+        try run(
+            asUser: nil,
+            [
+                "openssl", "x509", "-req", "-in", "\(p)/client.csr", "-CA", "\(p)/ca.crt", "-CAkey", "\(p)/ca.key", "-CAcreateserial",
+                "-out", "\(p)/client.crt", "-days", "3",
             ])
         if let user {
             for file in ["", "/server.key", "/server.crt"] { try chown(p + file, user) }
