@@ -34,6 +34,17 @@ enum PostgresBench {
             api: api, wrk: wrk, base: base, headers: headers, seconds: arguments.seconds, work: work, insert: raw.insert, read: raw.read)
         table += core.rows
         let ids = core.ids
+        // The same get by id, right after the core scenarios, on a second server whose lookups are never coalesced
+        // (PARSLEY_POSTGRES_POINT_READ_CONCURRENCY=0; the first server idles meanwhile): what the shared `IN (...)`
+        // statements are worth, in this run.
+        let plainDatabase = try await PostgresDatabase.open(url: url, poolSize: 20, pointReadConcurrency: 0, logger: logger)
+        let plain = try await BenchServer.start(database: plainDatabase, port: port + 3, logger: logger)
+        let uncoalesced = try wrk.run(
+            name: "get-uncoalesced", url: plain.base, seconds: arguments.seconds,
+            script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil), directory: work)
+        table.insert(Row(name: "get by id, lookups not coalesced", result: uncoalesced, baseline: raw.read), at: 2)
+        plain.task.cancel()
+        try? await plainDatabase.close()
         // The floor of any request here: HTTP in and out and one round trip to PostgreSQL (`SELECT 1`), no Parse
         // logic. What a get by id can reach on this machine at this moment is below this.
         let floor = try wrk.run(
@@ -50,17 +61,6 @@ enum PostgresBench {
         table.append(Row(name: "query, indexed (\(arguments.objects) objects)", result: indexed, baseline: raw.read))
         serverTask.cancel()
         try? await database.close()
-
-        // The same get by id with lookups never coalesced (PARSLEY_POSTGRES_POINT_READ_CONCURRENCY=0): what the
-        // shared `IN (...)` statements are worth, in this run.
-        let plainDatabase = try await PostgresDatabase.open(url: url, poolSize: 20, pointReadConcurrency: 0, logger: logger)
-        let plain = try await BenchServer.start(database: plainDatabase, port: port + 3, logger: logger)
-        let uncoalesced = try wrk.run(
-            name: "get-uncoalesced", url: plain.base, seconds: arguments.seconds,
-            script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil), directory: work)
-        table.insert(Row(name: "get by id, lookups not coalesced", result: uncoalesced, baseline: raw.read), at: 2)
-        plain.task.cancel()
-        try? await plainDatabase.close()
 
         // Scale-out: the same get-by-id load on one `parsley` process, then split across two on the same database.
         let nodes = try await twoNodes(url: url, ids: ids, headers: headers, wrk: wrk, seconds: arguments.seconds, work: work, basePort: port + 1)

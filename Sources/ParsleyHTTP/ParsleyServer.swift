@@ -17,12 +17,15 @@ public enum ParsleyServer {
     }
 
     /// The API behind the operations layer (request ids, `/health`, rate limits, metrics, access log).
+    /// `onListening` gets the port the server listens on once it does (the one the system chose for port 0).
     public static func application(
-        api: ParseAPI, host: String, port: Int, logger: Logger, operations: OperationsOptions = .init()
+        api: ParseAPI, host: String, port: Int, logger: Logger, operations: OperationsOptions = .init(),
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> Application<ParsleyResponder> {
         Application(
             responder: ParsleyResponder(transport: ParseTransport(api: api), operations: operations),
             configuration: .init(address: .hostname(host, port: port), serverName: "parsley"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger
         )
     }

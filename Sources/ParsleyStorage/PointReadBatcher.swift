@@ -62,22 +62,15 @@ public final class PointReadBatcher: Sendable {
     func read(
         id: String, statement: SQLFragment, database: any SQLDatabase, batched: (_ ids: [String]) throws -> SQLFragment
     ) async throws -> [SQLRow] {
-        let key = Key(sql: statement.sql, binds: statement.binds.dropFirst())
-        let claimed = state.withLock { s in
-            guard s.running < concurrency else { return false }
-            s.running += 1
-            return true
-        }
         let turn: Turn
-        if claimed {
+        if state.withLock({ claim(&$0) }) {
             turn = .run
         } else {
+            let key = Key(sql: statement.sql, binds: statement.binds.dropFirst())
             turn = try await withCheckedThrowingContinuation { continuation in
                 let free = state.withLock { s in
-                    if s.running < concurrency {
-                        s.running += 1
-                        return true
-                    }
+                    // A slot may have come free since the first look.
+                    if claim(&s) { return true }
                     let waiter = Waiter(id: id, continuation: continuation)
                     if let i = s.waiting.lastIndex(where: { $0.key == key && $0.waiters.count < Self.maxBatch }) {
                         s.waiting[i].waiters.append(waiter)
@@ -114,6 +107,13 @@ public final class PointReadBatcher: Sendable {
             for waiter in others { waiter.continuation.resume(returning: .rows(Self.rows(rows, id: waiter.id))) }
             return Self.rows(rows, id: id)
         }
+    }
+
+    /// Takes a slot if one is free.
+    private func claim(_ s: inout State) -> Bool {
+        guard s.running < concurrency else { return false }
+        s.running += 1
+        return true
     }
 
     /// Passes the finished lookup's slot to the oldest waiting batch, or frees it.

@@ -71,23 +71,25 @@ extension SQLStore {
     /// Runs a find; returns Parse objects (files without URLs, relations as placeholders).
     public func find(_ spec: FindSpec) async throws -> [[String: JSONValue]] {
         var (statement, fields) = try selectStatement(spec)
-        var rows: [SQLRow]
+        var pointId: String?
         if case .field(let path, .equals(.string(let id))) = spec.predicate, path.field == "objectId", path.subpath.isEmpty, spec.order.isEmpty {
             statement.isPointLookup = true
-            let finalStatement = statement
-            if let pointReads = database.pointReads, WriteScope.executor == nil, spec.skip == 0, statement.binds.first == .text(id) {
-                rows = try await pointReads.read(id: id, statement: finalStatement, database: database) { ids in
-                    var many = spec
-                    many.predicate = .field(path, .isIn(ids.map { .string($0) }))
-                    many.limit = nil
-                    return try selectStatement(many).0
-                }
-                if let limit = spec.limit, rows.count > limit { rows.removeLast(rows.count - limit) }
-            } else {
-                rows = try await database.read { db in try await db.query(finalStatement) }
+            pointId = id
+        }
+        let finalStatement = statement
+        let rows: [SQLRow]
+        // A lookup by primary key (at most one row, so LIMIT 1 and no LIMIT agree) may share its statement with
+        // concurrent ones; the id must be the statement's first parameter, which is what tells lookups apart.
+        if let id = pointId, let pointReads = database.pointReads, WriteScope.executor == nil, spec.skip == 0, spec.limit != 0,
+            statement.binds.first == .text(id)
+        {
+            rows = try await pointReads.read(id: id, statement: finalStatement, database: database) { ids in
+                var many = spec
+                many.predicate = .field(FieldPath(field: "objectId"), .isIn(ids.map { .string($0) }))
+                many.limit = nil
+                return try selectStatement(many).0
             }
         } else {
-            let finalStatement = statement
             rows = try await database.read { db in try await db.query(finalStatement) }
         }
         // Objects of one page mostly share a handful of ACLs: each distinct pair of permission lists is decoded once.

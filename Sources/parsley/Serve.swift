@@ -60,9 +60,11 @@ struct Serve: AsyncParsableCommand {
         let (database, path) = try await Self.openDatabase(uri: uri, storage: storage, logger: logger)
         let (operations, metricsPort) = try s.operationsOptions(database: database)
         let api = try await ParsleyServer.makeAPI(options: options, database: database)
-        let app = ParsleyServer.application(api: api, host: host, port: port, logger: logger, operations: operations)
         let shownHost = host == "0.0.0.0" ? "localhost" : host
-        logger.info("parsley serving http://\(shownHost):\(port)\(mountPath) (app id \(appId), database \(path))")
+        // Said once the socket is bound, with the port it got (PORT=0 lets the system choose one).
+        let app = ParsleyServer.application(api: api, host: host, port: port, logger: logger, operations: operations) { bound in
+            logger.info("parsley serving http://\(shownHost):\(bound)\(mountPath) (app id \(appId), database \(path))")
+        }
         if generated {
             // Written straight to the file descriptor: a pipe would otherwise buffer it past a crash.
             FileHandle.standardOutput.write(Data(

@@ -54,7 +54,7 @@ final class SMTPTestServer: @unchecked Sendable {
         self.port = port
     }
 
-    /// aiosmtpd, installed from PyPI once per test process when python3 lacks it (as `.ci/run` does), so that
+    /// aiosmtpd, installed from PyPI once per test process when python3 lacks it, so that
     /// `swift test` on a fresh machine needs no step by hand.
     static let aiosmtpdReady: Bool = {
         let install = Process()

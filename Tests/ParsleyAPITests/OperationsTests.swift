@@ -149,7 +149,9 @@ struct OperationsTests {
         #expect(text.contains(#"parsley_http_request_duration_seconds_bucket{route="classes/:className",method="POST",le="+Inf"} 1"#))
         #expect(text.contains("parsley_db_readers 4"))
         #expect(text.contains("parsley_db_readers_busy 1"))
-        #expect(text.contains("parsley_db_point_reads_coalesced 7"))
+        #expect(text.contains("parsley_db_point_reads_coalesced_total 7"))
+        // A counter: a second scrape with the same count does not add it again.
+        #expect(metrics.render().contains("parsley_db_point_reads_coalesced_total 7"))
         #expect(text.contains("# TYPE parsley_http_request_duration_seconds histogram"))
     }
 

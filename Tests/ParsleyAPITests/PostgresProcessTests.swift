@@ -1,7 +1,10 @@
 import Foundation
 import HTTPTypes
+import HummingbirdTesting
+import NIOCore
 import ParsleyCore
 import ParsleyDomain
+import Synchronization
 import Testing
 
 /// Two `parsley` processes on one PostgreSQL database: what one node writes, the other sees at once, including
@@ -147,5 +150,66 @@ struct PostgresProcessTests {
         #expect(try await nodeA.request(.delete, "/users/\(second.id)").status == 200)
         let deleted = try await refused(nodeB, second.token)
         #expect(deleted.code == 209, "node B still accepts a session of the user node A deleted: \(deleted.status) \(deleted.json)")
+    }
+
+    @Test(
+        "PARSLEY_POSTGRES_POINT_READ_CONCURRENCY: at 1 concurrent gets share statements (metric), at 0 never; a bad value stops the start",
+        .enabled(if: Backend.all.contains(.postgres), "PostgreSQL not available"))
+    func pointReadSetting() async throws {
+        try await PostgresCluster.shared.withFreshDatabase { url in
+            for (setting, shares) in [("1", true), ("0", false)] {
+                let dir = try ProcessTests.tempDir()
+                defer { try? FileManager.default.removeItem(at: dir) }
+                let metricsPort = try LocalCluster.freePort()
+                let node = try await Self.node(
+                    url, dataDir: dir, extra: ["PARSLEY_POSTGRES_POINT_READ_CONCURRENCY": setting, "PARSLEY_METRICS_PORT": "\(metricsPort)"])
+                defer { node.kill() }
+                let ids = try await withThrowingTaskGroup(of: String.self) { group in
+                    for n in 0..<20 {
+                        group.addTask {
+                            let id = Mutex<String?>(nil)
+                            try await ProcessTests.client(node.port, Self.key) { c in
+                                let created = try await c.createId("Looked", ["n": .int(Int64(n)), "setting": .string(setting)])
+                                id.withLock { $0 = created }
+                            }
+                            return try #require(id.withLock { $0 })
+                        }
+                    }
+                    return try await group.reduce(into: [String]()) { $0.append($1) }
+                }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for worker in 0..<8 {
+                        group.addTask {
+                            try await ProcessTests.client(node.port, Self.key) { c in
+                                for i in 0..<25 {
+                                    let id = ids[(worker * 3 + i) % ids.count]
+                                    let got = try await c.get("Looked", id)
+                                    #expect(got.status == 200 && got["objectId"]?.stringValue == id, "\(got.json)")
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let scrape = try await TestClient.withClient(host: "127.0.0.1", port: metricsPort) { client in
+                    try await client.execute(TestClient.Request("/metrics", method: .get))
+                }
+                let text = String(buffer: scrape.body ?? ByteBuffer())
+                let line = text.split(separator: "\n").first { $0.hasPrefix("parsley_db_point_reads_coalesced_total ") }
+                let coalesced = line.flatMap { Int($0.split(separator: " ").last ?? "") }
+                if shares {
+                    #expect((coalesced ?? 0) > 0, "setting \(setting): \(line ?? "no metric")")
+                } else {
+                    #expect(coalesced == 0, "setting \(setting): \(line ?? "no metric")")
+                }
+            }
+            let dir = try ProcessTests.tempDir()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let bad = try ProcessTests.Server(
+                dataDir: dir, environment: Self.environment(url).merging(["PARSLEY_POSTGRES_POINT_READ_CONCURRENCY": "many"]) { $1 })
+            await bad.process.exited(killAfter: .seconds(30))
+            #expect(bad.process.terminationStatus != 0)
+            #expect(bad.outputText().contains("PARSLEY_POSTGRES_POINT_READ_CONCURRENCY"), "\(bad.outputText())")
+        }
     }
 }

@@ -21,6 +21,33 @@ struct PostgresTLSTests {
         return try #require(components.string)
     }
 
+    /// Starts a `parsley` process on `url`, creates an object of `className` and reads it back, then runs
+    /// `whileUp` with the process still serving.
+    static func servesObjects(_ url: String, className: String, whileUp: () async throws -> Void = {}) async throws {
+        let dir = try ProcessTests.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let node = try await PostgresProcessTests.node(url, dataDir: dir)
+        defer { node.kill() }
+        try await ProcessTests.client(node.port, PostgresProcessTests.key) { client in
+            let id = try await client.createId(className, ["name": "secret"])
+            let got = try await client.get(className, id)
+            #expect(got.status == 200, "\(got.json)")
+            #expect(got["name"] == "secret")
+        }
+        try await whileUp()
+    }
+
+    /// Starts a `parsley` process on `url` and expects it to stop at once with exit status 2, saying `message`.
+    static func refusedAtStart(_ url: String, saying message: String, _ comment: String) async throws {
+        let dir = try ProcessTests.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let server = try ProcessTests.Server(dataDir: dir, environment: PostgresProcessTests.environment(url))
+        await server.process.exited(killAfter: .seconds(30))
+        let status = server.process.terminationStatus
+        #expect(status == 2, "\(comment): exit status \(status)")
+        #expect(server.outputText().contains(message), "\(comment): \(server.outputText())")
+    }
+
     /// Whether the connection a read runs on is encrypted, as PostgreSQL itself reports it.
     static func encrypted(_ database: PostgresDatabase) async throws -> Bool {
         let rows = try await database.read { executor in
@@ -35,33 +62,25 @@ struct PostgresTLSTests {
         try await PostgresCluster.shared.withFreshDatabase { plain in
             let name = try #require(try PostgresConnectionSettings(url: plain).database)
             let url = try Self.url(plain, host: "localhost", query: "sslmode=verify-full&sslrootcert=\(ca)")
-            let dir = try ProcessTests.tempDir()
-            defer { try? FileManager.default.removeItem(at: dir) }
-            let node = try await PostgresProcessTests.node(url, dataDir: dir)
-            defer { node.kill() }
-            try await ProcessTests.client(node.port, PostgresProcessTests.key) { client in
-                let id = try await client.createId("OverTLS", ["name": "secret"])
-                let got = try await client.get("OverTLS", id)
-                #expect(got.status == 200, "\(got.json)")
-                #expect(got["name"] == "secret")
+            try await Self.servesObjects(url, className: "OverTLS") {
+                // The pool's connections and the change-feed listener, as PostgreSQL sees them.
+                // (Asked from the maintenance database, so this connection and its own listener are not counted.)
+                let maintenance = try #require(try await PostgresCluster.shared.serverURL())
+                let admin = try await PostgresDatabase.open(url: maintenance, poolSize: 1, logger: TestDatabase.logger)
+                let rows = try await admin.read { executor in
+                    try await executor.query(
+                        SQLFragment(
+                            """
+                            SELECT count(*)::text, count(*) FILTER (WHERE s.ssl)::text FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
+                            WHERE a.datname = ? AND a.backend_type = 'client backend'
+                            """, [.text(name)]))
+                }
+                try await admin.close()
+                let total = Int(rows.first?[0].text ?? "") ?? 0
+                let tls = Int(rows.first?[1].text ?? "") ?? -1
+                #expect(total >= 2, "the node's pool and its listener should be connected")
+                #expect(tls == total, "\(tls) of \(total) connections encrypted")
             }
-            // The pool's connections and the change-feed listener, as PostgreSQL sees them.
-            // (Asked from the maintenance database, so this connection and its own listener are not counted.)
-            let maintenance = try #require(try await PostgresCluster.shared.serverURL())
-            let admin = try await PostgresDatabase.open(url: maintenance, poolSize: 1, logger: TestDatabase.logger)
-            let rows = try await admin.read { executor in
-                try await executor.query(
-                    SQLFragment(
-                        """
-                        SELECT count(*)::text, count(*) FILTER (WHERE s.ssl)::text FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
-                        WHERE a.datname = ? AND a.backend_type = 'client backend'
-                        """, [.text(name)]))
-            }
-            try await admin.close()
-            let total = Int(rows.first?[0].text ?? "") ?? 0
-            let tls = Int(rows.first?[1].text ?? "") ?? -1
-            #expect(total >= 2, "the node's pool and its listener should be connected")
-            #expect(tls == total, "\(tls) of \(total) connections encrypted")
         }
     }
 
@@ -107,34 +126,18 @@ struct PostgresTLSTests {
             components.user = role
             let asRole = try #require(components.string)
             let tls = "sslmode=verify-full&sslrootcert=\(ca)"
+            let withCertificate = try Self.url(asRole, host: "localhost", query: "\(tls)&sslcert=\(cert)&sslkey=\(key)")
             // A parsley process logs in with the certificate and serves requests.
-            let dir = try ProcessTests.tempDir()
-            defer { try? FileManager.default.removeItem(at: dir) }
-            let node = try await PostgresProcessTests.node(
-                try Self.url(asRole, host: "localhost", query: "\(tls)&sslcert=\(cert)&sslkey=\(key)"), dataDir: dir)
-            defer { node.kill() }
-            try await ProcessTests.client(node.port, PostgresProcessTests.key) { client in
-                let id = try await client.createId("ByCertificate", ["name": "signed"])
-                let got = try await client.get("ByCertificate", id)
-                #expect(got.status == 200, "\(got.json)")
-                #expect(got["name"] == "signed")
-            }
+            try await Self.servesObjects(withCertificate, className: "ByCertificate")
             // PostgreSQL saw the certificate on the connection.
-            let database = try await PostgresDatabase.open(
-                url: try Self.url(asRole, host: "localhost", query: "\(tls)&sslcert=\(cert)&sslkey=\(key)"), poolSize: 1, logger: TestDatabase.logger)
+            let database = try await PostgresDatabase.open(url: withCertificate, poolSize: 1, logger: TestDatabase.logger)
             let rows = try await database.read { executor in
                 try await executor.query(SQLFragment("SELECT client_dn FROM pg_stat_ssl WHERE pid = pg_backend_pid()"))
             }
             try await database.close()
             #expect(rows.first?.first?.text == "/CN=\(role)")
             // Without the certificate PostgreSQL turns the role away, and the start says why.
-            let refusedDir = try ProcessTests.tempDir()
-            defer { try? FileManager.default.removeItem(at: refusedDir) }
-            let refused = try ProcessTests.Server(
-                dataDir: refusedDir, environment: PostgresProcessTests.environment(try Self.url(asRole, host: "localhost", query: tls)))
-            await refused.process.exited(killAfter: .seconds(30))
-            #expect(refused.process.terminationStatus == 2)
-            #expect(refused.outputText().contains("certificate"), "\(refused.outputText())")
+            try await Self.refusedAtStart(try Self.url(asRole, host: "localhost", query: tls), saying: "certificate", "no sslcert")
         }
     }
 
@@ -142,21 +145,13 @@ struct PostgresTLSTests {
     func refusals() async throws {
         try await PostgresCluster.shared.withFreshDatabase { plain in
             // The system's roots do not know the test CA.
-            let dir = try ProcessTests.tempDir()
-            defer { try? FileManager.default.removeItem(at: dir) }
             for (query, message) in [
                 ("sslmode=verify-full", "CERTIFICATE_VERIFY_FAILED"), ("sslmode=sometimes", "unknown sslmode 'sometimes'"),
                 ("sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem", "could not be read"),
                 ("sslmode=require&sslcert=/tmp/client.pem", "sslcert and sslkey go together"), ("ssl=maybe", "ssl must be true or false"),
                 ("ssl=true", "CERTIFICATE_VERIFY_FAILED"),
             ] {
-                let url = try Self.url(plain, host: "localhost", query: query)
-                let server = try ProcessTests.Server(
-                    dataDir: dir, environment: PostgresProcessTests.environment(url))
-                await server.process.exited(killAfter: .seconds(30))
-                let status = server.process.terminationStatus
-                #expect(status == 2, "\(query): exit status \(status)")
-                #expect(server.outputText().contains(message), "\(query): \(server.outputText())")
+                try await Self.refusedAtStart(try Self.url(plain, host: "localhost", query: query), saying: message, query)
             }
         }
     }

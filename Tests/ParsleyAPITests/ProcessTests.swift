@@ -4,6 +4,7 @@ import HummingbirdTesting
 import NIOCore
 import ParsleyCore
 import ParsleyDomain
+import Synchronization
 import Testing
 
 /// The `parsley` executable itself: start-up from the environment alone, the generated master key, and
@@ -17,16 +18,19 @@ struct ProcessTests {
     /// A running `parsley` child process.
     final class Server: @unchecked Sendable {
         let process: ChildProcess
-        let port: Int
+        private let boundPort = Mutex<Int?>(nil)
+
+        /// The port the process listens on, known once `waitUntilHealthy` returned.
+        var port: Int { boundPort.withLock { $0 } ?? 0 }
 
         init(dataDir: URL, environment: [String: String] = [:]) throws {
-            // A port nobody listens on now (a random one could be another test's server, which then answered the
-            // health check and the requests meant for this one).
-            port = (try? LocalCluster.freePort()) ?? Int.random(in: 20_000...40_000)
+            // Port 0: the process binds a port the system chooses and says which. (A port picked here beforehand
+            // could be taken meanwhile by another test's server, which would then answer the requests meant for
+            // this one.)
             var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARSE_SERVER_") }
             env["PARSLEY_DATA_DIR"] = dataDir.path
             env["PARSE_SERVER_HOST"] = "127.0.0.1"
-            env["PORT"] = String(port)
+            env["PORT"] = "0"
             env["PARSE_SERVER_APPLICATION_ID"] = "proc-app"
             for (k, v) in environment { env[k] = v }
             process = try ChildProcess(ProcessTests.binary.path, environment: env)
@@ -34,18 +38,24 @@ struct ProcessTests {
 
         func waitUntilHealthy() async throws {
             for _ in 0..<200 {
-                if let r = try? await TestClient.withClient(host: "127.0.0.1", port: port, operation: { client in
+                if port == 0, let said = Self.listeningPort(in: outputText()) { boundPort.withLock { $0 = said } }
+                if port != 0, let r = try? await TestClient.withClient(host: "127.0.0.1", port: port, operation: { client in
                     try await client.execute(TestClient.Request("/parse/health", method: .get))
                 }), r.status == .ok {
-                    // Healthy, and it is this process that answered (not one that held the port before it).
-                    try await Task.sleep(for: .milliseconds(100))
-                    if !process.isRunning { throw Failure("parsley exited: \(outputText())") }
                     return
                 }
                 if !process.isRunning { throw Failure("parsley exited: \(outputText())") }
                 try await Task.sleep(for: .milliseconds(50))
             }
             throw Failure("parsley did not become healthy")
+        }
+
+        /// The port in the start-up line `parsley serving http://127.0.0.1:PORT/parse` (in any log format).
+        static func listeningPort(in output: String) -> Int? {
+            guard let serving = output.range(of: "parsley serving http"),
+                let address = output.range(of: "127.0.0.1:", range: serving.upperBound..<output.endIndex)
+            else { return nil }
+            return Int(output[address.upperBound...].prefix { $0.isNumber })
         }
 
         /// Everything the server printed so far.

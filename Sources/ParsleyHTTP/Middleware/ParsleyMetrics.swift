@@ -2,6 +2,7 @@ public import Hummingbird
 import HTTPTypes
 import NIOCore
 public import Prometheus
+import Synchronization
 
 /// Prometheus metrics of one server: requests by route, method and status, latency histograms by route, and
 /// database pool use (sampled at each scrape). Served as Prometheus text by `MetricsResponder` on its own
@@ -24,6 +25,8 @@ public final class ParsleyMetrics: Sendable {
 
     public let registry = PrometheusCollectorRegistry()
     let pool: (@Sendable () -> PoolUsage)?
+    /// The coalesced-lookup count at the last scrape: the counter advances by what was added since.
+    private let coalescedAtLastScrape = Mutex(0)
     static let buckets: [Duration] = [
         .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
         .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
@@ -38,7 +41,7 @@ public final class ParsleyMetrics: Sendable {
     static var writesQueued: MetricNameDescriptor { MetricNameDescriptor(
         namespace: "parsley", metricName: "db_writes_queued", helpText: "Writes waiting for the writer connection") }
     static var pointReadsCoalesced: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "db_point_reads_coalesced",
+        namespace: "parsley", metricName: "db_point_reads_coalesced", unitName: "total",
         helpText: "Lookups by objectId answered by a statement shared with concurrent lookups, since the start") }
 
     public init(pool: (@Sendable () -> PoolUsage)? = nil) {
@@ -57,7 +60,11 @@ public final class ParsleyMetrics: Sendable {
             registry.makeGauge(descriptor: Self.readersBusy).set(Double(usage.readersBusy))
             registry.makeGauge(descriptor: Self.readers).set(Double(usage.readers))
             registry.makeGauge(descriptor: Self.writesQueued).set(Double(usage.writesQueued))
-            registry.makeGauge(descriptor: Self.pointReadsCoalesced).set(Double(usage.pointReadsCoalesced))
+            let added = coalescedAtLastScrape.withLock { last in
+                defer { last = max(last, usage.pointReadsCoalesced) }
+                return max(0, usage.pointReadsCoalesced - last)
+            }
+            registry.makeCounter(descriptor: Self.pointReadsCoalesced).increment(by: Int64(added))
         }
         return registry.emitToString()
     }

@@ -48,8 +48,9 @@ struct SchemasRouter: ParseRouter {
             if let bodyName = req.bodyObject["className"], bodyName != .string(name) {
                 throw ParseError(.invalidClassName, "Class name mismatch between \(bodyName.stringValue ?? JSONWriter.string(bodyName)) and \(name).")
             }
-            guard schemas.schema(name) != nil else { throw ParseError(.invalidClassName, "Class \(name) does not exist.") }
             let change = SchemaChange(className: name, body: req.bodyObject)
+            // Whether the class exists is asked of the database inside the write, not of this process's cache: another
+            // node may have created it a moment ago.
             let schema = try await schemas.update(name) { writer, stored in
                 guard let stored else { throw ParseError(.invalidClassName, "Class \(name) does not exist.") }
                 return try await change.apply(writer, to: stored)
