@@ -138,7 +138,8 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     }
 
     /// Lookups by id in flight before further ones are coalesced (`PointReadBatcher`): on two cores, 2 keep
-    /// PostgreSQL busy while the rest share statements (the benchmark's get by id: 8.5k req/s uncoalesced, 15k).
+    /// PostgreSQL busy while the rest share statements (the benchmark's get by id: 8.8–10.5k req/s uncoalesced,
+    /// 14.4–15.5k coalesced; 4 and 8 were slower).
     public static let defaultPointReadConcurrency = 2
 
     public func broadcast(_ topic: String) async {
