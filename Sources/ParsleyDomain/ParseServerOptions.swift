@@ -57,6 +57,16 @@ public struct ParseServerOptions: Sendable {
     /// stalled or vanished client never holds a request open.
     public var uploadStallTimeout: Duration = .seconds(30)
 
+    // Hardening (Parse Server 7's options of the same names).
+    /// `/verificationEmailRequest` answers success for an unknown or already verified e-mail, so it cannot be
+    /// used to learn which e-mails have accounts (`emailVerifySuccessOnInvalidEmail`).
+    public var emailVerifySuccessOnInvalidEmail = true
+    /// Keys (and key/value pairs) refused anywhere in a request body, a `where` or `/config`
+    /// (`requestKeywordDenylist`): 400/105 `Prohibited keyword in request data`.
+    public var requestKeywordDenylist: [KeywordRule] = KeywordRule.parseServerDefault
+    /// Retried requests with the same `X-Parse-Request-Id` are not applied twice (`idempotencyOptions`); nil: off.
+    public var idempotency: IdempotencyOptions? = nil
+
     public init(
         applicationId: String, masterKey: String, restAPIKey: String? = nil, clientKey: String? = nil, javascriptKey: String? = nil,
         dotNetKey: String? = nil, mountPath: String = "/parse", publicServerURL: String? = nil, defaultLimit: Int = 100, maxLimit: Int? = nil,
@@ -112,5 +122,31 @@ public struct Auth: Sendable {
         if let userId { p.append(userId) }
         p += roles.map { "role:\($0)" }
         return p
+    }
+}
+
+/// One entry of `requestKeywordDenylist`: a key, a value, or a key with a given value.
+public struct KeywordRule: Sendable, Equatable {
+    public var key: String?
+    public var value: JSONValue?
+    public init(key: String? = nil, value: JSONValue? = nil) {
+        self.key = key
+        self.value = value
+    }
+
+    /// Parse Server's default: `{_bsontype: "Code"}`, `{key: "constructor"}`, `{key: "__proto__"}`.
+    public static let parseServerDefault: [KeywordRule] = [
+        KeywordRule(key: "_bsontype", value: .string("Code")), KeywordRule(key: "constructor"), KeywordRule(key: "__proto__"),
+    ]
+}
+
+/// `idempotencyOptions`: which paths (regular expressions over the path after the mount, e.g. `classes/.*`)
+/// remember their `X-Parse-Request-Id`, and for how many seconds.
+public struct IdempotencyOptions: Sendable, Equatable {
+    public var paths: [String]
+    public var ttl: Int
+    public init(paths: [String] = [], ttl: Int = 300) {
+        self.paths = paths
+        self.ttl = ttl
     }
 }
