@@ -29,12 +29,45 @@ public struct Permissions: Sendable {
         _ op: ClassLevelPermissions.Operation, _ className: String, auth: Auth, isUpdate: Bool = false, clp: ClassLevelPermissions? = nil
     ) throws(ParseError) -> QueryNode? {
         if auth.isMaster { return nil }
+        try Self.requireMasterOnlyAccess(op, className)
         let clp = clp ?? classLevelPermissions(className)
         switch clp.decide(op, className: className, userId: auth.userId, roles: auth.roles, isUpdate: isUpdate) {
         case .allowed: return nil
         case .denied(let error): throw error
         case .pointerRestricted(let fields): return pointerPredicate(className, fields: fields, userId: auth.userId)
         }
+    }
+
+    /// Parse Server's internal classes: no client may read or write them, whatever their CLP (the master key may).
+    public static let masterOnlyClasses: Set<String> = [
+        "_JobStatus", "_PushStatus", "_Hooks", "_GlobalConfig", "_JobSchedule", "_Audience", "_Idempotency", "_GraphQLConfig",
+    ]
+
+    /// 119 `Clients aren't allowed to perform the <op> operation on the <class> collection.` for the internal
+    /// classes, and for deleting installations.
+    static func requireMasterOnlyAccess(_ op: ClassLevelPermissions.Operation, _ className: String) throws(ParseError) {
+        let name = op == .count ? "find" : op == .addField ? "update" : op.rawValue
+        if masterOnlyClasses.contains(className) {
+            throw ParseError(.operationForbidden, "Clients aren't allowed to perform the \(name) operation on the \(className) collection.")
+        }
+        if className == "_Installation", op == .delete {
+            throw ParseError(.operationForbidden, "Clients aren't allowed to perform the delete operation on the installation collection.")
+        }
+    }
+
+    /// Fields of system classes that only the object's own user (or the master key) ever sees, whatever the CLP:
+    /// a user's `authData` (an anonymous user's id is its login). They are also refused in queries, so they
+    /// cannot be probed.
+    static func alwaysProtected(_ className: String) -> Set<String> {
+        className == "_User" ? ["authData"] : []
+    }
+
+    /// Clients read only their own sessions (Parse Server adds `user = caller` to every `_Session` read); nil
+    /// for other classes. Anonymous callers read none.
+    static func ownRowsOnly(_ className: String, auth: Auth) -> QueryNode? {
+        guard className == "_Session", !auth.isMaster else { return nil }
+        guard let userId = auth.userId else { return .or([]) }
+        return .field(FieldPath(field: "user"), .equals(Pointer(className: "_User", objectId: userId).json))
     }
 
     /// At least one of `fields` points to the user: `{f: userPointer}` for pointers, `{f: {$all: [userPointer]}}`
@@ -116,16 +149,18 @@ public struct Permissions: Sendable {
     ) throws(ParseError) -> ReadAccess {
         var access = ReadAccess(predicate: predicate, className: schema.className, userId: auth.userId, isMaster: auth.isMaster)
         if auth.isMaster { return access }
+        let isGet = whereValue?.objectValue.map { $0.count == 1 && $0["objectId"]?.stringValue != nil } ?? false
+        try Self.requireMasterOnlyAccess(isGet && fetches ? .get : .find, schema.className)
+        if schema.className == "_Session", auth.userId == nil { throw ParseError(.invalidSessionToken, "Invalid session token") }
         let clp = classLevelPermissions(schema.className)
-        var constraints: [QueryNode] = []
+        var constraints: [QueryNode] = Self.ownRowsOnly(schema.className, auth: auth).map { [$0] } ?? []
         if fetches {
-            let isGet = whereValue?.objectValue.map { $0.count == 1 && $0["objectId"]?.stringValue != nil } ?? false
             if let c = try authorize(isGet ? .get : .find, schema.className, auth: auth, clp: clp) { constraints.append(c) }
         }
         if counts, let c = try authorize(.count, schema.className, auth: auth, clp: clp) { constraints.append(c) }
         // A user querying their own `_User` record by id sees it whole (Parse Server's `addProtectedFields`).
         if !(schema.className == "_User" && auth.userId != nil && whereValue?["objectId"]?.stringValue == auth.userId) {
-            access.hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles)
+            access.hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles).union(Self.alwaysProtected(schema.className))
             access.userFieldRules = clp.userFieldRules
         }
         if !access.hidden.isEmpty {
@@ -141,8 +176,9 @@ public struct Permissions: Sendable {
         var access = ReadAccess(predicate: predicate, className: schema.className, userId: auth.userId, isMaster: auth.isMaster)
         if auth.isMaster { return access }
         let clp = classLevelPermissions(schema.className)
-        if let c = try authorize(.get, schema.className, auth: auth, clp: clp) { access.predicate = .and([predicate, c]) }
-        access.hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles)
+        if let c = try authorize(.get, schema.className, auth: auth, clp: clp) { access.predicate = .and([access.predicate, c]) }
+        if let own = Self.ownRowsOnly(schema.className, auth: auth) { access.predicate = .and([access.predicate, own]) }
+        access.hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles).union(Self.alwaysProtected(schema.className))
         access.userFieldRules = clp.userFieldRules
         return access
     }
@@ -176,8 +212,9 @@ public struct Permissions: Sendable {
     func secure(_ sub: SubQuery, key: String?, auth: Auth) throws(ParseError) -> SubQuery {
         guard schemas.schema(sub.className) != nil else { return sub }
         let clp = classLevelPermissions(sub.className)
-        let constraint = try authorize(.find, sub.className, auth: auth, clp: clp)
-        let hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles)
+        var constraint = try authorize(.find, sub.className, auth: auth, clp: clp)
+        if let own = Self.ownRowsOnly(sub.className, auth: auth) { constraint = constraint.map { .and([$0, own]) } ?? own }
+        let hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles).union(Self.alwaysProtected(sub.className))
         if !hidden.isEmpty {
             var fields = sub.predicate.referencedFields
             if let key, let top = key.split(separator: ".").first { fields.insert(String(top)) }

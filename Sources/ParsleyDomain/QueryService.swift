@@ -21,6 +21,7 @@ public struct QueryService: Sendable {
     /// `GET /classes/:className` with its parameters.
     public func find(_ className: String, _ find: FindOptions, auth: Auth) async throws -> Page {
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
+        if !auth.isMaster { try Permissions.requireMasterOnlyAccess(.find, className) }
         guard var schema = schemas.schema(className) else {
             if !auth.isMaster, !options.allowClientClassCreation, !Naming.systemClasses.contains(className) {
                 throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
@@ -85,6 +86,7 @@ public struct QueryService: Sendable {
     /// `GET /classes/:className/:objectId`.
     public func get(_ className: String, objectId: String, _ find: FindOptions, auth: Auth) async throws -> [String: JSONValue] {
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
+        if !auth.isMaster { try Permissions.requireMasterOnlyAccess(.get, className) }
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
         var f = find
         f.whereValue = ["objectId": .string(objectId)]
@@ -183,7 +185,8 @@ public struct QueryService: Sendable {
             let sub = rest.filter { !$0.isEmpty }
             let selected = subKeys.topKeys.map { $0.union(sub.map { $0[0] }) }
             for (className, ids) in wanted.sorted(by: { $0.key < $1.key }) {
-                guard let targetSchema = schemas.schema(className) else { continue }
+                // Internal classes are never resolved for clients (their pointers are dropped like unreadable ones).
+                guard let targetSchema = schemas.schema(className), auth.isMaster || !Permissions.masterOnlyClasses.contains(className) else { continue }
                 var access = try permissions.authorizeInclude(
                     targetSchema, predicate: .field(FieldPath(field: "objectId"), .isIn(ids.sorted().map { .string($0) })), auth: auth)
                 let spec = FindSpec(

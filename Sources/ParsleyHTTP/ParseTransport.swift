@@ -70,6 +70,8 @@ public struct ParseTransport: HTTPResponder {
         if segments.first == "apps" { return try await publicPage(request, method: method, segments: segments) }
         // Files stream their bodies both ways (Routers/FilesRouter.swift).
         if segments.first == "files" { return try await files(request, segments: segments) }
+        // NUL is refused everywhere else in a request (no backend stores it; see JSONParser). File names answer 122.
+        if segments.contains(where: { $0.utf8.contains(0) }) { throw Self.nulRefused }
         let bytes: ByteBuffer
         do {
             bytes = try await request.body.collect(upTo: options.maxRequestBytes)
@@ -81,7 +83,7 @@ public struct ParseTransport: HTTPResponder {
             do {
                 body = try bytes.withUnsafeReadableBytes { raw in try JSONParser.parse(raw) }
             } catch {
-                throw ParseError.invalidJSON("Invalid JSON")
+                throw (error as? JSONParser.Failure)?.message.hasPrefix("NUL") == true ? Self.nulRefused : ParseError.invalidJSON("Invalid JSON")
             }
         }
         // JS SDK: credentials and the real method travel in the body.
@@ -107,7 +109,7 @@ public struct ParseTransport: HTTPResponder {
             body = nil
         }
         if let query = request.uri.query {
-            for (k, v) in Self.queryParameters(query) { params[k] = v }
+            for (k, v) in try Self.queryParameters(query) { params[k] = v }
         }
         let mountURL: String
         if let publicURL = options.publicServerURL {
@@ -152,12 +154,13 @@ public struct ParseTransport: HTTPResponder {
     }
 
     /// `a=1&where=%7B...%7D`: each value JSON-decoded when it parses, else kept as a string.
-    static func queryParameters(_ query: String) -> [(String, JSONValue)] {
-        query.split(separator: "&").compactMap { pair in
+    static func queryParameters(_ query: String) throws -> [(String, JSONValue)] {
+        try query.split(separator: "&").compactMap { pair -> (String, JSONValue)? in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = String(parts[0]).replacingPlus().removingPercentEncoding()
             guard !key.isEmpty else { return nil }
             let raw = parts.count > 1 ? String(parts[1]).replacingPlus().removingPercentEncoding() : ""
+            if key.utf8.contains(0) || raw.utf8.contains(0) { throw nulRefused }
             if let first = raw.utf8.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"")
                 || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) || first == UInt8(ascii: "-") || raw == "true" || raw == "false"
                 || raw == "null",
@@ -168,6 +171,9 @@ public struct ParseTransport: HTTPResponder {
             return (key, .string(raw))
         }
     }
+
+    /// A NUL character (U+0000) in a request's path, parameters or JSON: 400, code 107.
+    static let nulRefused = ParseError.invalidJSON("Invalid JSON: strings may not contain the NUL character (\\u0000)")
 
     static let applicationId = HTTPField.Name("X-Parse-Application-Id")!
     static let masterKey = HTTPField.Name("X-Parse-Master-Key")!

@@ -215,6 +215,7 @@ struct PostgresExecutor: SQLExecutor {
 
     @discardableResult
     func query(_ fragment: SQLFragment) async throws -> [SQLRow] {
+        try fragment.checkSize()
         let sql = shared.dialect.render(fragment)
         let bindings = PostgresValues.bindings(fragment.binds)
         do {

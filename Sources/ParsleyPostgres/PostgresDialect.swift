@@ -51,15 +51,20 @@ public struct PostgresDialect: SQLDialect {
         "parsley_json_type(" + expression + " #> " + Self.pathArray(path) + ")"
     }
 
-    public func anyElement(of expression: SQLFragment, alias: String, where predicate: (ArrayElement) -> SQLFragment) -> SQLFragment {
+    public func arrayElements(of expression: SQLFragment, alias: String) -> (from: SQLFragment, element: ArrayElement) {
         let v = SQLFragment("\(alias).v")
         let element = ArrayElement(value: { kind in PostgresDialect().scalar(v, kind) }, type: "parsley_json_type(" + v + ")", json: v)
-        return "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(" + expression + ") = 'array' THEN " + expression
-            + " ELSE '[]'::jsonb END) AS \(alias)(v) WHERE " + predicate(element) + ")"
+        let from = "jsonb_array_elements(CASE WHEN jsonb_typeof(" + expression + ") = 'array' THEN " + expression + " ELSE '[]'::jsonb END) AS \(alias)(v)"
+        return (from, element)
     }
 
     public func holdsAny(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment {
         "jsonb_exists_any(" + column + ", ARRAY[" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + "]::text[])"
+    }
+
+    public func listSource(_ list: BoundList, alias: String) -> (from: SQLFragment, value: SQLFragment) {
+        let value = list.kind == .number ? "\(alias).v::double precision" : "\(alias).v"
+        return ("jsonb_array_elements_text(" + .bind(.json(list.json)) + ") AS \(alias)(v)", SQLFragment(value))
     }
 
     public func regexMatch(_ expression: SQLFragment, _ pattern: String, options: String) -> SQLFragment {

@@ -27,10 +27,9 @@ public struct SQLiteDialect: SQLDialect {
         "json_type(" + expression + ", " + .bind(.text(Self.jsonPath(path))) + ")"
     }
 
-    public func anyElement(of expression: SQLFragment, alias: String, where predicate: (ArrayElement) -> SQLFragment) -> SQLFragment {
+    public func arrayElements(of expression: SQLFragment, alias: String) -> (from: SQLFragment, element: ArrayElement) {
         let value = SQLFragment("\(alias).value")
-        let element = ArrayElement(value: { _ in value }, type: SQLFragment("\(alias).type"), json: value)
-        return "EXISTS (SELECT 1 FROM json_each(" + expression + ") AS \(alias) WHERE " + predicate(element) + ")"
+        return ("json_each(" + expression + ") AS \(alias)", ArrayElement(value: { _ in value }, type: SQLFragment("\(alias).type"), json: value))
     }
 
     public func regexMatch(_ expression: SQLFragment, _ pattern: String, options: String) -> SQLFragment {
@@ -57,6 +56,11 @@ public struct SQLiteDialect: SQLDialect {
     }
 
     public func render(_ fragment: SQLFragment) -> String { fragment.sql }
+
+    /// `json_each` over the bound JSON array: text stays text, numbers come back as integers or reals.
+    public func listSource(_ list: BoundList, alias: String) -> (from: SQLFragment, value: SQLFragment) {
+        ("json_each(" + .bind(.text(list.json)) + ") AS \(alias)", SQLFragment("\(alias).value"))
+    }
 
     /// Permission lists are JSON string arrays (`["*","role:Admin"]`); `parsley_holds_any` (a C function, see
     /// CParsleySQLite) walks the list once and compares each element with the principals, sent as one

@@ -42,6 +42,7 @@ final class SQLiteHandle: @unchecked Sendable {
 
     /// Runs one statement, returning all rows.
     func query(_ sql: String, _ binds: [SQLValue]) throws -> [SQLRow] {
+        try SQLFragment(sql, binds).checkSize()
         let stmt = try statement(sql)
         defer {
             sqlite_nio_sqlite3_reset(stmt)

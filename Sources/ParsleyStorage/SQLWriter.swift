@@ -183,9 +183,11 @@ public struct SQLWriter: Sendable {
     public func addRelation(owner: String, field: String, owningId: String, related: [String]) async throws {
         guard !related.isEmpty else { return }
         let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
-        var f = SQLFragment("INSERT INTO \(join) (relatedId, owningId) VALUES ")
-        f.append(SQLFragment.join(related.map { SQLFragment("(?, ?)", [.text($0), .text(owningId)]) }, ", "))
-        f.append(" ON CONFLICT DO NOTHING")
+        // The ids are one bound list, however many there are; `WHERE 1=1` keeps SQLite from reading ON CONFLICT as a join.
+        let (from, value) = dialect.listSource(BoundList(related.map { .text($0) })!, alias: "l")
+        var f = SQLFragment("INSERT INTO \(join) (relatedId, owningId) SELECT DISTINCT ") + value + ", "
+        f.append(bind: .text(owningId))
+        f.append(SQLFragment(" FROM ") + from + " WHERE 1=1 ON CONFLICT DO NOTHING")
         _ = try await db.query(f)
     }
 
@@ -194,9 +196,8 @@ public struct SQLWriter: Sendable {
         let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
         var f = SQLFragment("DELETE FROM \(join) WHERE owningId = ")
         f.append(bind: .text(owningId))
-        f.append(" AND relatedId IN (")
-        f.append(SQLFragment.join(related.map { .bind(.text($0)) }, ", "))
-        f.append(")")
+        f.append(" AND ")
+        f.append(dialect.isIn("relatedId", BoundList(related.map { .text($0) })!, alias: "l"))
         _ = try await db.query(f)
     }
 

@@ -230,6 +230,8 @@ public struct JSONParser {
                 } else if (0xDC00...0xDFFF).contains(code) {
                     throw fail("Unpaired surrogate")
                 }
+                // NUL is refused: PostgreSQL's text and jsonb cannot hold it, so no backend stores it.
+                guard code != 0 else { throw fail("NUL character (\\u0000) in string") }
                 guard let scalar = Unicode.Scalar(code) else { throw fail("Invalid escape") }
                 scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
             default:

@@ -11,7 +11,9 @@ public protocol SQLDialect: Sendable {
     func jsonType(_ expression: SQLFragment, path: [String]) -> SQLFragment
     /// A predicate true when some element of the JSON array in `expression` satisfies `predicate`, which is
     /// built from SQL expressions for the element's scalar value, its JSON type name and its JSON text.
-    func anyElement(of expression: SQLFragment, alias: String, where predicate: (ArrayElement) -> SQLFragment) -> SQLFragment
+    /// The elements of the JSON array in `expression` (none when it is not an array) as a `FROM` item named `alias`,
+    /// and the SQL expressions of one element: its scalar value, its JSON type name and its JSON text.
+    func arrayElements(of expression: SQLFragment, alias: String) -> (from: SQLFragment, element: ArrayElement)
     /// Regular-expression match against a bound pattern and Parse `$options`.
     func regexMatch(_ expression: SQLFragment, _ pattern: String, options: String) -> SQLFragment
     /// Full-text match and score for `$text`.
@@ -40,9 +42,26 @@ public protocol SQLDialect: Sendable {
     /// A predicate true when the permission list in `column` (a JSON array of strings, never NULL here) holds
     /// one of `principals`. Read and write filters run it on every candidate row, so backends spell it cheaply.
     func holdsAny(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment
+    /// The elements of a list bound as ONE parameter (a JSON array of strings or numbers, see `BoundList`), as a
+    /// `FROM` item named `alias` and the expression of its value compared as `kind` (`.text` or `.number`). A list
+    /// of any length is one bind, so the statement's shape never grows with it and no driver limit is reached.
+    func listSource(_ list: BoundList, alias: String) -> (from: SQLFragment, value: SQLFragment)
+    /// `expression` equals one element of the bound list.
+    func isIn(_ expression: SQLFragment, _ list: BoundList, alias: String) -> SQLFragment
 }
 
 extension SQLDialect {
+    /// A predicate true when some element of the JSON array in `expression` satisfies `predicate`.
+    public func anyElement(of expression: SQLFragment, alias: String, where predicate: (ArrayElement) -> SQLFragment) -> SQLFragment {
+        let (from, element) = arrayElements(of: expression, alias: alias)
+        return "EXISTS (SELECT 1 FROM " + from + " WHERE " + predicate(element) + ")"
+    }
+
+    public func isIn(_ expression: SQLFragment, _ list: BoundList, alias: String) -> SQLFragment {
+        let (from, value) = listSource(list, alias: alias)
+        return expression + " IN (SELECT " + value + " FROM " + from + ")"
+    }
+
     public func holdsAny(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment {
         anyElementHolds(column, principals, alias: alias)
     }
@@ -105,5 +124,40 @@ public struct TextSearchTerms: Sendable {
         self.term = term
         self.caseSensitive = caseSensitive
         self.diacriticSensitive = diacriticSensitive
+    }
+}
+
+/// Values of one kind (text or numbers) bound together as one JSON array parameter.
+public struct BoundList: Sendable {
+    public let kind: ScalarKind
+    public let values: [SQLValue]
+
+    /// Nil when `values` holds something other than text (`.text`) or numbers (`.integer`, `.real`), or both.
+    public init?(_ values: [SQLValue]) {
+        var kind: ScalarKind?
+        for v in values {
+            let k: ScalarKind
+            switch v {
+            case .text: k = .text
+            case .integer, .real: k = .number
+            default: return nil
+            }
+            if let kind, kind != k { return nil }
+            kind = k
+        }
+        self.kind = kind ?? .text
+        self.values = values
+    }
+
+    /// The list as a JSON array, the text of the one bound parameter.
+    public var json: String {
+        JSONWriter.string(.array(values.map { v -> JSONValue in
+            switch v {
+            case .integer(let i): return .int(i)
+            case .real(let d): return .double(d)
+            case .text(let s), .json(let s): return .string(s)
+            case .null: return .null
+            }
+        }))
     }
 }

@@ -39,6 +39,18 @@ public struct SQLFragment: Sendable, ExpressibleByStringLiteral {
         self.init(value)
     }
 
+    /// Most parameters one statement may carry. Lists are bound as one parameter each, so only a request of
+    /// thousands of distinct structured values gets near; the drivers' own limits (SQLite's 32,766, the 16-bit
+    /// count of PostgreSQL's protocol) are never reached. Backends check it before running a statement.
+    public static let maxParameters = 30_000
+
+    /// Throws the Parse error for a statement past `maxParameters`.
+    public func checkSize() throws(ParseError) {
+        guard binds.count <= Self.maxParameters else {
+            throw ParseError.invalidQuery("The request is too complex: \(binds.count) values in one statement (at most \(Self.maxParameters))")
+        }
+    }
+
     public static func bind(_ value: SQLValue) -> SQLFragment { SQLFragment("?", [value]) }
 
     public mutating func append(_ text: String) { sql += text }

@@ -19,13 +19,13 @@ extension WhereCompiler {
             return any { e in elementCompare(e, op, v) }
         case .isIn(let values):
             guard !values.isEmpty else { return "1=0" }
-            return any { e in SQLFragment.join(values.map { elementEquals(e, $0) }, " OR ").parenthesized }
+            return any { e in elementIn(e, values) }
         case .notIn(let values):
             guard !values.isEmpty else { return "1=1" }
-            return SQLFragment("NOT ") + any { e in SQLFragment.join(values.map { elementEquals(e, $0) }, " OR ").parenthesized }
+            return SQLFragment("NOT ") + any { e in elementIn(e, values) }
         case .containsAll(let values):
             guard !values.isEmpty else { return "1=0" }
-            return SQLFragment.join(values.map { v in any { elementEquals($0, v) } }, " AND ").parenthesized
+            return containsAll(expr, values)
         case .containsAllMatching(let patterns):
             guard !patterns.isEmpty else { return "1=0" }
             return SQLFragment.join(
@@ -33,9 +33,7 @@ extension WhereCompiler {
                 " AND "
             ).parenthesized
         case .containedBy(let values):
-            return SQLFragment("NOT ") + any { e in
-                values.isEmpty ? "1=1" : SQLFragment("NOT ") + SQLFragment.join(values.map { elementEquals(e, $0) }, " OR ").parenthesized
-            }
+            return SQLFragment("NOT ") + any { e in values.isEmpty ? "1=1" : SQLFragment("NOT ") + elementIn(e, values) }
         case .exists(let b): return expr + (b ? " IS NOT NULL" : " IS NULL")
         case .regex(let r):
             return any { e in (e.type + " = 'text' AND " + dialect.regexMatch(e.value(.text), r.pattern, options: r.options)).parenthesized }
@@ -59,6 +57,81 @@ extension WhereCompiler {
             return dialect.textMatch(expr, TextSearchTerms(term: t.term, caseSensitive: t.caseSensitive, diacriticSensitive: t.diacriticSensitive))
         default: return "1=0"
         }
+    }
+
+    /// Operands of `$in`/`$nin`/`$all`/`$containedBy` on an array, grouped so that a list of any length is a few
+    /// binds: strings, numbers, pointers of one class and dates each become one bound list; the rest (booleans,
+    /// null, arrays, objects) one comparison per distinct value.
+    struct ElementGroups {
+        var strings: [SQLValue] = []
+        var numbers: [SQLValue] = []
+        var dates: [SQLValue] = []
+        var pointers: [String: [SQLValue]] = [:]
+        var others: [JSONValue] = []
+
+        init(_ values: [JSONValue]) {
+            var seen = Set<JSONValue>()
+            for v in values where seen.insert(v).inserted {
+                switch v {
+                case .string(let s): strings.append(.text(s))
+                case .int, .double: numbers.append(StorageCodec.encodeScalar(v))
+                default:
+                    if let p = Pointer(json: v) {
+                        pointers[p.className, default: []].append(.text(p.objectId))
+                    } else if v.parseType == "Date", let iso = v["iso"]?.stringValue {
+                        dates.append(.text(iso))
+                    } else {
+                        others.append(v)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The element equals one of `values`.
+    func elementIn(_ e: ArrayElement, _ values: [JSONValue]) -> SQLFragment {
+        let groups = ElementGroups(values)
+        func among(_ expression: SQLFragment, _ list: [SQLValue]) -> SQLFragment { dialect.isIn(expression, BoundList(list)!, alias: newAlias()) }
+        var parts: [SQLFragment] = []
+        if !groups.strings.isEmpty { parts.append((e.type + " = 'text' AND " + among(e.value(.text), groups.strings)).parenthesized) }
+        if !groups.numbers.isEmpty { parts.append((e.type + " IN ('integer','real') AND " + among(e.value(.number), groups.numbers)).parenthesized) }
+        if !groups.dates.isEmpty {
+            parts.append((e.type + " = 'object' AND " + among(dialect.jsonExtract(e.json, path: ["iso"], as: .text), groups.dates)).parenthesized)
+        }
+        for (className, ids) in groups.pointers.sorted(by: { $0.key < $1.key }) {
+            parts.append((e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["className"], as: .text) + " = " + .bind(.text(className))
+                + " AND " + among(dialect.jsonExtract(e.json, path: ["objectId"], as: .text), ids)).parenthesized)
+        }
+        parts += groups.others.map { elementEquals(e, $0) }
+        return parts.isEmpty ? "1=0" : SQLFragment.join(parts, " OR ").parenthesized
+    }
+
+    /// `$all` on an array: every listed value is an element. Strings, numbers, dates and pointers of one class:
+    /// as many distinct elements among the (distinct) listed values as were listed, one hashed list per group, so
+    /// long lists and long arrays cost their sum, not their product. Other values: one test each.
+    func containsAll(_ expr: SQLFragment, _ values: [JSONValue]) -> SQLFragment {
+        let groups = ElementGroups(values)
+        var parts: [SQLFragment] = []
+        func allListed(_ list: [SQLValue], _ value: (ArrayElement) -> SQLFragment, _ type: (ArrayElement) -> SQLFragment) {
+            let (from, e) = dialect.arrayElements(of: expr, alias: newAlias())
+            var f = SQLFragment("(SELECT COUNT(DISTINCT ") + value(e) + ") FROM " + from + " WHERE " + type(e) + " AND "
+            f.append(dialect.isIn(value(e), BoundList(list)!, alias: newAlias()))
+            f.append(") = ")
+            f.append(bind: .integer(Int64(list.count)))
+            parts.append(f)
+        }
+        if !groups.strings.isEmpty { allListed(groups.strings, { $0.value(.text) }, { $0.type + " = 'text'" }) }
+        if !groups.numbers.isEmpty { allListed(groups.numbers, { $0.value(.number) }, { $0.type + " IN ('integer','real')" }) }
+        if !groups.dates.isEmpty {
+            allListed(groups.dates, { dialect.jsonExtract($0.json, path: ["iso"], as: .text) }, { $0.type + " = 'object'" })
+        }
+        for (className, ids) in groups.pointers.sorted(by: { $0.key < $1.key }) {
+            allListed(ids, { dialect.jsonExtract($0.json, path: ["objectId"], as: .text) }) { e in
+                e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["className"], as: .text) + " = " + .bind(.text(className))
+            }
+        }
+        parts += groups.others.map { v in dialect.anyElement(of: expr, alias: newAlias()) { elementEquals($0, v) } }
+        return SQLFragment.join(parts, " AND ").parenthesized
     }
 
     /// One array element equals a Parse value (pointers by class and id, dates by instant).

@@ -50,7 +50,15 @@ public struct WhereCompiler {
     private func combine(_ nodes: [QueryNode], _ op: String, _ schema: ClassSchema, _ alias: String) throws(ParseError) -> SQLFragment {
         var parts: [SQLFragment] = []
         for n in nodes { parts.append(try compile(n, schema: schema, alias: alias).parenthesized) }
-        return SQLFragment.join(parts, op).parenthesized
+        return Self.balanced(parts[...], op)
+    }
+
+    /// `(a OP b) OP (c OP d)`: parsers nest a flat chain one level per operand (SQLite stops at 1,000 levels), so a
+    /// long `$or` is grouped in halves and nests only logarithmically.
+    static func balanced(_ parts: ArraySlice<SQLFragment>, _ op: String) -> SQLFragment {
+        if parts.count <= 8 { return SQLFragment.join(Array(parts), op).parenthesized }
+        let middle = parts.startIndex + parts.count / 2
+        return (balanced(parts[..<middle], op) + op + balanced(parts[middle...], op)).parenthesized
     }
 
     public func column(_ alias: String, _ name: String) -> String { "\(alias).\(dialect.quote(name))" }
@@ -120,8 +128,10 @@ public struct WhereCompiler {
         case .notIn(let values): return inList(expr, values, type, negated: true)
         case .containsAll(let values):
             // `$all` on a scalar field: every listed value equals the field.
-            guard !values.isEmpty else { return "1=0" }
-            return SQLFragment.join(values.map { compileColumnEquals(expr, $0, type) }, " AND ").parenthesized
+            // `$all` on a scalar field: every listed value equals the field, so at most one distinct value can match.
+            let distinct = Set(values)
+            guard distinct.count == 1, let v = distinct.first else { return "1=0" }
+            return compileColumnEquals(expr, v, type)
         case .containedBy(let values): return inList(expr, values, type, negated: false)
         case .containsAllMatching(let patterns):
             guard Self.storageKind(type) == .text else { return "1=0" }
@@ -194,10 +204,9 @@ public struct WhereCompiler {
 
     func inList(_ expr: SQLFragment, _ values: [JSONValue], _ type: FieldType, negated: Bool) -> SQLFragment {
         let hasNull = values.contains { $0.isNull }
-        let bound = values.filter { !$0.isNull }.compactMap { encode($0, type) }
         var parts: [SQLFragment] = []
-        if !bound.isEmpty {
-            parts.append(expr + (negated ? " NOT IN (" : " IN (") + SQLFragment.join(bound.map { .bind($0) }, ", ") + ")")
+        if let match = oneOf(expr, values.filter { !$0.isNull }.compactMap { encode($0, type) }) {
+            parts.append(negated ? SQLFragment("NOT ") + match.parenthesized : match)
         }
         if negated {
             // `$nin` also matches objects without the field, unless null itself is excluded.
@@ -206,6 +215,27 @@ public struct WhereCompiler {
         }
         if hasNull { parts.append(expr + " IS NULL") }
         return parts.isEmpty ? "1=0" : SQLFragment.join(parts, " OR ").parenthesized
+    }
+
+    /// `expr` equals one of `values` (nil when there are none). Text and numbers are bound as one list parameter
+    /// whatever their number; structured values (JSON) one bind each, distinct ones only.
+    func oneOf(_ expr: SQLFragment, _ values: [SQLValue]) -> SQLFragment? {
+        var texts: [SQLValue] = [], numbers: [SQLValue] = [], others: [SQLValue] = []
+        var seen = Set<SQLValue>()
+        for v in values where seen.insert(v).inserted {
+            switch v {
+            case .text: texts.append(v)
+            case .integer, .real: numbers.append(v)
+            case .json, .null: others.append(v)
+            }
+        }
+        var parts: [SQLFragment] = []
+        for list in [texts, numbers] where !list.isEmpty {
+            parts.append(list.count == 1 ? expr + " = " + .bind(list[0]) : dialect.isIn(expr, BoundList(list)!, alias: newAlias()))
+        }
+        parts += others.map { expr + " = " + .bind($0) }
+        if parts.isEmpty { return nil }
+        return parts.count == 1 ? parts[0] : SQLFragment.join(parts, " OR ").parenthesized
     }
 
     func sqlOperator(_ op: Comparison) -> String {
@@ -287,22 +317,29 @@ public struct WhereCompiler {
         let join = dialect.quote(Self.joinTable(field: field, owner: owner))
         let id = column(alias, "objectId")
         func members(_ related: SQLFragment, negated: Bool) -> SQLFragment {
-            SQLFragment("\(id) \(negated ? "NOT IN" : "IN") (SELECT owningId FROM \(join) WHERE relatedId ") + related + ")"
+            SQLFragment("\(id) \(negated ? "NOT IN" : "IN") (SELECT owningId FROM \(join) WHERE ") + related + ")"
         }
         func ids(_ values: [JSONValue]) -> SQLFragment {
-            let bound = values.compactMap(Pointer.init(json:)).filter { $0.className == target }.map { SQLFragment.bind(.text($0.objectId)) }
-            return bound.isEmpty ? "IN (NULL)" : "IN (" + SQLFragment.join(bound, ", ") + ")"
+            let bound = values.compactMap(Pointer.init(json:)).filter { $0.className == target }.map { SQLValue.text($0.objectId) }
+            return oneOf("relatedId", bound) ?? "1=0"
         }
         switch condition {
         case .equals(let v): return members(ids([v]), negated: false)
         case .notEquals(let v): return members(ids([v]), negated: true)
         case .isIn(let vs): return members(ids(vs), negated: false)
         case .containsAll(let vs):
-            guard !vs.isEmpty else { return "1=0" }
-            return SQLFragment.join(vs.map { members(ids([$0]), negated: false) }, " AND ").parenthesized
+            // Every listed object is related: as many distinct listed ids among the related ones as were listed.
+            let listed = Set(vs.compactMap(Pointer.init(json:)).map(\.objectId))
+            guard !listed.isEmpty else { return "1=0" }
+            guard vs.allSatisfy({ Pointer(json: $0)?.className == target }) else { return "1=0" }
+            var f = SQLFragment("(SELECT COUNT(DISTINCT relatedId) FROM \(join) WHERE owningId = \(id) AND ")
+            f.append(oneOf("relatedId", listed.sorted().map { .text($0) })!)
+            f.append(") = ")
+            f.append(bind: .integer(Int64(listed.count)))
+            return f
         case .notIn(let vs): return members(ids(vs), negated: true)
-        case .inQuery(let sub): return sub.className == target ? members("IN " + (try idsSubquery(sub)), negated: false) : "1=0"
-        case .notInQuery(let sub): return sub.className == target ? members("IN " + (try idsSubquery(sub)), negated: true) : "1=1"
+        case .inQuery(let sub): return sub.className == target ? members("relatedId IN " + (try idsSubquery(sub)), negated: false) : "1=0"
+        case .notInQuery(let sub): return sub.className == target ? members("relatedId IN " + (try idsSubquery(sub)), negated: true) : "1=1"
         case .exists(let b): return b ? "1=1" : "1=0"
         default: throw ParseError.invalidQuery("This constraint is not supported on a Relation field")
         }
