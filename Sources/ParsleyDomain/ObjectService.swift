@@ -36,7 +36,8 @@ public struct ObjectService: Sendable {
         }
     }
 
-    func checkWritable(_ className: String, auth: Auth, trusted: Bool = false) throws(ParseError) {
+    func checkWritable(_ className: String, _ op: ClassLevelPermissions.Operation, auth: Auth, trusted: Bool = false) throws(ParseError) {
+        if !auth.isMaster { try Permissions.requireMasterOnlyAccess(op, className) }
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         if Self.guardedClasses.contains(className), !auth.isMaster, !trusted {
             throw ParseError(.operationForbidden, "Clients aren't allowed to perform the write operation on the \(className) collection.")
@@ -60,7 +61,7 @@ public struct ObjectService: Sendable {
 
     /// `POST /classes/:className`: returns `objectId`, `createdAt` and the results of any operations.
     public func create(_ className: String, body: JSONValue, auth: Auth, rules: Internal = Internal()) async throws -> [String: JSONValue] {
-        try checkWritable(className, auth: auth, trusted: rules.trusted)
+        try checkWritable(className, .create, auth: auth, trusted: rules.trusted)
         try permissions.authorizeCreate(className, body: body, auth: auth)
         try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)  // Files/FileService.swift
         let patch = try WriteParser(isCreate: true).parse(body)
@@ -104,7 +105,7 @@ public struct ObjectService: Sendable {
     public func update(_ className: String, objectId: String, body: JSONValue, auth: Auth, rules: Internal = Internal()) async throws
         -> [String: JSONValue]
     {
-        try checkWritable(className, auth: auth, trusted: rules.trusted)
+        try checkWritable(className, .update, auth: auth, trusted: rules.trusted)
         try await permissions.authorizeUpdate(className, objectId: objectId, body: body, auth: auth)
         try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
@@ -184,7 +185,7 @@ public struct ObjectService: Sendable {
 
     /// `DELETE /classes/:className/:objectId`.
     public func delete(_ className: String, objectId: String, auth: Auth, trusted: Bool = false) async throws {
-        try checkWritable(className, auth: auth, trusted: trusted)
+        try checkWritable(className, .delete, auth: auth, trusted: trusted)
         try await permissions.authorizeDelete(className, objectId: objectId, auth: auth)
         guard let schema = schemas.schema(className) else { throw ParseError.objectNotFound() }
         let principals = auth.principals

@@ -63,7 +63,11 @@ public struct ParseServerOptions: Sendable {
     public var emailVerifySuccessOnInvalidEmail = true
     /// Keys (and key/value pairs) refused anywhere in a request body, a `where` or `/config`
     /// (`requestKeywordDenylist`): 400/105 `Prohibited keyword in request data`.
-    public var requestKeywordDenylist: [KeywordRule] = KeywordRule.parseServerDefault
+    public var requestKeywordDenylist: [KeywordRule] = KeywordRule.parseServerDefault {
+        didSet { keywordDenylist = KeywordDenylist(requestKeywordDenylist) }
+    }
+    /// `requestKeywordDenylist`, compiled once.
+    public private(set) var keywordDenylist = KeywordDenylist(KeywordRule.parseServerDefault)
     /// Retried requests with the same `X-Parse-Request-Id` are not applied twice (`idempotencyOptions`); nil: off.
     public var idempotency: IdempotencyOptions? = nil
 

@@ -20,8 +20,8 @@ public struct QueryService: Sendable {
 
     /// `GET /classes/:className` with its parameters.
     public func find(_ className: String, _ find: FindOptions, auth: Auth) async throws -> Page {
-        guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         if !auth.isMaster { try Permissions.requireMasterOnlyAccess(.find, className) }
+        guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         guard var schema = schemas.schema(className) else {
             if !auth.isMaster, !options.allowClientClassCreation, !Naming.systemClasses.contains(className) {
                 throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
@@ -85,8 +85,8 @@ public struct QueryService: Sendable {
 
     /// `GET /classes/:className/:objectId`.
     public func get(_ className: String, objectId: String, _ find: FindOptions, auth: Auth) async throws -> [String: JSONValue] {
-        guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         if !auth.isMaster { try Permissions.requireMasterOnlyAccess(.get, className) }
+        guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
         var f = find
         f.whereValue = ["objectId": .string(objectId)]

@@ -71,6 +71,7 @@ public struct UserService: Sendable {
         fields["password"] = nil
         let id = ObjectID.make()
         var internalValues = try await PasswordPolicy.change(options.passwordPolicy, to: password, username: username, user: nil, hasher: hasher)
+        Self.grantSelf(&fields, id)
         let verification = emails.prepareVerification(&fields, values: &internalValues, auth: auth, current: nil)
         let created = try await mapDuplicates { [fields, internalValues] in
             try await objects.create(
@@ -87,6 +88,14 @@ public struct UserService: Sendable {
         case .reject: throw ParseError(.init(rawValue: 205), "User email is not verified.")
         }
         return Created(status: 201, body: response, objectId: id)
+    }
+
+    /// A new user always reads and writes itself: an ACL sent at sign-up (`{"*":{"read":true}}` from apps whose
+    /// users find each other) gets the user's own entry, as Parse Server adds it.
+    static func grantSelf(_ fields: inout [String: JSONValue], _ id: String) {
+        guard case .object(var acl)? = fields["ACL"] else { return }
+        acl[id] = ["read": true, "write": true]
+        fields["ACL"] = .object(acl)
     }
 
     func defaultACL(_ id: String) -> ACL {
@@ -144,7 +153,8 @@ public struct UserService: Sendable {
         let generated = fields["username"] == nil
         if generated { fields["username"] = .string(ObjectID.make(length: 25)) }
         let id = ObjectID.make()
-        let created = try await mapDuplicates {
+        Self.grantSelf(&fields, id)
+        let created = try await mapDuplicates { [fields] in
             try await objects.create("_User", body: .object(fields), auth: auth, rules: .init(objectId: id, defaultACL: defaultACL(id), trusted: true))
         }
         let session = try await sessions.create(userId: id, installationId: auth.installationId, action: "signup", authProvider: first.provider)
@@ -180,15 +190,17 @@ public struct UserService: Sendable {
     }
 
     func verify(_ params: [String: JSONValue]) async throws -> (id: String, object: [String: JSONValue]) {
-        let username = params["username"]?.stringValue
-        let email = params["email"]?.stringValue
+        // Parse Server's order: missing (JavaScript-falsy) username and email, missing password, then any of them not a
+        // string (an operator object such as `{"$ne": null}`) is 101, like a wrong password.
+        let username = params["username"].flatMap { $0.isTruthy ? $0 : nil }, email = params["email"].flatMap { $0.isTruthy ? $0 : nil }
         guard username != nil || email != nil else { throw ParseError(.init(rawValue: 200), "username/email is required.") }
-        guard case .string(let password)? = params["password"], !password.isEmpty else {
-            throw ParseError(.init(rawValue: 201), "password is required.")
-        }
+        guard let passwordValue = params["password"], passwordValue.isTruthy else { throw ParseError(.init(rawValue: 201), "password is required.") }
+        guard case .string(let password) = passwordValue, username.map({ $0.stringValue != nil }) ?? true, email.map({ $0.stringValue != nil }) ?? true
+        else { throw ParseError(.objectNotFound, "Invalid username/password.") }
         guard let schema = schemas.schema("_User") else { throw ParseError(.objectNotFound, "Invalid username/password.") }
         let predicate: QueryNode =
-            username.map { .field(FieldPath(field: "username"), .equals(.string($0))) } ?? .field(FieldPath(field: "email"), .equals(.string(email ?? "")))
+            username?.stringValue.map { .field(FieldPath(field: "username"), .equals(.string($0))) }
+            ?? .field(FieldPath(field: "email"), .equals(.string(email?.stringValue ?? "")))
         var spec = FindSpec(schema: schema, predicate: predicate, limit: 1, readPrincipals: nil, schemas: [:])
         spec.includeInternal = true
         guard let row = try await store.find(spec).first, let id = row["objectId"]?.stringValue else {

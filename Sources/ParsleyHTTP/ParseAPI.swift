@@ -16,6 +16,8 @@ public struct ParseAPI: Sendable {
     /// Role names of a user, for ACL principals (`role:Name`).
     public var roleNames: @Sendable (String) async throws -> [String] = { _ in [] }
     private let routers: [any ParseRouter]
+    /// Nil unless `idempotencyOptions` are set.
+    let idempotency: IdempotencyService?
 
     public init(options: ParseServerOptions, store: SQLStore, schemas: SchemaService) {
         self.options = options
@@ -34,6 +36,8 @@ public struct ParseAPI: Sendable {
         let roles = RoleService(store: store, schemas: schemas)
         self.roles = roles
         self.roleNames = { try await roles.roleNames(forUser: $0) }
+        // The paths were checked when the options were read (ServerSettings); a bad one turns idempotency off here.
+        self.idempotency = (try? IdempotencyService(options: options, objects: objects, queries: queries)) ?? nil
         var routers: [any ParseRouter] = [
             HealthRouter(),
             UsersRouter(users: users, queries: queries, sessions: sessions),
@@ -60,6 +64,7 @@ public struct ParseAPI: Sendable {
         try await sessions.bootstrap()
         try await ConfigService(store: store).bootstrap()
         try await roles.prepareClass()
+        try await idempotency?.bootstrap()
         if let broadcaster = store.database as? any ChangeBroadcasting {
             let (schemas, roles, sessions, logger) = (schemas, roles, sessions, Logger(label: "parsley.cache"))
             let changes = broadcaster.changes()
@@ -80,6 +85,9 @@ public struct ParseAPI: Sendable {
     public func handle(_ request: ParseRequest) async throws -> ParseResponse {
         var request = request
         request.auth.mountURL = request.mountURL  // for links in mails (EmailFlows)
+        if let idempotency, idempotency.applies(method: request.method.rawValue, path: request.path, requestId: request.requestId) {
+            try await idempotency.claim(request.requestId!)
+        }
         return try await Self.route(request, routers)
     }
 

@@ -15,6 +15,8 @@ public struct ParseRequest: Sendable {
     public var auth: Auth
     /// Absolute URL of the mount (`http://host:1337/parse`), for `Location` headers.
     public var mountURL: String
+    /// `X-Parse-Request-Id`, for idempotency (nil on batch sub-requests).
+    public var requestId: String? = nil
 
     public init(method: Method, path: [String], params: [String: JSONValue] = [:], body: JSONValue? = nil, auth: Auth, mountURL: String) {
         self.method = method

@@ -86,11 +86,18 @@ public struct ParseTransport: HTTPResponder {
                 throw (error as? JSONParser.Failure)?.message.hasPrefix("NUL") == true ? Self.nulRefused : ParseError.invalidJSON("Invalid JSON")
             }
         }
+        if let body { try options.keywordDenylist.check(body) }
         // JS SDK: credentials and the real method travel in the body.
         var bodyCredentials: [String: String] = [:]
         if case .object(var o)? = body {
             for key in ["_ApplicationId", "_JavaScriptKey", "_MasterKey", "_SessionToken", "_InstallationId", "_ClientVersion", "_ContentType"] {
-                if case .string(let v)? = o.removeValue(forKey: key) { bodyCredentials[key] = v }
+                switch o.removeValue(forKey: key) {
+                case .string(let v)?: bodyCredentials[key] = v
+                case nil, .null?: break
+                // A session token that is not a string is never a valid one (and must not be silently dropped).
+                case _? where key == "_SessionToken": throw ParseError(.invalidSessionToken, "Invalid session token")
+                default: break
+                }
             }
             for key in ["_RevocableSession", "_noBody", "_context"] { o[key] = nil }
             if method == .post, case .string(let m)? = o.removeValue(forKey: "_method") {
@@ -109,7 +116,10 @@ public struct ParseTransport: HTTPResponder {
             body = nil
         }
         if let query = request.uri.query {
-            for (k, v) in try Self.queryParameters(query) { params[k] = v }
+            for (k, v) in try Self.queryParameters(query) {
+                try options.keywordDenylist.check(v)
+                params[k] = v
+            }
         }
         let mountURL: String
         if let publicURL = options.publicServerURL {
@@ -117,7 +127,8 @@ public struct ParseTransport: HTTPResponder {
         } else {
             mountURL = "http://\(request.head.authority ?? "localhost")\(mountPrefix)"
         }
-        let parseRequest = ParseRequest(method: method, path: segments, params: params, body: body, auth: auth, mountURL: mountURL)
+        var parseRequest = ParseRequest(method: method, path: segments, params: params, body: body, auth: auth, mountURL: mountURL)
+        parseRequest.requestId = request.headers[Self.requestId]
         let response = try await api.handle(parseRequest)
         var headers = Self.baseHeaders
         if let location = response.location { headers[.location] = location }
@@ -183,6 +194,7 @@ public struct ParseTransport: HTTPResponder {
     static let windowsKey = HTTPField.Name("X-Parse-Windows-Key")!
     static let sessionToken = HTTPField.Name("X-Parse-Session-Token")!
     static let installationId = HTTPField.Name("X-Parse-Installation-Id")!
+    static let requestId = HTTPField.Name("X-Parse-Request-Id")!
 
     static let baseHeaders: HTTPFields = {
         var h = HTTPFields()

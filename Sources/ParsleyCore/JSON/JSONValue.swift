@@ -109,3 +109,17 @@ extension JSONValue {
         }
     }
 }
+
+extension JSONValue {
+    /// JavaScript's truthiness, for checks Parse Server writes as `if (!value)`: null, false, 0 and "" are falsy.
+    public var isTruthy: Bool {
+        switch self {
+        case .null: return false
+        case .bool(let b): return b
+        case .int(let i): return i != 0
+        case .double(let d): return d != 0 && !d.isNaN
+        case .string(let s): return !s.isEmpty
+        case .array, .object: return true
+        }
+    }
+}

@@ -38,12 +38,23 @@ struct SessionsRouter: ParseRouter {
                 location: "\(req.mountURL)/sessions/\(s.objectId)")
         }
         table.on(.put, "sessions/:objectId") { [objects, sessions] req, p in
-            guard req.auth.isMaster else { throw ParseError(.operationForbidden, "Sessions can only be changed with the master key.") }
-            let r = try await objects.update("_Session", objectId: p["objectId"]!, body: req.bodyObject, auth: req.auth)
+            // A user may change other fields of its own sessions (their ACL); another user's session is not found (101).
+            if !req.auth.isMaster {
+                guard req.auth.userId != nil else { throw ParseError(.invalidSessionToken, "Session token required.") }
+                let body = req.bodyObject
+                if body["ACL"] != nil { throw ParseError(.invalidKeyName, "Cannot set ACL on a Session.") }
+                let movesSession = body["user"].map { Pointer(json: $0)?.objectId != req.auth.userId } ?? false
+                if movesSession || body["installationId"] != nil || body["sessionToken"] != nil {
+                    throw ParseError(.invalidKeyName, "Sessions keep their user, installation and token.")
+                }
+            }
+            let r = try await objects.update(
+                "_Session", objectId: p["objectId"]!, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
             sessions.invalidateAll()
             return .ok(r)
         }
         table.on(.delete, "sessions/:objectId") { [objects, sessions] req, p in
+            guard req.auth.isMaster || req.auth.userId != nil else { throw ParseError(.invalidSessionToken, "Session token required.") }
             try await objects.delete("_Session", objectId: p["objectId"]!, auth: req.auth, trusted: true)
             sessions.invalidateAll()
             return .ok([:])

@@ -46,11 +46,11 @@ struct UsersRouter: ParseRouter {
             return .ok([:])
         }
         table.on(.post, "loginAs") { [users] req, _ in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            guard req.auth.isMaster else { throw ParseError(.operationForbidden, "master key is required") }
             return .ok(try await users.logInAs(Self.credentials(req), auth: req.auth))
         }
         table.on(.post, "upgradeToRevocableSession") { [sessions] req, _ in
-            guard let userId = req.auth.userId else { throw ParseError(.invalidSessionToken, "Invalid session token") }
+            guard let userId = req.auth.userId else { throw ParseError(.objectNotFound, "invalid session") }
             let s = try await sessions.create(userId: userId, installationId: req.auth.installationId, action: "upgrade", authProvider: "password")
             return .ok([
                 "objectId": .string(s.objectId), "sessionToken": .string(s.token), "user": Pointer(className: "_User", objectId: userId).json,
