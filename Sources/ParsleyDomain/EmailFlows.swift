@@ -181,13 +181,20 @@ public struct EmailFlows: Sendable {
         return expires < now
     }
 
-    /// `POST /verificationEmailRequest`: a new verification link. - Throws: 205 unknown email, -1 already verified.
+    /// `POST /verificationEmailRequest`: a new verification link. An unknown or already verified email answers
+    /// like any other, so the endpoint does not tell which emails have accounts, unless
+    /// `emailVerifySuccessOnInvalidEmail` is false. - Throws: then 205 unknown email, -1 already verified.
     public func requestVerificationEmail(_ body: JSONValue, mountURL: String) async throws {
         let email = try Self.email(body)
+        let quiet = options.emailVerifySuccessOnInvalidEmail
         guard let user = try await storedUser(Self.equals("email", email)) else {
+            if quiet { return }
             throw ParseError(.init(rawValue: 205), "No user found with email \(email)")
         }
-        if user["emailVerified"] == .bool(true) { throw ParseError(.otherCause, "Email \(email) is already verified.") }
+        if user["emailVerified"] == .bool(true) {
+            if quiet { return }
+            throw ParseError(.otherCause, "Email \(email) is already verified.")
+        }
         try await resend(user, mountURL: mountURL)
     }
 

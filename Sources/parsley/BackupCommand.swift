@@ -14,8 +14,9 @@ struct Backup: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let dataDir = dataDir ?? ServerSettings.env("PARSLEY_DATA_DIR") ?? "./parsley-data"
-            let uri = databaseUri ?? ServerSettings.env("PARSE_SERVER_DATABASE_URI", "DATABASE_URI") ?? "sqlite:\(dataDir)/parsley.sqlite"
+            let values = OptionValues()
+            let dataDir = dataDir ?? values.string("dataDir") ?? "./parsley-data"
+            let uri = databaseUri ?? values.string("databaseURI") ?? "sqlite:\(dataDir)/parsley.sqlite"
             guard uri.hasPrefix("sqlite:") else {
                 throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: backup copies SQLite databases; for PostgreSQL use pg_dump")
             }

@@ -13,14 +13,13 @@ struct StorageSettings {
 }
 
 extension ServerSettings {
-    func storageSettings() throws -> StorageSettings {
-        let pool = try Self.integer(databasePoolSize, "PARSLEY_DATABASE_POOL_SIZE", default: 20) ?? 20
+    static func storageSettings(_ values: OptionValues) throws -> StorageSettings {
+        let pool = try values.integer("databasePoolSize", default: 20) ?? 20
         guard pool >= 1 else { throw Invalid(description: "PARSLEY_DATABASE_POOL_SIZE must be at least 1") }
-        let timeout = try Self.integer(statementTimeoutMs, "PARSLEY_STATEMENT_TIMEOUT_MS", default: 15_000) ?? 15_000
+        let timeout = try values.integer("statementTimeoutMs", default: 15_000) ?? 15_000
         guard timeout >= 1 else { throw Invalid(description: "PARSLEY_STATEMENT_TIMEOUT_MS must be at least 1") }
-        let prepared = try Self.bool(postgresPreparedStatements, "PARSLEY_POSTGRES_PREPARED_STATEMENTS", default: true)
-        let pointReads = try Self.integer(
-            postgresPointReadConcurrency, "PARSLEY_POSTGRES_POINT_READ_CONCURRENCY", default: PostgresDatabase.defaultPointReadConcurrency)
+        let prepared = try values.bool("postgresPreparedStatements", default: true)
+        let pointReads = try values.integer("postgresPointReadConcurrency", default: PostgresDatabase.defaultPointReadConcurrency)
             ?? PostgresDatabase.defaultPointReadConcurrency
         guard pointReads >= 0 else { throw Invalid(description: "PARSLEY_POSTGRES_POINT_READ_CONCURRENCY must be 0 or more") }
         return StorageSettings(

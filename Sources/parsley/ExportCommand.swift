@@ -34,7 +34,7 @@ struct Export: AsyncParsableCommand {
                 throw ServerSettings.Invalid(description: "no database at \(path)")
             }
             var options = setup.options
-            if files { try settings.applyFileSettings(to: &options, dataDir: setup.dataDir) }
+            if files { try ServerSettings.applyFileSettings(to: &options, dataDir: setup.dataDir, values: setup.values) }
             let (database, shown) = try await setup.open()
             let writer: LineWriter
             if let output {
@@ -70,14 +70,15 @@ enum Transfer {
         var dataDir: String
         var storage: StorageSettings
         var options: ParseServerOptions
+        /// The settings, found like serve finds them (flags, then the environment, then the config file).
+        var values: OptionValues
 
         init(_ settings: ServerSettings, createFolders: Bool) throws {
-            // Like serve: a config file fills only the variables that are not set.
-            if let path = settings.config ?? ServerSettings.env("PARSE_SERVER_CONFIG") { _ = try ConfigFile.apply(path: path) }
-            dataDir = settings.dataDir ?? ServerSettings.env("PARSLEY_DATA_DIR") ?? "./parsley-data"
-            uri = settings.databaseUri ?? ServerSettings.env("PARSE_SERVER_DATABASE_URI", "DATABASE_URI") ?? "sqlite:\(dataDir)/parsley.sqlite"
-            storage = try settings.storageSettings()
-            let appId = settings.appId ?? ServerSettings.env("PARSE_SERVER_APPLICATION_ID", "APP_ID") ?? "parsley"
+            values = try settings.values()
+            dataDir = values.string("dataDir") ?? "./parsley-data"
+            uri = values.string("databaseURI") ?? "sqlite:\(dataDir)/parsley.sqlite"
+            storage = try ServerSettings.storageSettings(values)
+            let appId = values.string("appId") ?? "parsley"
             options = ParseServerOptions(applicationId: appId, masterKey: "parsley-transfer-only")
             if createFolders, let path = sqlitePath {
                 let folder = (path as NSString).deletingLastPathComponent

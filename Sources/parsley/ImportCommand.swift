@@ -33,7 +33,7 @@ struct Import: AsyncParsableCommand {
             }
             let setup = try Transfer.Setup(settings, createFolders: true)
             var options = setup.options
-            try settings.applyFileSettings(to: &options, dataDir: setup.dataDir)
+            try ServerSettings.applyFileSettings(to: &options, dataDir: setup.dataDir, values: setup.values)
             let (database, shown) = try await setup.open()
             let start = ContinuousClock.now
             do {

@@ -14,16 +14,28 @@ import UnixSignals
 extension ServerSettings {
     static let loggingBootstrapped = NIOLockedValueBox(false)
 
-    /// Installs the log handler once per process (`PARSLEY_LOG_FORMAT`, `LOG_LEVEL`) and returns the root logger.
-    func makeLogger() throws -> Logger {
-        let formatText = (logFormat ?? Self.env("PARSLEY_LOG_FORMAT") ?? "text").lowercased()
+    /// The log format and level: `logFormat` (else `json` with Parse Server's `jsonLogs`) and `logLevel` (Parse
+    /// Server's level names too; else `debug` with `verbose`).
+    static func logSettings(_ values: OptionValues) throws -> (ParsleyLogHandler.Format, Logger.Level) {
+        let json = try values.bool("jsonLogs", default: false)
+        let formatText = (values.string("logFormat") ?? (json ? "json" : "text")).lowercased()
         guard let format = ParsleyLogHandler.Format(rawValue: formatText) else {
             throw Invalid(description: "PARSLEY_LOG_FORMAT must be text, logfmt or json, got '\(formatText)'")
         }
-        let levelText = (Self.env("LOG_LEVEL") ?? "info").lowercased()
-        guard let level = Logger.Level(rawValue: levelText) else {
-            throw Invalid(description: "LOG_LEVEL must be trace, debug, info, notice, warning, error or critical, got '\(levelText)'")
+        let verbose = try values.bool("verbose", default: false)
+        let raw = values.raw("logLevel")
+        let levelText = (raw?.text ?? (verbose ? "debug" : "info")).lowercased()
+        let parseServerLevels: [String: Logger.Level] = ["warn": .warning, "verbose": .debug, "silly": .trace, "http": .info]
+        guard let level = Logger.Level(rawValue: levelText) ?? parseServerLevels[levelText] else {
+            throw Invalid(
+                description: "\(raw?.name ?? "LOG_LEVEL") must be trace, debug, info, notice, warning, error or critical (or Parse Server's warn, verbose, silly), got '\(levelText)'")
         }
+        return (format, level)
+    }
+
+    /// Installs the log handler once per process and returns the root logger.
+    static func makeLogger(_ values: OptionValues) throws -> Logger {
+        let (format, level) = try logSettings(values)
         let first = Self.loggingBootstrapped.withLockedValue { done in
             defer { done = true }
             return !done
@@ -41,27 +53,33 @@ extension ServerSettings {
     }
 
     /// Secrets that must never appear in a log line.
-    static func registerSecrets(_ options: ParseServerOptions) {
-        for secret in [options.masterKey, options.restAPIKey, options.clientKey, options.javascriptKey, options.dotNetKey, env("PARSLEY_SMTP_PASSWORD")] {
+    static func registerSecrets(_ options: ParseServerOptions, values: OptionValues) {
+        for secret in [options.masterKey, options.restAPIKey, options.clientKey, options.javascriptKey, options.dotNetKey, values.string("smtpPassword")] {
             LogRedactor.shared.register(secret)
         }
     }
 
-    func operationsOptions(database: any SQLDatabase) throws -> (OperationsOptions, metricsPort: Int?) {
-        var operations = OperationsOptions()
-        if let text = rateLimit ?? Self.env("PARSE_SERVER_RATE_LIMIT") {
-            guard let json = try? JSONParser.parse(text) else {
-                throw Invalid(description: "PARSE_SERVER_RATE_LIMIT must be JSON (Parse Server's rateLimit option), got '\(text)'")
-            }
-            do {
-                operations.rateLimits = try RateLimitRule.parse(json)
-            } catch let e as RateLimitRule.Invalid {
-                throw Invalid(description: "PARSE_SERVER_RATE_LIMIT: \(e.description)")
-            }
+    /// `rateLimit` (Parse Server's JSON array of rules).
+    static func rateLimits(_ values: OptionValues) throws -> [RateLimitRule] {
+        guard let (json, name) = try values.json("rateLimit") else { return [] }
+        do {
+            return try RateLimitRule.parse(json)
+        } catch let e as RateLimitRule.Invalid {
+            throw Invalid(description: "\(name): \(e.description)")
         }
-        let metricsPort = try Self.integer(self.metricsPort, "PARSLEY_METRICS_PORT", default: nil)
-        if let metricsPort {
-            guard (1...65_535).contains(metricsPort) else { throw Invalid(description: "PARSLEY_METRICS_PORT must be 1 to 65535") }
+    }
+
+    /// The metrics listener's port (nil: off) and address.
+    static func metricsListener(_ values: OptionValues) throws -> (port: Int?, host: String) {
+        let port = try values.integer("metricsPort", default: nil)
+        if let port, !(1...65_535).contains(port) { throw Invalid(description: "PARSLEY_METRICS_PORT must be 1 to 65535") }
+        return (port, values.string("metricsHost") ?? "127.0.0.1")
+    }
+
+    static func operationsOptions(rateLimits: [RateLimitRule], metrics: Bool, database: any SQLDatabase) -> OperationsOptions {
+        var operations = OperationsOptions()
+        operations.rateLimits = rateLimits
+        if metrics {
             operations.metrics = ParsleyMetrics(pool: {
                 let u = database.poolUsage
                 return .init(
@@ -69,16 +87,16 @@ extension ServerSettings {
                     pointReadsCoalesced: database.pointReads?.coalesced ?? 0)
             })
         }
-        return (operations, metricsPort)
+        return operations
     }
 
     /// Runs the API (and the metrics listener) until SIGTERM or SIGINT; then no new connection is taken,
     /// requests in flight get `PARSLEY_SHUTDOWN_TIMEOUT` seconds to finish, and the caller closes the database.
-    func runServices(_ app: some Service, metrics: (ParsleyMetrics, Int)?, logger: Logger) async throws {
-        let timeout = try Self.integer(shutdownTimeout, "PARSLEY_SHUTDOWN_TIMEOUT", default: 30) ?? 30
+    static func runServices(
+        _ app: some Service, metrics: (ParsleyMetrics, Int)?, metricsHost host: String, shutdownTimeout timeout: Int, logger: Logger
+    ) async throws {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app)]
         if let (registry, port) = metrics {
-            let host = metricsHost ?? Self.env("PARSLEY_METRICS_HOST") ?? "127.0.0.1"
             services.append(.init(service: ParsleyServer.metricsApplication(metrics: registry, host: host, port: port, logger: logger)))
             logger.info("metrics at http://\(host):\(port)/metrics")
         }

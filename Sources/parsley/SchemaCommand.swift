@@ -103,13 +103,13 @@ struct SchemaCommand: AsyncParsableCommand {
         }
 
         func apply() async throws {
-            // Like serve: a config file fills only the variables that are not set.
-            if let path = config ?? ServerSettings.env("PARSE_SERVER_CONFIG") { _ = try ConfigFile.apply(path: path) }
+            // Like serve: flags, then the environment, then the config file.
+            let values = try ServerSettings.parsing(config.map { ["--config", $0] } ?? []).values()
             let files = try schemaFiles()
-            let dataDir = dataDir ?? ServerSettings.env("PARSLEY_DATA_DIR") ?? "./parsley-data"
-            if let url = serverUrl ?? ServerSettings.env("PARSE_SERVER_URL", "SERVER_URL") {
-                let appId = appId ?? ServerSettings.env("PARSE_SERVER_APPLICATION_ID", "APP_ID") ?? "parsley"
-                let key = masterKey ?? ServerSettings.env("PARSE_SERVER_MASTER_KEY", "MASTER_KEY")
+            let dataDir = dataDir ?? values.string("dataDir") ?? "./parsley-data"
+            if let url = serverUrl ?? (OptionTable.spec("serverURL").env + ["SERVER_URL"]).lazy.compactMap(values.env).first {
+                let appId = appId ?? values.string("appId") ?? "parsley"
+                let key = masterKey ?? values.string("masterKey")
                     ?? (try? String(contentsOfFile: dataDir + "/master.key", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
                 guard let key, !key.isEmpty else {
                     throw Failed(description: "a master key is needed for \(url): set PARSE_SERVER_MASTER_KEY or --master-key")
@@ -129,7 +129,7 @@ struct SchemaCommand: AsyncParsableCommand {
                 print(dryRun ? "checked against \(url)" : "applied to \(url)")
                 return
             }
-            let uri = databaseUri ?? ServerSettings.env("PARSE_SERVER_DATABASE_URI", "DATABASE_URI") ?? "sqlite:\(dataDir)/parsley.sqlite"
+            let uri = databaseUri ?? values.string("databaseURI") ?? "sqlite:\(dataDir)/parsley.sqlite"
             guard uri.hasPrefix("sqlite:") else {
                 throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: only sqlite:<path> is supported so far, got '\(uri)'")
             }

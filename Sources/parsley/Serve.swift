@@ -9,83 +9,111 @@ import ParsleyStorage
 
 /// `parsley serve` (the default): runs the Parse API on the embedded SQLite database or on PostgreSQL.
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the Parse API server (default).")
+    static let configuration = CommandConfiguration(abstract: "Run the Parse API server (default).", discussion: OptionTable.helpText)
 
+    @Argument(help: "A Parse Server config.json, as for parse-server (same as --config).") var configFile: String?
     @OptionGroup var settings: ServerSettings
 
     func run() async throws {
         do {
-            // A config file only fills variables that are not set, so flags and the environment win over it.
-            let unknown = try (settings.config ?? ServerSettings.env("PARSE_SERVER_CONFIG")).map(ConfigFile.apply(path:)) ?? []
-            let logger = try settings.makeLogger()
-            if !unknown.isEmpty { logger.warning("config file: ignoring unknown options \(unknown.joined(separator: ", "))") }
-            try await serve(logger: logger)
+            let values = try settings.values(configFile: configFile)
+            let logger = try ServerSettings.makeLogger(values)
+            for warning in try values.checkUnsupported() { logger.warning("\(warning)") }
+            try await serve(ServeSetup(values, logger: logger), logger: logger)
         } catch let invalid as ServerSettings.Invalid {
             FileHandle.standardError.write(Data("parsley: \(invalid.description)\n".utf8))
             throw ExitCode(2)
         }
     }
 
-    func serve(logger: Logger) async throws {
-        let s = settings
-        let dataDir = s.dataDir ?? ServerSettings.env("PARSLEY_DATA_DIR") ?? "./parsley-data"
-        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-        let appId = s.appId ?? ServerSettings.env("PARSE_SERVER_APPLICATION_ID", "APP_ID") ?? "parsley"
-        let port = try ServerSettings.integer(s.port, "PORT", default: nil) ?? ServerSettings.integer(nil, "PARSE_SERVER_PORT", default: 1337) ?? 1337
-        let host = s.host ?? ServerSettings.env("PARSE_SERVER_HOST") ?? "0.0.0.0"
-        let mountPath = s.mountPath ?? ServerSettings.env("PARSE_SERVER_MOUNT_PATH") ?? "/parse"
-        let (masterKey, generated) = try MasterKeyFile.resolve(
-            given: s.masterKey ?? ServerSettings.env("PARSE_SERVER_MASTER_KEY", "MASTER_KEY"), dataDir: dataDir)
-        let maxUpload = try ServerSettings.byteSize(s.maxUploadSize ?? ServerSettings.env("PARSE_SERVER_MAX_UPLOAD_SIZE") ?? "20mb")
-        var options = ParseServerOptions(
-            applicationId: appId,
-            masterKey: masterKey,
-            restAPIKey: s.restApiKey ?? ServerSettings.env("PARSE_SERVER_REST_API_KEY"),
-            clientKey: s.clientKey ?? ServerSettings.env("PARSE_SERVER_CLIENT_KEY"),
-            javascriptKey: s.javascriptKey ?? ServerSettings.env("PARSE_SERVER_JAVASCRIPT_KEY"),
-            dotNetKey: ServerSettings.env("PARSE_SERVER_DOT_NET_KEY"),
-            mountPath: mountPath,
-            publicServerURL: s.publicServerUrl ?? ServerSettings.env("PARSE_SERVER_PUBLIC_SERVER_URL", "PARSE_PUBLIC_SERVER_URL"),
-            defaultLimit: try ServerSettings.integer(s.defaultLimit, "PARSE_SERVER_DEFAULT_LIMIT", default: 100) ?? 100,
-            maxLimit: try ServerSettings.integer(s.maxLimit, "PARSE_SERVER_MAX_LIMIT", default: nil),
-            allowClientClassCreation: try ServerSettings.bool(s.allowClientClassCreation, "PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION", default: false),
-            maxBatchSize: try ServerSettings.integer(s.batchLimit, "PARSE_SERVER_BATCH_LIMIT", default: 1000) ?? 1000,
-            maxRequestBytes: maxUpload
-        )
-        try ServerSettings.applyUserSettings(to: &options, logger: logger)
-        try s.applyFileSettings(to: &options, dataDir: dataDir)
-        ServerSettings.registerSecrets(options)
-        let uri = s.databaseUri ?? ServerSettings.env("PARSE_SERVER_DATABASE_URI", "DATABASE_URI") ?? "sqlite:\(dataDir)/parsley.sqlite"
-        let storage = try s.storageSettings()
-        let (database, path) = try await Self.openDatabase(uri: uri, storage: storage, logger: logger)
-        let (operations, metricsPort) = try s.operationsOptions(database: database)
-        let api = try await ParsleyServer.makeAPI(options: options, database: database)
-        let shownHost = host == "0.0.0.0" ? "localhost" : host
+    func serve(_ s: ServeSetup, logger: Logger) async throws {
+        let (database, path) = try await Self.openDatabase(uri: s.databaseURI, storage: s.storage, logger: logger)
+        let operations = ServerSettings.operationsOptions(rateLimits: s.rateLimits, metrics: s.metricsPort != nil, database: database)
+        let api = try await ParsleyServer.makeAPI(options: s.options, database: database)
+        let shownHost = s.host == "0.0.0.0" ? "localhost" : s.host
+        let (appId, mountPath, masterKey) = (s.options.applicationId, s.options.mountPath, s.options.masterKey)
         // Said once the socket is bound, with the port it got (PORT=0 lets the system choose one).
-        let app = ParsleyServer.application(api: api, host: host, port: port, logger: logger, operations: operations) { bound in
+        let app = ParsleyServer.application(api: api, host: s.host, port: s.port, logger: logger, operations: operations) { bound in
             logger.info("parsley serving http://\(shownHost):\(bound)\(mountPath) (app id \(appId), database \(path))")
         }
-        if generated {
+        if s.masterKeyGenerated {
             // Written straight to the file descriptor: a pipe would otherwise buffer it past a crash.
             FileHandle.standardOutput.write(Data(
                 """
-                Generated a master key and saved it in \(dataDir)/master.key (shown only this once):
+                Generated a master key and saved it in \(s.dataDir)/master.key (shown only this once):
                   \(masterKey)
                 Try:
                   curl -X POST -H 'X-Parse-Application-Id: \(appId)' -H 'X-Parse-Master-Key: \(masterKey)' \\
-                       -H 'Content-Type: application/json' -d '{"score":1337}' http://\(shownHost):\(port)\(mountPath)/classes/GameScore
+                       -H 'Content-Type: application/json' -d '{"score":1337}' http://\(shownHost):\(s.port)\(mountPath)/classes/GameScore
 
                 """.utf8))
         }
         // SIGTERM/SIGINT: stop accepting, let requests in flight finish, then close the database (queued writes commit).
         do {
-            try await s.runServices(app, metrics: operations.metrics.flatMap { m in metricsPort.map { (m, $0) } }, logger: logger)
+            try await ServerSettings.runServices(
+                app, metrics: operations.metrics.flatMap { m in s.metricsPort.map { (m, $0) } }, metricsHost: s.metricsHost,
+                shutdownTimeout: s.shutdownTimeout, logger: logger)
         } catch {
             try? await database.close()
             throw error
         }
         try await database.close()
         logger.info("parsley stopped")
+    }
+}
+
+/// Everything `parsley serve` needs before it opens the database, read and checked from `OptionValues` (a
+/// wrong value stops the start before anything listens).
+struct ServeSetup {
+    var options: ParseServerOptions
+    var masterKeyGenerated: Bool
+    var dataDir: String
+    var host: String
+    var port: Int
+    var databaseURI: String
+    var storage: StorageSettings
+    var rateLimits: [RateLimitRule]
+    var metricsPort: Int?
+    var metricsHost: String
+    var shutdownTimeout: Int
+
+    init(_ values: OptionValues, logger: Logger) throws {
+        typealias Invalid = ServerSettings.Invalid
+        dataDir = values.string("dataDir") ?? "./parsley-data"
+        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        let appId = values.string("appId") ?? "parsley"
+        port = try values.integer("port", default: 1337) ?? 1337
+        guard port <= 65_535 else { throw Invalid(description: "PORT must be 0 to 65535") }
+        host = values.string("host") ?? "0.0.0.0"
+        let mountPath = values.string("mountPath") ?? "/parse"
+        let (masterKey, generated) = try MasterKeyFile.resolve(given: values.string("masterKey"), dataDir: dataDir)
+        masterKeyGenerated = generated
+        let maxUpload = try ServerSettings.byteSize(values.string("maxUploadSize") ?? "20mb")
+        options = ParseServerOptions(
+            applicationId: appId,
+            masterKey: masterKey,
+            restAPIKey: values.string("restAPIKey"),
+            clientKey: values.string("clientKey"),
+            javascriptKey: values.string("javascriptKey"),
+            dotNetKey: values.string("dotNetKey"),
+            mountPath: mountPath,
+            publicServerURL: values.string("publicServerURL"),
+            defaultLimit: try values.integer("defaultLimit", default: 100) ?? 100,
+            maxLimit: try values.integer("maxLimit", default: nil),
+            allowClientClassCreation: try values.bool("allowClientClassCreation", default: false),
+            maxBatchSize: try values.integer("batchLimit", default: 1000) ?? 1000,
+            maxRequestBytes: maxUpload
+        )
+        try ServerSettings.applyUserSettings(to: &options, values: values, logger: logger)
+        try ServerSettings.applyRequestSettings(to: &options, values: values)
+        try ServerSettings.applyFileSettings(to: &options, dataDir: dataDir, values: values)
+        ServerSettings.registerSecrets(options, values: values)
+        databaseURI = values.string("databaseURI") ?? "sqlite:\(dataDir)/parsley.sqlite"
+        storage = try ServerSettings.storageSettings(values)
+        rateLimits = try ServerSettings.rateLimits(values)
+        (metricsPort, metricsHost) = try ServerSettings.metricsListener(values)
+        shutdownTimeout = try values.integer("shutdownTimeout", default: 30) ?? 30
+        _ = try ServerSettings.logSettings(values)
     }
 }
 

@@ -1,24 +1,32 @@
+import Foundation
 import Logging
 import ParsleyCore
 import ParsleyDomain
 
-/// Emails, password policy and account lockout from the environment. Parse Server's JSON-valued variables
-/// (`PARSE_SERVER_PASSWORD_POLICY`, `PARSE_SERVER_ACCOUNT_LOCKOUT`) work, and flat variables override them.
+/// Users, emails, password policy and account lockout. Parse Server's JSON-valued options (`passwordPolicy`,
+/// `accountLockout`) work, and their single variables (`PARSE_SERVER_PASSWORD_POLICY_*`) override their parts.
 extension ServerSettings {
-    static func applyUserSettings(to options: inout ParseServerOptions, logger: Logger) throws {
-        options.appName = env("PARSE_SERVER_APP_NAME", "APP_NAME")
-        options.verifyUserEmails = try bool(nil, "PARSE_SERVER_VERIFY_USER_EMAILS", default: false)
-        options.preventLoginWithUnverifiedEmail = try bool(nil, "PARSE_SERVER_PREVENT_LOGIN_WITH_UNVERIFIED_EMAIL", default: false)
-        options.preventSignupWithUnverifiedEmail = try bool(nil, "PARSE_SERVER_PREVENT_SIGNUP_WITH_UNVERIFIED_EMAIL", default: false)
-        if let seconds = try integer(nil, "PARSE_SERVER_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION", default: nil) {
+    static func applyUserSettings(to options: inout ParseServerOptions, values: OptionValues, logger: Logger) throws {
+        options.appName = values.string("appName")
+        options.verifyUserEmails = try values.bool("verifyUserEmails", default: false)
+        options.preventLoginWithUnverifiedEmail = try values.bool("preventLoginWithUnverifiedEmail", default: false)
+        options.preventSignupWithUnverifiedEmail = try values.bool("preventSignupWithUnverifiedEmail", default: false)
+        if let seconds = try values.integer("emailVerifyTokenValidityDuration", default: nil) {
             guard seconds > 0 else { throw Invalid(description: "PARSE_SERVER_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION must be a positive number of seconds") }
             options.emailVerifyTokenValidityDuration = Int64(seconds)
         }
-        options.passwordPolicy = try passwordPolicy()
-        options.accountLockout = try accountLockout()
+        options.emailVerifySuccessOnInvalidEmail = try values.bool("emailVerifySuccessOnInvalidEmail", default: true)
+        options.enforcePrivateUsers = try values.bool("enforcePrivateUsers", default: true)
+        options.enableAnonymousUsers = try values.bool("enableAnonymousUsers", default: true)
+        if let seconds = try values.integer("sessionLength", default: nil) {
+            guard seconds > 0 else { throw Invalid(description: "PARSE_SERVER_SESSION_LENGTH must be a positive number of seconds") }
+            options.sessionLength = Int64(seconds)
+        }
+        options.passwordPolicy = try passwordPolicy(values)
+        options.accountLockout = try accountLockout(values)
         var emailLogger = logger
         emailLogger[metadataKey: "component"] = "email"
-        if let adapter = try smtpAdapter() {
+        if let adapter = try smtpAdapter(values) {
             options.emailAdapter = adapter
             logger.info("emails are sent through SMTP \(adapter.configuration.host):\(adapter.configuration.port)")
         } else {
@@ -29,45 +37,57 @@ extension ServerSettings {
         }
     }
 
-    /// A JSON object from a variable, or nil.
-    static func jsonObject(_ name: String) throws -> [String: JSONValue]? {
-        guard let text = env(name) else { return nil }
-        guard case .object(let o)? = try? JSONParser.parse(text) else { throw Invalid(description: "\(name) must be a JSON object, got '\(text)'") }
-        return o
-    }
-
-    static func passwordPolicy() throws -> PasswordPolicy? {
-        let json = try jsonObject("PARSE_SERVER_PASSWORD_POLICY")
+    static func passwordPolicy(_ values: OptionValues) throws -> PasswordPolicy? {
+        let json = try values.object("passwordPolicy")
         var policy = PasswordPolicy()
         var any = json != nil
-        if let json {
-            policy.validatorPattern = json["validatorPattern"]?.stringValue
-            policy.validationError = json["validationError"]?.stringValue
-            policy.doNotAllowUsername = json["doNotAllowUsername"]?.boolValue ?? false
-            policy.maxPasswordHistory = json["maxPasswordHistory"]?.integerValue ?? 0
-            policy.resetTokenValidityDuration = json["resetTokenValidityDuration"]?.integerValue.map(Int64.init)
-            policy.resetTokenReuseIfValid = json["resetTokenReuseIfValid"]?.boolValue ?? false
-            policy.resetPasswordSuccessOnInvalidEmail = json["resetPasswordSuccessOnInvalidEmail"]?.boolValue ?? true
+        func number(_ value: JSONValue, _ part: String, _ name: String) throws -> Int {
+            guard let n = value.integerValue, n >= 0 else { throw Invalid(description: "\(name): \(part) must be a whole number") }
+            return n
         }
-        if let pattern = env("PARSE_SERVER_PASSWORD_POLICY_PATTERN") {
-            policy.validatorPattern = pattern
-            any = true
+        func flag(_ value: JSONValue, _ part: String, _ name: String) throws -> Bool {
+            guard let b = value.boolValue else { throw Invalid(description: "\(name): \(part) must be true or false") }
+            return b
         }
-        if let message = env("PARSE_SERVER_PASSWORD_POLICY_VALIDATION_ERROR") {
-            policy.validationError = message
-            any = true
+        if let (object, name) = json {
+            for (part, value) in object where value != .null {
+                switch part {
+                case "validatorPattern":
+                    guard let s = value.stringValue else { throw Invalid(description: "\(name): validatorPattern must be a string") }
+                    policy.validatorPattern = s
+                case "validationError": policy.validationError = value.stringValue
+                case "doNotAllowUsername": policy.doNotAllowUsername = try flag(value, part, name)
+                case "maxPasswordHistory": policy.maxPasswordHistory = try number(value, part, name)
+                case "resetTokenValidityDuration": policy.resetTokenValidityDuration = Int64(try number(value, part, name))
+                case "resetTokenReuseIfValid": policy.resetTokenReuseIfValid = try flag(value, part, name)
+                case "resetPasswordSuccessOnInvalidEmail": policy.resetPasswordSuccessOnInvalidEmail = try flag(value, part, name)
+                case "maxPasswordAge" where value.integerValue == 0: continue
+                case "maxPasswordAge", "validatorCallback":
+                    throw Invalid(description: "refusing to start: passwordPolicy.\(part) (\(name)) is not supported by Parsley; passwords would not be checked as configured")
+                default: continue
+                }
+            }
         }
-        if env("PARSE_SERVER_PASSWORD_POLICY_DO_NOT_ALLOW_USERNAME") != nil {
-            policy.doNotAllowUsername = try bool(nil, "PARSE_SERVER_PASSWORD_POLICY_DO_NOT_ALLOW_USERNAME", default: false)
+        func part(_ part: String) -> (String, name: String)? {
+            guard let found = values.part("passwordPolicy", part) else { return nil }
             any = true
+            return found
         }
-        if let n = try integer(nil, "PARSE_SERVER_PASSWORD_POLICY_MAX_PASSWORD_HISTORY", default: nil) {
-            policy.maxPasswordHistory = n
-            any = true
+        if let (text, _) = part("validatorPattern") { policy.validatorPattern = text }
+        if let (text, _) = part("validationError") { policy.validationError = text }
+        if let (text, name) = part("doNotAllowUsername") { policy.doNotAllowUsername = try OptionValues.bool(text, name: name) }
+        if let (text, name) = part("maxPasswordHistory") { policy.maxPasswordHistory = try OptionValues.integer(text, name: name) }
+        if let (text, name) = part("resetTokenValidityDuration") {
+            policy.resetTokenValidityDuration = Int64(try OptionValues.integer(text, name: name))
         }
-        if let n = try integer(nil, "PARSE_SERVER_PASSWORD_POLICY_RESET_TOKEN_VALIDITY_DURATION", default: nil) {
-            policy.resetTokenValidityDuration = Int64(n)
-            any = true
+        if let (text, name) = part("resetTokenReuseIfValid") { policy.resetTokenReuseIfValid = try OptionValues.bool(text, name: name) }
+        if let (text, name) = part("resetPasswordSuccessOnInvalidEmail") {
+            policy.resetPasswordSuccessOnInvalidEmail = try OptionValues.bool(text, name: name)
+        }
+        for refused in ["maxPasswordAge", "validatorCallback"] {
+            if let (text, name) = values.part("passwordPolicy", refused), text != "0" {
+                throw Invalid(description: "refusing to start: passwordPolicy.\(refused) (\(name)) is not supported by Parsley; passwords would not be checked as configured")
+            }
         }
         guard any else { return nil }
         if let pattern = policy.validatorPattern, !PasswordPolicy.isValidPattern(pattern) {
@@ -80,14 +100,14 @@ extension ServerSettings {
         return policy
     }
 
-    static func accountLockout() throws -> AccountLockout? {
-        let json = try jsonObject("PARSE_SERVER_ACCOUNT_LOCKOUT")
+    static func accountLockout(_ values: OptionValues) throws -> AccountLockout? {
+        let json = try values.object("accountLockout")?.0
         var duration = json?["duration"]?.integerValue
         var threshold = json?["threshold"]?.integerValue
         var unlock = json?["unlockOnPasswordReset"]?.boolValue ?? false
-        if let d = try integer(nil, "PARSE_SERVER_ACCOUNT_LOCKOUT_DURATION", default: nil) { duration = d }
-        if let t = try integer(nil, "PARSE_SERVER_ACCOUNT_LOCKOUT_THRESHOLD", default: nil) { threshold = t }
-        unlock = try bool(nil, "PARSE_SERVER_ACCOUNT_LOCKOUT_UNLOCK_ON_PASSWORD_RESET", default: unlock)
+        if let (text, name) = values.part("accountLockout", "duration") { duration = try OptionValues.integer(text, name: name) }
+        if let (text, name) = values.part("accountLockout", "threshold") { threshold = try OptionValues.integer(text, name: name) }
+        if let (text, name) = values.part("accountLockout", "unlockOnPasswordReset") { unlock = try OptionValues.bool(text, name: name) }
         guard duration != nil || threshold != nil else { return nil }
         guard let duration, (1...99_999).contains(duration) else {
             throw Invalid(description: "account lockout duration must be 1 to 99999 minutes (PARSE_SERVER_ACCOUNT_LOCKOUT_DURATION)")
@@ -98,20 +118,95 @@ extension ServerSettings {
         return AccountLockout(duration: duration, threshold: threshold, unlockOnPasswordReset: unlock)
     }
 
-    static func smtpAdapter() throws -> SMTPEmailAdapter? {
-        guard let host = env("PARSLEY_SMTP_HOST") else { return nil }
-        guard let from = env("PARSLEY_SMTP_FROM") else {
-            throw Invalid(description: "PARSLEY_SMTP_FROM (the sender address) is required with PARSLEY_SMTP_HOST")
-        }
-        let port = try integer(nil, "PARSLEY_SMTP_PORT", default: 25) ?? 25
+    static func smtpAdapter(_ values: OptionValues) throws -> SMTPEmailAdapter? {
+        // Every part is read (and checked) even without a host, so a typo shows up before mails are needed.
+        let host = values.string("smtpHost")
+        let from = values.string("smtpFrom")
+        let port = try values.integer("smtpPort", default: 25) ?? 25
         guard (1...65_535).contains(port) else { throw Invalid(description: "PARSLEY_SMTP_PORT must be 1 to 65535") }
-        let authText = env("PARSLEY_SMTP_AUTH")?.lowercased() ?? "automatic"
+        let authText = values.string("smtpAuth")?.lowercased() ?? "automatic"
         guard let auth = SMTPEmailAdapter.AuthMethod(rawValue: authText) else {
             throw Invalid(description: "PARSLEY_SMTP_AUTH must be automatic, plain or login, got '\(authText)'")
         }
+        let username = values.string("smtpUsername")
+        let password = values.string("smtpPassword")
+        let helo = values.string("smtpHeloName") ?? "localhost"
+        guard let host else { return nil }
+        guard let from else {
+            throw Invalid(description: "PARSLEY_SMTP_FROM (the sender address) is required with PARSLEY_SMTP_HOST")
+        }
         return SMTPEmailAdapter(
-            .init(
-                host: host, port: port, username: env("PARSLEY_SMTP_USERNAME"), password: env("PARSLEY_SMTP_PASSWORD"), from: from,
-                heloName: env("PARSLEY_SMTP_HELO_NAME") ?? "localhost", authMethod: auth))
+            .init(host: host, port: port, username: username, password: password, from: from, heloName: helo, authMethod: auth))
+    }
+
+    /// `requestKeywordDenylist` (Parse Server's JSON array of `{key, value}`) and `idempotencyOptions`
+    /// (`{paths, ttl}`); they are enforced by the request pipeline.
+    static func applyRequestSettings(to options: inout ParseServerOptions, values: OptionValues) throws {
+        if let (value, name) = try values.json("requestKeywordDenylist") {
+            options.requestKeywordDenylist = try keywordRules(value, name: name)
+        }
+        options.idempotency = try idempotency(values)
+    }
+
+    static func keywordRules(_ value: JSONValue, name: String) throws -> [KeywordRule] {
+        let problem = "must be a JSON array of {\"key\": …, \"value\": …} objects"
+        guard case .array(let items) = value else { throw Invalid(description: "\(name) \(problem), got '\(OptionValues.text(value))'") }
+        return try items.map { item in
+            guard case .object(let o) = item, !o.isEmpty, o.keys.allSatisfy({ $0 == "key" || $0 == "value" }) else {
+                throw Invalid(description: "\(name) \(problem), got the entry '\(OptionValues.text(item))'")
+            }
+            var rule = KeywordRule()
+            if let key = o["key"] {
+                guard case .string(let k) = key else { throw Invalid(description: "\(name): a key must be a string, got '\(OptionValues.text(key))'") }
+                rule.key = k
+            }
+            if let v = o["value"] {
+                switch v {
+                case .string, .bool, .int, .double: rule.value = v
+                default: throw Invalid(description: "\(name): a value must be a string, number or boolean, got '\(OptionValues.text(v))'")
+                }
+            }
+            return rule
+        }
+    }
+
+    static func idempotency(_ values: OptionValues) throws -> IdempotencyOptions? {
+        var paths: [String] = []
+        var ttl = 300
+        if let (object, name) = try values.object("idempotencyOptions") {
+            for (key, value) in object where value != .null {
+                switch key {
+                case "paths":
+                    guard let list = value.arrayValue?.compactMap(\.stringValue), list.count == value.arrayValue?.count else {
+                        throw Invalid(description: "\(name): paths must be an array of strings")
+                    }
+                    paths = list
+                case "ttl":
+                    guard let n = value.numberValue, n > 0, n.rounded() == n else {
+                        throw Invalid(description: "\(name): ttl must be a whole number of seconds greater than 0")
+                    }
+                    ttl = Int(n)
+                default:
+                    throw Invalid(description: "\(name): unknown idempotency option '\(key)' (paths, ttl)")
+                }
+            }
+        }
+        if let (text, _) = values.part("idempotencyOptions", "paths") {
+            if let list = try? JSONParser.parse(text).arrayValue?.compactMap(\.stringValue) {
+                paths = list
+            } else {
+                paths = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+        }
+        if let (text, name) = values.part("idempotencyOptions", "ttl") {
+            ttl = try OptionValues.integer(text, name: name)
+            guard ttl > 0 else { throw Invalid(description: "\(name) must be greater than 0 seconds") }
+        }
+        for path in paths {
+            guard (try? Regex(path)) != nil else {
+                throw Invalid(description: "PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS (idempotencyOptions): path '\(path)' is not a regular expression")
+            }
+        }
+        return paths.isEmpty ? nil : IdempotencyOptions(paths: paths, ttl: ttl)
     }
 }

@@ -31,11 +31,15 @@ struct EmailRouter: ParseRouter {
             }
             return pages.page(200, "Email verified", "<p>Your email address has been verified\(username.map { " for <b>\(EmailPages.escape($0))</b>" } ?? "").</p>")
         }
-        table.on(.post, "apps/:appId/resend_verification_email") { [emails] req, p in
+        table.on(.post, "apps/:appId/resend_verification_email") { [emails, options] req, p in
             try pages.checkApp(p["appId"])
-            guard let username = req.bodyObject["username"]?.stringValue ?? req.params["username"]?.stringValue, !username.isEmpty,
-                try await emails.resendVerification(username: username, mountURL: req.mountURL)
-            else { return pages.page(400, "Link not sent", "<p>No verification link could be sent.</p>") }
+            let notSent = pages.page(400, "Link not sent", "<p>No verification link could be sent.</p>")
+            guard let username = req.bodyObject["username"]?.stringValue ?? req.params["username"]?.stringValue, !username.isEmpty
+            else { return notSent }
+            // Like /verificationEmailRequest: an unknown or verified user looks like any other
+            // (emailVerifySuccessOnInvalidEmail), so the form does not tell which usernames exist.
+            let sent = try await emails.resendVerification(username: username, mountURL: req.mountURL)
+            guard sent || options.emailVerifySuccessOnInvalidEmail else { return notSent }
             return pages.page(200, "Link sent", "<p>A new verification link has been sent. Check your email.</p>")
         }
         table.on(.get, "apps/:appId/request_password_reset") { [emails] req, p in

@@ -1,0 +1,375 @@
+import Foundation
+import ParsleyCore
+
+/// One setting of `parsley serve`: its config-file key, its environment variables and its flags, and what
+/// Parsley does with it. Every reader (config file, environment, flags) finds settings through `OptionTable`,
+/// and `docs/parse-server-options.md` lists the same rows (a test compares the two).
+struct OptionSpec: Sendable {
+    enum Origin: Sendable { case parseServer, parsley }
+    /// `flag` values of a `bool` may be left out (`--enforcePrivateUsers` means true).
+    enum Kind: Sendable { case value, bool }
+    enum Status: String, Sendable { case supported, ignored, refused }
+
+    /// Parse Server's option key (or Parsley's own camel-case name): the config-file key and the `--key` flag.
+    let key: String
+    /// Environment variables, most specific first; the first is the documented one (Parse Server's).
+    let env: [String]
+    let kind: Kind
+    let status: Status
+    let origin: Origin
+    /// For ignored and refused options the reason (part of the warning or error); for supported ones a note.
+    let note: String
+    /// More config-file keys meaning the same (`applicationId` for `appId`).
+    var aliases: [String] = []
+    /// Environment variables of parts of a JSON-valued option (`passwordPolicy.validatorPattern`), read by the
+    /// option's own parser: part → variables.
+    var parts: [(String, [String])] = []
+    /// Values that already describe what Parsley does: an ignored or refused option set to one of them starts
+    /// without a warning (`allowCustomObjectId: false`, `masterKeyIps: ["0.0.0.0/0", "::0"]`).
+    var harmless: @Sendable (JSONValue) -> Bool = { _ in false }
+
+    /// `--appId` (Parse Server's flag) and `--app-id` (Parsley's spelling of the same).
+    var flags: [String] {
+        let kebab = "--" + Self.kebab(key)
+        return kebab == "--" + key ? ["--" + key] : ["--" + key, kebab]
+    }
+
+    /// `restAPIKey` → `rest-api-key`, `databaseURI` → `database-uri`, `graphQLPath` → `graph-ql-path`.
+    static func kebab(_ name: String) -> String {
+        let chars = Array(name)
+        var out = ""
+        for (i, c) in chars.enumerated() {
+            if c.isUppercase, i > 0 {
+                let previousLower = chars[i - 1].isLowercase || chars[i - 1].isNumber
+                let nextLower = i + 1 < chars.count && chars[i + 1].isLowercase
+                if previousLower || (chars[i - 1].isUppercase && nextLower) { out.append("-") }
+            }
+            out.append(Character(c.lowercased()))
+        }
+        return out
+    }
+
+    /// The variable an error message names (with the key when they differ in more than spelling).
+    var shownName: String { "\(env.first ?? key) (\(key))" }
+}
+
+/// Values that match Parsley's behaviour, for `OptionSpec.harmless`.
+enum Harmless {
+    static func isFalse(_ v: JSONValue) -> Bool { v == .bool(false) || v == .string("false") || v == .int(0) || v == .string("0") }
+    static func isTrue(_ v: JSONValue) -> Bool { v == .bool(true) || v == .string("true") || v == .int(1) || v == .string("1") }
+    static func isEmpty(_ v: JSONValue) -> Bool {
+        switch v {
+        case .null: return true
+        case .string(let s): return s.isEmpty
+        case .array(let a): return a.isEmpty
+        case .object(let o): return o.isEmpty
+        default: return false
+        }
+    }
+    static func number(_ n: Int) -> @Sendable (JSONValue) -> Bool {
+        { v in v.integerValue == n || v.stringValue == String(n) }
+    }
+    /// A list (JSON array or comma-separated text) of strings equal to one of `allowed` (as sets).
+    static func list(_ allowed: [Set<String>]) -> @Sendable (JSONValue) -> Bool {
+        { v in
+            let items: [String]
+            switch v {
+            case .array(let a): items = a.compactMap(\.stringValue)
+            case .string(let s): items = s.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            default: return false
+            }
+            return allowed.contains(Set(items))
+        }
+    }
+}
+
+enum OptionTable {
+    static func supported(
+        _ key: String, _ env: [String], _ kind: OptionSpec.Kind = .value, _ origin: OptionSpec.Origin = .parseServer, _ note: String = "",
+        aliases: [String] = [], parts: [(String, [String])] = []
+    ) -> OptionSpec {
+        OptionSpec(key: key, env: env, kind: kind, status: .supported, origin: origin, note: note, aliases: aliases, parts: parts)
+    }
+
+    static func ignored(
+        _ key: String, _ env: String, _ kind: OptionSpec.Kind = .value, _ reason: String,
+        harmless: @escaping @Sendable (JSONValue) -> Bool = { _ in false }
+    ) -> OptionSpec {
+        OptionSpec(key: key, env: [env], kind: kind, status: .ignored, origin: .parseServer, note: reason, harmless: harmless)
+    }
+
+    static func refused(
+        _ key: String, _ env: String, _ kind: OptionSpec.Kind = .value, _ reason: String,
+        harmless: @escaping @Sendable (JSONValue) -> Bool = { _ in false }
+    ) -> OptionSpec {
+        OptionSpec(key: key, env: [env], kind: kind, status: .refused, origin: .parseServer, note: reason, harmless: harmless)
+    }
+
+    static let noCloudCode = "Parsley has no Cloud Code"
+
+    /// Parse Server 7's options (`src/Options/Definitions.js` of parse-server 7.3.0, plus
+    /// `emailVerifySuccessOnInvalidEmail` from later releases), then Parsley's own settings.
+    static let all: [OptionSpec] = [
+        supported(
+            "accountLockout", ["PARSE_SERVER_ACCOUNT_LOCKOUT"], .value, .parseServer, "JSON `{duration, threshold, unlockOnPasswordReset}`",
+            parts: [
+                ("duration", ["PARSE_SERVER_ACCOUNT_LOCKOUT_DURATION"]), ("threshold", ["PARSE_SERVER_ACCOUNT_LOCKOUT_THRESHOLD"]),
+                ("unlockOnPasswordReset", ["PARSE_SERVER_ACCOUNT_LOCKOUT_UNLOCK_ON_PASSWORD_RESET"]),
+            ]),
+        supported("allowClientClassCreation", ["PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION"], .bool),
+        ignored(
+            "allowCustomObjectId", "PARSE_SERVER_ALLOW_CUSTOM_OBJECT_ID", .bool, "objectIds are always generated by the server",
+            harmless: Harmless.isFalse),
+        ignored(
+            "allowExpiredAuthDataToken", "PARSE_SERVER_ALLOW_EXPIRED_AUTH_DATA_TOKEN", .bool,
+            "authData tokens are checked at every log-in (Parse Server's `false`)", harmless: Harmless.isFalse),
+        ignored(
+            "allowHeaders", "PARSE_SERVER_ALLOW_HEADERS", .value,
+            "CORS answers allow Parse's own headers only; browsers refuse requests with other custom headers", harmless: Harmless.isEmpty),
+        refused(
+            "allowOrigin", "PARSE_SERVER_ALLOW_ORIGIN", .value,
+            "CORS answers always allow every origin (`*`); ignoring a restriction to some origins would silently lift it",
+            harmless: { Harmless.list([["*"]])($0) || Harmless.isEmpty($0) }),
+        ignored("analyticsAdapter", "PARSE_SERVER_ANALYTICS_ADAPTER", .value, "`/events/*` are accepted and not stored"),
+        supported("appId", ["PARSE_SERVER_APPLICATION_ID", "APP_ID"], .value, .parseServer, "default `parsley`", aliases: ["applicationId"]),
+        supported("appName", ["PARSE_SERVER_APP_NAME", "APP_NAME"], .value, .parseServer, "default: the application id"),
+        refused(
+            "auth", "PARSE_SERVER_AUTH_PROVIDERS", .value,
+            "authentication providers are built in (anonymous, GitHub); provider settings such as `enabled: false` or accepted app ids decide who may log in and cannot be ignored",
+            harmless: Harmless.isEmpty),
+        ignored("cacheAdapter", "PARSE_SERVER_CACHE_ADAPTER", .value, "schemas, sessions and roles are cached in memory by Parsley itself"),
+        ignored("cacheMaxSize", "PARSE_SERVER_CACHE_MAX_SIZE", .value, "Parsley sizes its own caches", harmless: Harmless.number(10000)),
+        ignored("cacheTTL", "PARSE_SERVER_CACHE_TTL", .value, "Parsley's caches are invalidated on change", harmless: Harmless.number(5000)),
+        supported("clientKey", ["PARSE_SERVER_CLIENT_KEY"]),
+        ignored("cloud", "PARSE_SERVER_CLOUD", .value, "\(noCloudCode): `/functions` and `/jobs` answer 141 and triggers do not run"),
+        ignored("cluster", "PARSE_SERVER_CLUSTER", .value, "one process per server; run several behind a load balancer (on PostgreSQL)",
+            harmless: Harmless.isFalse),
+        refused(
+            "collectionPrefix", "PARSE_SERVER_COLLECTION_PREFIX", .value,
+            "table names are not prefixed; apps sharing one database through prefixes would see each other's data", harmless: Harmless.isEmpty),
+        ignored(
+            "convertEmailToLowercase", "PARSE_SERVER_CONVERT_EMAIL_TO_LOWERCASE", .bool,
+            "emails are stored as sent (uniqueness ignores case already)", harmless: Harmless.isFalse),
+        ignored(
+            "convertUsernameToLowercase", "PARSE_SERVER_CONVERT_USERNAME_TO_LOWERCASE", .bool,
+            "usernames are stored as sent (uniqueness ignores case already)", harmless: Harmless.isFalse),
+        ignored("customPages", "PARSE_SERVER_CUSTOM_PAGES", .value, "Parsley serves its own verification and password-reset pages",
+            harmless: Harmless.isEmpty),
+        refused(
+            "databaseAdapter", "PARSE_SERVER_DATABASE_ADAPTER", .value,
+            "adapter modules cannot be loaded; only databaseURI (sqlite: or postgres://) chooses the database, and starting on another one would put the data elsewhere"),
+        ignored(
+            "databaseOptions", "PARSE_SERVER_DATABASE_OPTIONS", .value,
+            "database driver options; Parsley's are PARSLEY_DATABASE_POOL_SIZE and PARSLEY_STATEMENT_TIMEOUT_MS", harmless: Harmless.isEmpty),
+        supported(
+            "databaseURI", ["PARSE_SERVER_DATABASE_URI", "DATABASE_URI"], .value, .parseServer,
+            "`sqlite:<path>` (default `sqlite:<data>/parsley.sqlite`) or `postgres://`; `mongodb://` stops the start"),
+        supported("defaultLimit", ["PARSE_SERVER_DEFAULT_LIMIT"]),
+        ignored("directAccess", "PARSE_SERVER_DIRECT_ACCESS", .bool, "\(noCloudCode), so nothing calls the API from inside the server"),
+        supported("dotNetKey", ["PARSE_SERVER_DOT_NET_KEY"]),
+        ignored(
+            "emailAdapter", "PARSE_SERVER_EMAIL_ADAPTER", .value,
+            "adapter modules cannot be loaded; mails go through PARSLEY_SMTP_HOST, or are only logged without it"),
+        supported(
+            "emailVerifySuccessOnInvalidEmail", ["PARSE_SERVER_EMAIL_VERIFY_SUCCESS_ON_INVALID_EMAIL"], .bool, .parseServer,
+            "default `true`; newer than 7.3.0 (parse-server pull request 10172)"),
+        ignored(
+            "emailVerifyTokenReuseIfValid", "PARSE_SERVER_EMAIL_VERIFY_TOKEN_REUSE_IF_VALID", .bool,
+            "every verification request makes a new token", harmless: Harmless.isFalse),
+        supported("emailVerifyTokenValidityDuration", ["PARSE_SERVER_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION"]),
+        supported("enableAnonymousUsers", ["PARSE_SERVER_ENABLE_ANON_USERS"], .bool, .parseServer, "default `true`"),
+        ignored(
+            "enableCollationCaseComparison", "PARSE_SERVER_ENABLE_COLLATION_CASE_COMPARISON", .bool, "a MongoDB setting",
+            harmless: Harmless.isFalse),
+        ignored("enableExpressErrorHandler", "PARSE_SERVER_ENABLE_EXPRESS_ERROR_HANDLER", .bool, "Parsley does not run on Express",
+            harmless: Harmless.isFalse),
+        ignored("encodeParseObjectInCloudFunction", "PARSE_SERVER_ENCODE_PARSE_OBJECT_IN_CLOUD_FUNCTION", .bool, noCloudCode),
+        refused("encryptionKey", "PARSE_SERVER_ENCRYPTION_KEY", .value, "files are not encrypted; ignoring the key would store them in the clear"),
+        supported(
+            "enforcePrivateUsers", ["PARSE_SERVER_ENFORCE_PRIVATE_USERS"], .bool, .parseServer,
+            "default `true` (Parse Server 7's): new users get an ACL of their own only"),
+        ignored(
+            "expireInactiveSessions", "PARSE_SERVER_EXPIRE_INACTIVE_SESSIONS", .bool, "sessions always expire after sessionLength",
+            harmless: Harmless.isTrue),
+        ignored(
+            "extendSessionOnUse", "PARSE_SERVER_EXTEND_SESSION_ON_USE", .bool, "sessions are not extended when used",
+            harmless: Harmless.isFalse),
+        ignored("fileKey", "PARSE_SERVER_FILE_KEY", .value, "file URLs need no key"),
+        OptionSpec(
+            key: "filesAdapter", env: ["PARSE_SERVER_FILES_ADAPTER", "PARSLEY_FILES_ADAPTER"], kind: .value, status: .supported,
+            origin: .parseServer,
+            note: "`fs` (default; also `@parse/fs-files-adapter`) or `database` (also `GridFSBucketAdapter`); any other adapter stops the start"),
+        supported(
+            "fileUpload", ["PARSE_SERVER_FILE_UPLOAD_OPTIONS"], .value, .parseServer,
+            "JSON `{enableForPublic, enableForAnonymousUser, enableForAuthenticatedUser, fileExtensions}`",
+            parts: [
+                ("enableForPublic", ["PARSE_SERVER_FILE_UPLOAD_ENABLE_FOR_PUBLIC"]),
+                ("enableForAnonymousUser", ["PARSE_SERVER_FILE_UPLOAD_ENABLE_FOR_ANONYMOUS_USER"]),
+                ("enableForAuthenticatedUser", ["PARSE_SERVER_FILE_UPLOAD_ENABLE_FOR_AUTHENTICATED_USER"]),
+                ("fileExtensions", ["PARSE_SERVER_FILE_UPLOAD_FILE_EXTENSIONS"]),
+            ]),
+        ignored("graphQLPath", "PARSE_SERVER_GRAPHQL_PATH", .value, "there is no GraphQL API", harmless: { $0.stringValue == "/graphql" }),
+        ignored("graphQLSchema", "PARSE_SERVER_GRAPH_QLSCHEMA", .value, "there is no GraphQL API"),
+        supported("host", ["PARSE_SERVER_HOST"], .value, .parseServer, "default `0.0.0.0`"),
+        supported(
+            "idempotencyOptions", ["PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS"], .value, .parseServer, "JSON `{paths, ttl}`; off without paths",
+            parts: [("paths", ["PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_PATHS"]), ("ttl", ["PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_TTL"])]),
+        supported("javascriptKey", ["PARSE_SERVER_JAVASCRIPT_KEY"]),
+        supported("jsonLogs", ["JSON_LOGS"], .bool, .parseServer, "`true`: logFormat `json` unless logFormat is set"),
+        ignored("liveQuery", "PARSE_SERVER_LIVE_QUERY", .value, "there is no LiveQuery", harmless: Harmless.isEmpty),
+        ignored("liveQueryServerOptions", "PARSE_SERVER_LIVE_QUERY_SERVER_OPTIONS", .value, "there is no LiveQuery"),
+        ignored("loggerAdapter", "PARSE_SERVER_LOGGER_ADAPTER", .value, "logs go to standard output (PARSLEY_LOG_FORMAT)"),
+        supported(
+            "logLevel", ["PARSE_SERVER_LOG_LEVEL", "LOG_LEVEL"], .value, .parseServer,
+            "Parse Server's levels (`error`, `warn`, `info`, `verbose`, `debug`, `silly`) or `trace`…`critical`; default `info`"),
+        ignored("logLevels", "PARSE_SERVER_LOG_LEVELS", .value, noCloudCode, harmless: Harmless.isEmpty),
+        ignored("logsFolder", "PARSE_SERVER_LOGS_FOLDER", .value, "logs go to standard output, not to files"),
+        ignored("maintenanceKey", "PARSE_SERVER_MAINTENANCE_KEY", .value, "there is no maintenance key; requests with one get no extra rights"),
+        ignored("maintenanceKeyIps", "PARSE_SERVER_MAINTENANCE_KEY_IPS", .value, "there is no maintenance key"),
+        supported(
+            "masterKey", ["PARSE_SERVER_MASTER_KEY", "MASTER_KEY"], .value, .parseServer,
+            "at least 8 characters; generated into `<data>/master.key` when absent"),
+        refused(
+            "masterKeyIps", "PARSE_SERVER_MASTER_KEY_IPS", .value,
+            "the master key is accepted from every address; ignoring a restriction would silently lift it (only a list allowing every address is accepted)",
+            harmless: Harmless.list([["0.0.0.0/0", "::0"], ["0.0.0.0/0", "::/0"], ["0.0.0.0/0", "::"]])),
+        supported("maxLimit", ["PARSE_SERVER_MAX_LIMIT"]),
+        ignored("maxLogFiles", "PARSE_SERVER_MAX_LOG_FILES", .value, "logs go to standard output, not to files"),
+        supported("maxUploadSize", ["PARSE_SERVER_MAX_UPLOAD_SIZE"], .value, .parseServer, "default `20mb`; limits every request body"),
+        refused(
+            "middleware", "PARSE_SERVER_MIDDLEWARE", .value,
+            "Express middleware cannot run; requests it guards would go unguarded"),
+        ignored("mountGraphQL", "PARSE_SERVER_MOUNT_GRAPHQL", .bool, "there is no GraphQL API", harmless: Harmless.isFalse),
+        supported("mountPath", ["PARSE_SERVER_MOUNT_PATH"], .value, .parseServer, "default `/parse`"),
+        ignored("mountPlayground", "PARSE_SERVER_MOUNT_PLAYGROUND", .bool, "there is no GraphQL API", harmless: Harmless.isFalse),
+        ignored("objectIdSize", "PARSE_SERVER_OBJECT_ID_SIZE", .value, "objectIds have 10 characters", harmless: Harmless.number(10)),
+        ignored("pages", "PARSE_SERVER_PAGES", .value, "Parsley serves its own verification and password-reset pages",
+            harmless: Harmless.isEmpty),
+        supported(
+            "passwordPolicy", ["PARSE_SERVER_PASSWORD_POLICY"], .value, .parseServer,
+            "JSON; `maxPasswordAge` and `validatorCallback` are not implemented and stop the start",
+            parts: [
+                ("validatorPattern", ["PARSE_SERVER_PASSWORD_POLICY_VALIDATOR_PATTERN", "PARSE_SERVER_PASSWORD_POLICY_PATTERN"]),
+                ("validationError", ["PARSE_SERVER_PASSWORD_POLICY_VALIDATION_ERROR"]),
+                ("doNotAllowUsername", ["PARSE_SERVER_PASSWORD_POLICY_DO_NOT_ALLOW_USERNAME"]),
+                ("maxPasswordHistory", ["PARSE_SERVER_PASSWORD_POLICY_MAX_PASSWORD_HISTORY"]),
+                ("resetTokenValidityDuration", ["PARSE_SERVER_PASSWORD_POLICY_RESET_TOKEN_VALIDITY_DURATION"]),
+                ("resetTokenReuseIfValid", ["PARSE_SERVER_PASSWORD_POLICY_RESET_TOKEN_REUSE_IF_VALID"]),
+                ("resetPasswordSuccessOnInvalidEmail", ["PARSE_SERVER_PASSWORD_POLICY_RESET_PASSWORD_SUCCESS_ON_INVALID_EMAIL"]),
+                ("maxPasswordAge", ["PARSE_SERVER_PASSWORD_POLICY_MAX_PASSWORD_AGE"]),
+                ("validatorCallback", ["PARSE_SERVER_PASSWORD_POLICY_VALIDATOR_CALLBACK"]),
+            ]),
+        ignored("playgroundPath", "PARSE_SERVER_PLAYGROUND_PATH", .value, "there is no GraphQL API",
+            harmless: { $0.stringValue == "/playground" }),
+        supported("port", ["PORT", "PARSE_SERVER_PORT"], .value, .parseServer, "default `1337`; `0` lets the system choose"),
+        ignored(
+            "preserveFileName", "PARSE_SERVER_PRESERVE_FILE_NAME", .bool, "file names always get a unique prefix",
+            harmless: Harmless.isFalse),
+        supported("preventLoginWithUnverifiedEmail", ["PARSE_SERVER_PREVENT_LOGIN_WITH_UNVERIFIED_EMAIL"], .bool),
+        supported("preventSignupWithUnverifiedEmail", ["PARSE_SERVER_PREVENT_SIGNUP_WITH_UNVERIFIED_EMAIL"], .bool),
+        refused(
+            "protectedFields", "PARSE_SERVER_PROTECTED_FIELDS", .value,
+            "server-wide protected fields are not implemented (Parsley protects `_User.email`; set others per class through /schemas or schema files); ignoring them would expose the fields",
+            harmless: { $0 == ["_User": ["*": ["email"]]] || Harmless.isEmpty($0) }),
+        supported(
+            "publicServerURL", ["PARSE_PUBLIC_SERVER_URL", "PARSE_SERVER_PUBLIC_SERVER_URL"], .value, .parseServer,
+            "default: from the request's Host"),
+        ignored("push", "PARSE_SERVER_PUSH", .value, "there are no push notifications", harmless: Harmless.isEmpty),
+        supported("rateLimit", ["PARSE_SERVER_RATE_LIMIT"], .value, .parseServer, "JSON array of rules"),
+        ignored(
+            "readOnlyMasterKey", "PARSE_SERVER_READ_ONLY_MASTER_KEY", .value,
+            "there is no read-only master key; requests with it are refused like any wrong key"),
+        supported(
+            "requestKeywordDenylist", ["PARSE_SERVER_REQUEST_KEYWORD_DENYLIST"], .value, .parseServer,
+            "JSON array of `{key, value}`; default Parse Server's"),
+        supported("restAPIKey", ["PARSE_SERVER_REST_API_KEY"]),
+        ignored(
+            "revokeSessionOnPasswordReset", "PARSE_SERVER_REVOKE_SESSION_ON_PASSWORD_RESET", .bool,
+            "a password reset always revokes the user's sessions", harmless: Harmless.isTrue),
+        ignored("scheduledPush", "PARSE_SERVER_SCHEDULED_PUSH", .bool, "there are no push notifications", harmless: Harmless.isFalse),
+        refused(
+            "schema", "PARSE_SERVER_SCHEMA", .value,
+            "schema definitions are applied with `parsley schema apply`; `lockSchemas` and `strict` would not be enforced"),
+        ignored("security", "PARSE_SERVER_SECURITY", .value, "there is no security check report", harmless: Harmless.isEmpty),
+        ignored(
+            "sendUserEmailVerification", "PARSE_SERVER_SEND_USER_EMAIL_VERIFICATION", .bool,
+            "verification mails are always sent with verifyUserEmails", harmless: Harmless.isTrue),
+        ignored("serverCloseComplete", "PARSE_SERVER_SERVER_CLOSE_COMPLETE", .value, "a JavaScript callback"),
+        ignored("serverURL", "PARSE_SERVER_URL", .value, "\(noCloudCode), so nothing calls the API from inside; links use publicServerURL"),
+        supported("sessionLength", ["PARSE_SERVER_SESSION_LENGTH"], .value, .parseServer, "seconds, default one year"),
+        ignored("silent", "SILENT", .bool, "use logLevel", harmless: Harmless.isFalse),
+        ignored("startLiveQueryServer", "PARSE_SERVER_START_LIVE_QUERY_SERVER", .bool, "there is no LiveQuery", harmless: Harmless.isFalse),
+        ignored(
+            "trustProxy", "PARSE_SERVER_TRUST_PROXY", .value,
+            "the client address is the TCP peer (behind a proxy, rate limits count the proxy's address)",
+            harmless: { Harmless.isFalse($0) || Harmless.isEmpty($0) }),
+        refused(
+            "userSensitiveFields", "PARSE_SERVER_USER_SENSITIVE_FIELDS", .value,
+            "only `email` is protected on `_User` by default; ignoring more fields would expose them", harmless: Harmless.list([["email"], []])),
+        supported("verbose", ["VERBOSE"], .bool, .parseServer, "`true`: logLevel `debug` unless logLevel is set"),
+        supported("verifyUserEmails", ["PARSE_SERVER_VERIFY_USER_EMAILS"], .bool),
+        ignored("webhookKey", "PARSE_SERVER_WEBHOOK_KEY", .value, noCloudCode),
+
+        // Parsley's own settings.
+        supported("batchLimit", ["PARSE_SERVER_BATCH_LIMIT"], .value, .parsley, "most requests in one /batch, default 1000"),
+        supported("dataDir", ["PARSLEY_DATA_DIR"], .value, .parsley, "default `./parsley-data`"),
+        supported("databasePoolSize", ["PARSLEY_DATABASE_POOL_SIZE"], .value, .parsley, "PostgreSQL connections per process, default 20"),
+        supported("statementTimeoutMs", ["PARSLEY_STATEMENT_TIMEOUT_MS"], .value, .parsley, "default 15000"),
+        supported("postgresPreparedStatements", ["PARSLEY_POSTGRES_PREPARED_STATEMENTS"], .bool, .parsley, "default `true`"),
+        supported("postgresPointReadConcurrency", ["PARSLEY_POSTGRES_POINT_READ_CONCURRENCY"], .value, .parsley, "default 2; 0 never coalesces"),
+        supported("filesDir", ["PARSLEY_FILES_DIR"], .value, .parsley, "default `<data>/files`"),
+        supported("uploadStallTimeout", ["PARSLEY_UPLOAD_STALL_TIMEOUT"], .value, .parsley, "seconds, default 30"),
+        supported("logFormat", ["PARSLEY_LOG_FORMAT"], .value, .parsley, "`text` (default), `logfmt` or `json`"),
+        supported("metricsPort", ["PARSLEY_METRICS_PORT"], .value, .parsley, "default off"),
+        supported("metricsHost", ["PARSLEY_METRICS_HOST"], .value, .parsley, "default `127.0.0.1`"),
+        supported("shutdownTimeout", ["PARSLEY_SHUTDOWN_TIMEOUT"], .value, .parsley, "seconds, default 30"),
+        supported("smtpHost", ["PARSLEY_SMTP_HOST"], .value, .parsley, "default none: mails are logged"),
+        supported("smtpPort", ["PARSLEY_SMTP_PORT"], .value, .parsley, "default 25"),
+        supported("smtpUsername", ["PARSLEY_SMTP_USERNAME"], .value, .parsley),
+        supported("smtpPassword", ["PARSLEY_SMTP_PASSWORD"], .value, .parsley),
+        supported("smtpAuth", ["PARSLEY_SMTP_AUTH"], .value, .parsley, "`automatic` (default), `plain` or `login`"),
+        supported("smtpFrom", ["PARSLEY_SMTP_FROM"], .value, .parsley, "required with smtpHost"),
+        supported("smtpHeloName", ["PARSLEY_SMTP_HELO_NAME"], .value, .parsley, "default `localhost`"),
+    ]
+
+    static let byKey: [String: OptionSpec] = {
+        var map: [String: OptionSpec] = [:]
+        for spec in all {
+            precondition(map[spec.key] == nil, "option \(spec.key) twice")
+            map[spec.key] = spec
+            for alias in spec.aliases { map[alias] = spec }
+        }
+        return map
+    }()
+
+    static let byFlag: [String: OptionSpec] = {
+        var map: [String: OptionSpec] = [:]
+        for spec in all {
+            for flag in spec.flags {
+                precondition(map[flag] == nil, "flag \(flag) twice")
+                map[flag] = spec
+            }
+        }
+        return map
+    }()
+
+    static func spec(_ key: String) -> OptionSpec {
+        guard let spec = byKey[key] else { preconditionFailure("no option \(key) in OptionTable") }
+        return spec
+    }
+
+    /// The settings part of `parsley serve --help`.
+    static var helpText: String {
+        var lines = [
+            "Every setting is a flag, an environment variable or a key of the --config file (flags win over the "
+                + "environment, which wins over the file). Parse Server's names work (--appId, PARSE_SERVER_APPLICATION_ID, "
+                + "\"appId\" in the file), and so do kebab-case flags (--app-id). A boolean flag alone means true. "
+                + "docs/parse-server-options.md has every Parse Server option and whether Parsley supports, ignores or refuses it.",
+            "",
+        ]
+        for spec in all where spec.status == .supported {
+            lines.append("  \(spec.flags.joined(separator: ", "))  (\(spec.env.joined(separator: ", ")))")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
