@@ -44,14 +44,14 @@ public struct Permissions: Sendable {
     ]
 
     /// 119 `Clients aren't allowed to perform the <op> operation on the <class> collection.` for the internal
-    /// classes, and for deleting installations.
+    /// classes, and for finding (also in sub-queries and counts) or deleting installations.
     static func requireMasterOnlyAccess(_ op: ClassLevelPermissions.Operation, _ className: String) throws(ParseError) {
         let name = op == .count ? "find" : op == .addField ? "update" : op.rawValue
         if masterOnlyClasses.contains(className) {
             throw ParseError(.operationForbidden, "Clients aren't allowed to perform the \(name) operation on the \(className) collection.")
         }
-        if className == "_Installation", op == .delete {
-            throw ParseError(.operationForbidden, "Clients aren't allowed to perform the delete operation on the installation collection.")
+        if className == "_Installation", op == .delete || op == .find || op == .count {
+            throw ParseError(.operationForbidden, "Clients aren't allowed to perform the \(name) operation on the installation collection.")
         }
     }
 

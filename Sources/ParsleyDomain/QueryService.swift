@@ -20,7 +20,12 @@ public struct QueryService: Sendable {
 
     /// `GET /classes/:className` with its parameters.
     public func find(_ className: String, _ find: FindOptions, auth: Auth) async throws -> Page {
-        if !auth.isMaster { try Permissions.requireMasterOnlyAccess(.find, className) }
+        try await self.find(className, find, auth: auth, operation: .find)
+    }
+
+    /// A find, or the find behind a get (`operation` `.get`).
+    func find(_ className: String, _ find: FindOptions, auth: Auth, operation: ClassLevelPermissions.Operation) async throws -> Page {
+        if !auth.isMaster { try Permissions.requireMasterOnlyAccess(operation, className) }
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         guard var schema = schemas.schema(className) else {
             if !auth.isMaster, !options.allowClientClassCreation, !Naming.systemClasses.contains(className) {
@@ -94,7 +99,7 @@ public struct QueryService: Sendable {
         f.skip = 0
         f.count = false
         f.order = []
-        guard let object = try await self.find(className, f, auth: auth).results.first else { throw ParseError.objectNotFound() }
+        guard let object = try await self.find(className, f, auth: auth, operation: .get).results.first else { throw ParseError.objectNotFound() }
         return object
     }
 

@@ -207,6 +207,14 @@ struct HardeningSecurityTests {
             let instId = try #require(inst["objectId"]?.stringValue)
             r = try await p.call(user.token, .delete, "/installations/\(instId)")
             #expect(r.json == ["code": 119, "error": "Clients aren't allowed to perform the delete operation on the installation collection."])
+            // ... nor find them, in a list, a count or a sub-query; a get by id is allowed (Parse Server's rule).
+            let findRefused: JSONValue = ["code": 119, "error": "Clients aren't allowed to perform the find operation on the installation collection."]
+            #expect(try await p.call(user.token, .get, "/installations").json == findRefused)
+            #expect(try await p.call(user.token, .get, "/classes/_Installation?count=1&limit=0").json == findRefused)
+            r = try await p.findAs(
+                user.token, "Doc", where: ["name": ["$select": ["query": ["className": "_Installation", "where": [:]], "key": "deviceType"]]])
+            #expect(r.json == findRefused)
+            #expect(try await p.call(user.token, .get, "/installations/\(instId)").status == 200)
         }
     }
 

@@ -58,9 +58,6 @@ struct InstallationsRouter: ParseRouter {
             return .ok(saved.body)
         }
         table.on(.get, "installations") { [queries] req, _ in
-            guard req.auth.isMaster else {
-                throw ParseError(.operationForbidden, "Clients aren't allowed to perform the find operation on the installation collection.")
-            }
             return try await ClassesRouter.find(queries, req, className: "_Installation")
         }
         table.on(.get, "installations/:objectId") { [queries] req, p in
@@ -70,9 +67,6 @@ struct InstallationsRouter: ParseRouter {
             .ok(try await installations.update(p["objectId"]!, body: req.bodyObject, auth: req.auth))
         }
         table.on(.delete, "installations/:objectId") { [objects] req, p in
-            guard req.auth.isMaster else {
-                throw ParseError(.operationForbidden, "Clients aren't allowed to perform the delete operation on the installation collection.")
-            }
             try await objects.delete("_Installation", objectId: p["objectId"]!, auth: req.auth, trusted: true)
             return .ok([:])
         }
