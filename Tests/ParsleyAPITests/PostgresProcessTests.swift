@@ -55,6 +55,41 @@ struct PostgresProcessTests {
         }
     }
 
+    @Test(
+        "idempotency across nodes: a retry that reaches the other node is answered 159 and not applied",
+        .enabled(if: Backend.all.contains(.postgres), "PostgreSQL not available"))
+    func idempotencyAcrossNodes() async throws {
+        try await PostgresCluster.shared.withFreshDatabase { url in
+            let dirA = try ProcessTests.tempDir()
+            let dirB = try ProcessTests.tempDir()
+            defer {
+                try? FileManager.default.removeItem(at: dirA)
+                try? FileManager.default.removeItem(at: dirB)
+            }
+            let idempotent = ["PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS": #"{"paths":["classes/.*"],"ttl":300}"#]
+            let a = try await Self.node(url, dataDir: dirA, extra: idempotent)
+            defer { a.kill() }
+            let b = try await Self.node(url, dataDir: dirB, extra: idempotent)
+            defer { b.kill() }
+            try await ProcessTests.client(a.port, Self.key) { nodeA in
+                try await ProcessTests.client(b.port, Self.key) { nodeB in
+                    let retry = ["X-Parse-Request-Id": "cross-node-1"]
+                    let first = try await nodeA.request(.post, "/classes/Payment", ["amount": 5], extra: retry)
+                    #expect(first.status == 201)
+                    let second = try await nodeB.request(.post, "/classes/Payment", ["amount": 5], extra: retry)
+                    #expect(second.json == ["code": 159, "error": "Duplicate request"])
+                    // Both at once on the two nodes: exactly one is applied.
+                    let concurrent = ["X-Parse-Request-Id": "cross-node-2"]
+                    async let viaA = nodeA.request(.post, "/classes/Payment", ["amount": 7], extra: concurrent)
+                    async let viaB = nodeB.request(.post, "/classes/Payment", ["amount": 7], extra: concurrent)
+                    let statuses = [try await viaA.status, try await viaB.status].sorted()
+                    #expect(statuses == [201, 400])
+                    #expect(try await nodeB.find("Payment", ["count": "1", "limit": "0"])["count"] == 2)
+                }
+            }
+        }
+    }
+
     /// An object created on A is read, found, updated and deleted through B.
     static func objects(_ nodeA: ParseClient, _ nodeB: ParseClient) async throws {
         let id = try await nodeA.createId("CrossNode", ["name": "from A", "n": 1])
