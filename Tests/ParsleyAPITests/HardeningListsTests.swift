@@ -84,6 +84,26 @@ struct HardeningListsTests {
         }
     }
 
+    @Test("AddUnique and Remove of 100,000 values on an array of 100,000 take linear time", arguments: Backend.all)
+    func longArrayOperations(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
+            let values: [JSONValue] = (0..<100_000).map { .string("v\($0)") }
+            let id = try await p.createId("Bag", ["items": .array(values)])
+            // Each value once more (no change), then the same count of new ones (doubles the array); before, each
+            // was compared with every element: 10^10 comparisons holding the writer for minutes.
+            let more: [JSONValue] = (50_000..<150_000).map { .string("v\($0)") }
+            var r = try await p.update("Bag", id, ["items": ["__op": "AddUnique", "objects": .array(more)]])
+            #expect(r.status == 200, "\(r.json)")
+            #expect(r["items"]?.arrayValue?.count == 150_000)
+            r = try await p.update("Bag", id, ["items": ["__op": "Remove", "objects": .array(values)]])
+            #expect(r.status == 200, "\(r.json)")
+            #expect(r["items"]?.arrayValue?.count == 50_000)
+            // Numbers compare as Parse does: 1 and 1.0 are one value.
+            r = try await p.update("Bag", id, ["n": ["__op": "AddUnique", "objects": [1, 1.0, 2, ["a": 1], ["a": 1.0]]]])
+            #expect(r["n"] == [1, 2, ["a": 1]])
+        }
+    }
+
     @Test("what is still too big is a Parse error, never a crash", arguments: Backend.all)
     func tooComplex(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in

@@ -111,6 +111,17 @@ extension JSONValue {
 }
 
 extension JSONValue {
+    /// A form in which `parseEquals` is plain equality (integral doubles become integers), so sets and
+    /// dictionaries can compare Parse values in constant time.
+    public var parseCanonical: JSONValue {
+        switch self {
+        case .double(let d): if let i = Int64(exactly: d) { return .int(i) } else { return self }
+        case .array(let a): return .array(a.map(\.parseCanonical))
+        case .object(let o): return .object(o.mapValues(\.parseCanonical))
+        default: return self
+        }
+    }
+
     /// JavaScript's truthiness, for checks Parse Server writes as `if (!value)`: null, false, 0 and "" are falsy.
     public var isTruthy: Bool {
         switch self {

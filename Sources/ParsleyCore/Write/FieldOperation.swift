@@ -45,9 +45,8 @@ public enum FieldOperation: Sendable, Equatable {
 
     static func unique(_ items: [JSONValue], keepDuplicates: Bool) -> [JSONValue] {
         if keepDuplicates { return items }
-        var out: [JSONValue] = []
-        for item in items where !out.contains(where: { $0.parseEquals(item) }) { out.append(item) }
-        return out
+        var seen = Set<JSONValue>()
+        return items.filter { seen.insert($0.parseCanonical).inserted }
     }
 
     /// Applies an array operation to a current value (read-modify-write inside the single writer).
@@ -60,10 +59,13 @@ public enum FieldOperation: Sendable, Equatable {
         }
         switch self {
         case .add(let items): array.append(contentsOf: items)
+        // Sets of canonical forms: linear in the sizes of the array and the list, however long both are.
         case .addUnique(let items):
-            for item in items where !array.contains(where: { $0.parseEquals(item) }) { array.append(item) }
+            var present = Set(array.map(\.parseCanonical))
+            for item in items where present.insert(item.parseCanonical).inserted { array.append(item) }
         case .remove(let items):
-            array.removeAll { element in items.contains { $0.parseEquals(element) } }
+            let removed = Set(items.map(\.parseCanonical))
+            array.removeAll { removed.contains($0.parseCanonical) }
         default: break
         }
         return .array(array)
