@@ -7,19 +7,32 @@ public import ParsleyCore
 /// As in Parse Server, a rule's key and string value are regular expressions tested against each key and each
 /// string value (so `constructor` also refuses `myconstructor`); other values must be equal.
 public struct KeywordDenylist: Sendable {
-    struct Compiled: @unchecked Sendable {  // Regex is immutable once built; it is only read.
+    /// A rule's pattern: a plain word (Parse Server's defaults) is found with a substring search, anything else
+    /// with a regular expression.
+    struct Pattern: @unchecked Sendable {  // Regex is immutable once built; it is only read.
+        let text: String
+        let regex: Regex<AnyRegexOutput>?
+
+        init(_ text: String) {
+            self.text = text
+            let plain = text.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_" }
+            regex = plain ? nil : try? Regex(text)
+        }
+
+        func found(in s: String) -> Bool { regex.map { s.contains($0) } ?? s.contains(text) }
+    }
+
+    struct Compiled: Sendable {
         let rule: KeywordRule
-        let key: Regex<AnyRegexOutput>?
-        let value: Regex<AnyRegexOutput>?
+        let key: Pattern?
+        let value: Pattern?
     }
 
     let rules: [Compiled]
 
     public init(_ rules: [KeywordRule]) {
         self.rules = rules.map { rule in
-            Compiled(
-                rule: rule, key: rule.key.flatMap { try? Regex($0) },
-                value: rule.value?.stringValue.flatMap { try? Regex($0) })
+            Compiled(rule: rule, key: rule.key.map(Pattern.init), value: rule.value?.stringValue.map(Pattern.init))
         }
     }
 
@@ -38,14 +51,7 @@ public struct KeywordDenylist: Sendable {
         switch value {
         case .object(let members):
             for (k, v) in members {
-                for c in rules {
-                    let keyMatches: Bool? = c.rule.key.map { key in matches(.string(k), .string(key), c.key) }
-                    let valueMatches: Bool? = c.rule.value.map { value in matches(v, value, c.value) }
-                    switch (keyMatches, valueMatches) {
-                    case (true?, nil), (nil, true?), (true?, true?): return c.rule
-                    default: continue
-                    }
-                }
+                for c in rules where matches(c, key: k, value: v) { return c.rule }
                 if let found = firstMatch(in: v) { return found }
             }
             return nil
@@ -56,8 +62,12 @@ public struct KeywordDenylist: Sendable {
         }
     }
 
-    func matches(_ candidate: JSONValue, _ expected: JSONValue, _ pattern: Regex<AnyRegexOutput>?) -> Bool {
-        if case .string(let s) = candidate, let pattern, s.contains(pattern) { return true }
-        return candidate == expected
+    /// A rule with a key matches members whose key matches (and whose value matches, if it names one); a rule
+    /// with only a value matches members whose value matches.
+    func matches(_ c: Compiled, key: String, value: JSONValue) -> Bool {
+        if let pattern = c.key, !pattern.found(in: key) { return false }
+        guard let expected = c.rule.value else { return c.key != nil }
+        if case .string(let s) = value, let pattern = c.value, pattern.found(in: s) { return true }
+        return value == expected
     }
 }
