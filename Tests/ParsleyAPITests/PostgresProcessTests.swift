@@ -29,10 +29,10 @@ struct PostgresProcessTests {
         ["PARSE_SERVER_DATABASE_URI": url, "PARSE_SERVER_MASTER_KEY": key, "PARSLEY_DATABASE_POOL_SIZE": "4"]
     }
 
-    @Test(
-        "objects, schema changes and revoked sessions made on one node are seen by the other at once",
-        .enabled(if: Backend.all.contains(.postgres), "PostgreSQL not available"))
-    func twoNodes() async throws {
+    /// Two `parsley` processes on a fresh database, with their clients.
+    static func withTwoNodes(
+        a extraA: [String: String] = [:], b extraB: [String: String] = [:], _ body: @escaping @Sendable (ParseClient, ParseClient) async throws -> Void
+    ) async throws {
         try await PostgresCluster.shared.withFreshDatabase { url in
             let dirA = try ProcessTests.tempDir()
             let dirB = try ProcessTests.tempDir()
@@ -40,18 +40,25 @@ struct PostgresProcessTests {
                 try? FileManager.default.removeItem(at: dirA)
                 try? FileManager.default.removeItem(at: dirB)
             }
-            let a = try await Self.node(url, dataDir: dirA)
+            let a = try await Self.node(url, dataDir: dirA, extra: extraA)
             defer { a.kill() }
-            // B runs every statement unnamed (as behind PgBouncer), A prepares them: the two must agree.
-            let b = try await Self.node(url, dataDir: dirB, extra: ["PARSLEY_POSTGRES_PREPARED_STATEMENTS": "false"])
+            let b = try await Self.node(url, dataDir: dirB, extra: extraB)
             defer { b.kill() }
             try await ProcessTests.client(a.port, Self.key) { nodeA in
-                try await ProcessTests.client(b.port, Self.key) { nodeB in
-                    try await Self.objects(nodeA, nodeB)
-                    try await Self.schemas(nodeA, nodeB)
-                    try await Self.sessions(nodeA, nodeB)
-                }
+                try await ProcessTests.client(b.port, Self.key) { nodeB in try await body(nodeA, nodeB) }
             }
+        }
+    }
+
+    @Test(
+        "objects, schema changes and revoked sessions made on one node are seen by the other at once",
+        .enabled(if: Backend.all.contains(.postgres), "PostgreSQL not available"))
+    func twoNodes() async throws {
+        // B runs every statement unnamed (as behind PgBouncer), A prepares them: the two must agree.
+        try await Self.withTwoNodes(b: ["PARSLEY_POSTGRES_PREPARED_STATEMENTS": "false"]) { nodeA, nodeB in
+            try await Self.objects(nodeA, nodeB)
+            try await Self.schemas(nodeA, nodeB)
+            try await Self.sessions(nodeA, nodeB)
         }
     }
 
@@ -59,34 +66,20 @@ struct PostgresProcessTests {
         "idempotency across nodes: a retry that reaches the other node is answered 159 and not applied",
         .enabled(if: Backend.all.contains(.postgres), "PostgreSQL not available"))
     func idempotencyAcrossNodes() async throws {
-        try await PostgresCluster.shared.withFreshDatabase { url in
-            let dirA = try ProcessTests.tempDir()
-            let dirB = try ProcessTests.tempDir()
-            defer {
-                try? FileManager.default.removeItem(at: dirA)
-                try? FileManager.default.removeItem(at: dirB)
-            }
-            let idempotent = ["PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS": #"{"paths":["classes/.*"],"ttl":300}"#]
-            let a = try await Self.node(url, dataDir: dirA, extra: idempotent)
-            defer { a.kill() }
-            let b = try await Self.node(url, dataDir: dirB, extra: idempotent)
-            defer { b.kill() }
-            try await ProcessTests.client(a.port, Self.key) { nodeA in
-                try await ProcessTests.client(b.port, Self.key) { nodeB in
-                    let retry = ["X-Parse-Request-Id": "cross-node-1"]
-                    let first = try await nodeA.request(.post, "/classes/Payment", ["amount": 5], extra: retry)
-                    #expect(first.status == 201)
-                    let second = try await nodeB.request(.post, "/classes/Payment", ["amount": 5], extra: retry)
-                    #expect(second.json == ["code": 159, "error": "Duplicate request"])
-                    // Both at once on the two nodes: exactly one is applied.
-                    let concurrent = ["X-Parse-Request-Id": "cross-node-2"]
-                    async let viaA = nodeA.request(.post, "/classes/Payment", ["amount": 7], extra: concurrent)
-                    async let viaB = nodeB.request(.post, "/classes/Payment", ["amount": 7], extra: concurrent)
-                    let statuses = [try await viaA.status, try await viaB.status].sorted()
-                    #expect(statuses == [201, 400])
-                    #expect(try await nodeB.find("Payment", ["count": "1", "limit": "0"])["count"] == 2)
-                }
-            }
+        let idempotent = ["PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS": #"{"paths":["classes/.*"],"ttl":300}"#]
+        try await Self.withTwoNodes(a: idempotent, b: idempotent) { nodeA, nodeB in
+            let retry = ["X-Parse-Request-Id": "cross-node-1"]
+            let first = try await nodeA.request(.post, "/classes/Payment", ["amount": 5], extra: retry)
+            #expect(first.status == 201)
+            let second = try await nodeB.request(.post, "/classes/Payment", ["amount": 5], extra: retry)
+            #expect(second.json == ["code": 159, "error": "Duplicate request"])
+            // Both at once on the two nodes: exactly one is applied.
+            let concurrent = ["X-Parse-Request-Id": "cross-node-2"]
+            async let viaA = nodeA.request(.post, "/classes/Payment", ["amount": 7], extra: concurrent)
+            async let viaB = nodeB.request(.post, "/classes/Payment", ["amount": 7], extra: concurrent)
+            let statuses = [try await viaA.status, try await viaB.status].sorted()
+            #expect(statuses == [201, 400])
+            #expect(try await nodeB.find("Payment", ["count": "1", "limit": "0"])["count"] == 2)
         }
     }
 
