@@ -68,6 +68,9 @@ public struct ParseServerOptions: Sendable {
     }
     /// `requestKeywordDenylist`, compiled once.
     public private(set) var keywordDenylist = KeywordDenylist(KeywordRule.parseServerDefault)
+    /// Addresses the master key is accepted from (`masterKeyIps`); nil: every address. A master key from elsewhere
+    /// is answered 403 `unauthorized`, as Parse Server does.
+    public var masterKeyIps: [IPRange]? = nil
     /// Retried requests with the same `X-Parse-Request-Id` are not applied twice (`idempotencyOptions`); nil: off.
     public var idempotency: IdempotencyOptions? = nil
 

@@ -8,7 +8,7 @@ import ParsleyDomain
 /// The HTTP edge: decodes Parse's transport conventions (headers or JS-SDK body credentials, `_method`,
 /// JSON-or-plain query parameters), authenticates, calls `ParseAPI`, and encodes JSON answers with CORS.
 public struct ParseTransport: HTTPResponder {
-    public typealias Context = BasicRequestContext
+    public typealias Context = ParsleyRequestContext
 
     let api: ParseAPI
     let options: ParseServerOptions
@@ -69,7 +69,7 @@ public struct ParseTransport: HTTPResponder {
         // Pages opened from emailed links: no credentials, form bodies, HTML answers (EmailRouter.swift).
         if segments.first == "apps" { return try await publicPage(request, method: method, segments: segments) }
         // Files stream their bodies both ways (Routers/FilesRouter.swift).
-        if segments.first == "files" { return try await files(request, segments: segments) }
+        if segments.first == "files" { return try await files(request, segments: segments, clientAddress: context.remoteAddress?.ipAddress) }
         // NUL is refused everywhere else in a request (no backend stores it; see JSONParser). File names answer 122.
         if segments.contains(where: { $0.utf8.contains(0) }) { throw Self.nulRefused }
         let bytes: ByteBuffer
@@ -109,7 +109,8 @@ public struct ParseTransport: HTTPResponder {
             body = .object(o)
         }
         // `/login` drops any session token it is sent.
-        let auth = try await authenticate(request.headers, bodyCredentials, ignoresSession: segments == ["login"])
+        let auth = try await authenticate(
+            request.headers, bodyCredentials, ignoresSession: segments == ["login"], clientAddress: context.remoteAddress?.ipAddress)
         var params: [String: JSONValue] = [:]
         if method == .get, case .object(let o)? = body {
             params = o
@@ -138,13 +139,14 @@ public struct ParseTransport: HTTPResponder {
     }
 
     /// Application id, master key, client keys, then the session token (an unknown or expired one is 209).
-    func authenticate(_ headers: HTTPFields, _ body: [String: String], ignoresSession: Bool) async throws -> Auth {
+    func authenticate(_ headers: HTTPFields, _ body: [String: String], ignoresSession: Bool, clientAddress: String?) async throws -> Auth {
         let appId = headers[Self.applicationId] ?? body["_ApplicationId"]
         guard appId == options.applicationId else { throw AccessDenied.unauthorized }
         let master = headers[Self.masterKey] ?? body["_MasterKey"]
         let installationId = headers[Self.installationId] ?? body["_InstallationId"]
         if let master {
             guard master == options.masterKey else { throw AccessDenied.unauthorized }
+            if let allowed = options.masterKeyIps, !IPRange.allows(allowed, clientAddress) { throw AccessDenied.unauthorized }
             return Auth(isMaster: true, installationId: installationId)
         }
         if options.requiresClientKey {

@@ -229,10 +229,9 @@ enum OptionTable {
         supported(
             "masterKey", ["PARSE_SERVER_MASTER_KEY", "MASTER_KEY"], .value, .parseServer,
             "at least 8 characters; generated into `<data>/master.key` when absent"),
-        refused(
-            "masterKeyIps", "PARSE_SERVER_MASTER_KEY_IPS", .value,
-            "the master key is accepted from every address; ignoring a restriction would silently lift it (only a list allowing every address is accepted)",
-            harmless: Harmless.list([["0.0.0.0/0", "::0"], ["0.0.0.0/0", "::/0"], ["0.0.0.0/0", "::"]])),
+        supported(
+            "masterKeyIps", ["PARSE_SERVER_MASTER_KEY_IPS"], .value, .parseServer,
+            "addresses and CIDR ranges (JSON array or comma list); a master key from elsewhere is 403; default: every address (Parse Server 7: `127.0.0.1, ::1`)"),
         supported("maxLimit", ["PARSE_SERVER_MAX_LIMIT"]),
         ignored("maxLogFiles", "PARSE_SERVER_MAX_LOG_FILES", .value, "logs go to standard output, not to files"),
         supported("maxUploadSize", ["PARSE_SERVER_MAX_UPLOAD_SIZE"], .value, .parseServer, "default `20mb`; limits every request body"),

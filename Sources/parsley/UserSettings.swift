@@ -146,6 +146,26 @@ extension ServerSettings {
             options.requestKeywordDenylist = try keywordRules(value, name: name)
         }
         options.idempotency = try idempotency(values)
+        options.masterKeyIps = try masterKeyIps(values)
+    }
+
+    /// `masterKeyIps`: a JSON array or a comma list of addresses and CIDR ranges (Parse Server's array parser).
+    static func masterKeyIps(_ values: OptionValues) throws -> [IPRange]? {
+        guard let raw = values.string("masterKeyIps") else { return nil }
+        let name = OptionTable.spec("masterKeyIps").shownName
+        let entries: [String]
+        if let list = try? JSONParser.parse(raw).arrayValue {
+            entries = try list.map { item in
+                guard let s = item.stringValue else { throw Invalid(description: "\(name): entries must be strings, got '\(OptionValues.text(item))'") }
+                return s
+            }
+        } else {
+            entries = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        return try entries.map { entry in
+            guard let range = IPRange(entry) else { throw Invalid(description: "\(name): '\(entry)' is not an IP address or range") }
+            return range
+        }
     }
 
     static func keywordRules(_ value: JSONValue, name: String) throws -> [KeywordRule] {

@@ -218,6 +218,32 @@ struct HardeningSecurityTests {
         }
     }
 
+    @Test("masterKeyIps: the master key from another address is 403 unauthorized; from a listed one it works", arguments: Backend.all)
+    func masterKeyIps(_ backend: Backend) async throws {
+        let elsewhere = TestServer.options { $0.masterKeyIps = [IPRange("10.0.0.0/8")!, IPRange("::2")!] }
+        try await TestServer.with(backend: backend, elsewhere) { p in
+            let r = try await p.request(.get, "/classes/Doc")
+            #expect(r.status == 403)
+            #expect(r.json == ["error": "unauthorized"])
+            // Clients are not affected.
+            #expect(try await p.request(.get, "/classes/_User", master: false).status == 200)
+        }
+        let local = TestServer.options { $0.masterKeyIps = [IPRange("127.0.0.0/8")!, IPRange("::1")!] }
+        try await TestServer.with(backend: backend, local) { p in
+            let find = try await p.request(.get, "/classes/Doc")
+            let schemas = try await p.request(.get, "/schemas")
+            #expect(find.status == 200)
+            #expect(schemas.status == 200)
+        }
+        // Ranges: IPv4 inside IPv6 (dual-stack sockets), prefixes, bad entries.
+        #expect(IPRange("127.0.0.1")!.contains("::ffff:127.0.0.1"))
+        #expect(IPRange("10.1.0.0/16")!.contains("10.1.255.7"))
+        #expect(!IPRange("10.1.0.0/16")!.contains("10.2.0.1"))
+        #expect(IPRange("::/0")!.contains("2001:db8::1"))
+        #expect(IPRange("0.0.0.0/0")!.contains("192.168.1.1"))
+        #expect(IPRange("10.0.0.0/33") == nil && IPRange("localhost") == nil)
+    }
+
     @Test("sign-up with an explicit ACL gets the user's own read and write entry", arguments: Backend.all)
     func signUpACL(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in

@@ -201,8 +201,8 @@ struct ParseServerConfigProcessTests {
         #expect(status == 2, "\(output)")
         for spec in refused { #expect(output.contains("\(spec.key) (\(spec.env[0]))"), "\(spec.key) not named: \(output)") }
 
-        let (flagStatus, flagOutput) = try await Self.refusedStart(["--masterKeyIps", "10.0.0.0/8"], [:])
-        #expect(flagStatus == 2 && flagOutput.contains("masterKeyIps (--masterKeyIps)"), "\(flagOutput)")
+        let (flagStatus, flagOutput) = try await Self.refusedStart(["--allowOrigin", "https://app.example"], [:])
+        #expect(flagStatus == 2 && flagOutput.contains("allowOrigin (--allowOrigin)"), "\(flagOutput)")
 
         let dir = try ProcessTests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }

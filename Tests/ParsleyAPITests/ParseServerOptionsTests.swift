@@ -117,6 +117,7 @@ struct ParseServerOptionsTests {
         case "smtpAuth": return "plain"
         case "maxUploadSize": return "5mb"
         case "masterKey": return "sample-master-key"
+        case "masterKeyIps": return "127.0.0.1,::1"
         case "databaseURI": return "sqlite:/tmp/sample.sqlite"
         case "dataDir", "filesDir": return "/tmp/sample-dir"
         case "port", "metricsPort", "smtpPort": return "4242"

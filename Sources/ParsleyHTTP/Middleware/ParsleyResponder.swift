@@ -73,7 +73,7 @@ public struct ParsleyResponder: HTTPResponder {
         let requestId = Self.requestId(request.headers[Self.requestIdHeader])
         var logger = context.logger
         logger[metadataKey: "request_id"] = .string(requestId)
-        let inner = BasicRequestContext(source: ApplicationRequestContextSource(channel: context.channel, logger: logger))
+        let inner = ParsleyRequestContext(source: ApplicationRequestContextSource(channel: context.channel, logger: logger))
         let path = request.uri.path
         let segments = relativeSegments(path)
         var response: Response

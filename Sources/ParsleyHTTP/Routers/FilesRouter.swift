@@ -14,7 +14,7 @@ import ParsleyDomain
 /// - `GET /files/:appId/metadata/:name`: `{"metadata":{…}}`, or `{}` for no file.
 /// - `DELETE /files/:name`: master key only.
 extension ParseTransport {
-    func files(_ request: Request, segments: [String]) async throws -> Response {
+    func files(_ request: Request, segments: [String], clientAddress: String?) async throws -> Response {
         let service = FileService(options: options, sql: api.store)
         switch request.method {
         case .get, .head:
@@ -25,10 +25,10 @@ extension ParseTransport {
             guard segments.count >= 2 else { throw ParseError(.invalidFileName, "Filename not provided.") }
             // `/files/a/b`: a name with a path separator.
             guard segments.count == 2 else { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }
-            return try await upload(service, request, filename: segments[1])
+            return try await upload(service, request, filename: segments[1], clientAddress: clientAddress)
         case .delete:
             guard segments.count == 2 else { throw RouteNotFound() }
-            let auth = try await authenticate(request.headers, [:], ignoresSession: false)
+            let auth = try await authenticate(request.headers, [:], ignoresSession: false, clientAddress: clientAddress)
             guard auth.isMaster else { throw AccessDenied.masterKeyRequired }
             try await service.delete(segments[1])
             return Self.json(200, [:])
@@ -39,14 +39,14 @@ extension ParseTransport {
 
     // MARK: Upload
 
-    func upload(_ service: FileService, _ request: Request, filename: String) async throws -> Response {
+    func upload(_ service: FileService, _ request: Request, filename: String, clientAddress: String?) async throws -> Response {
         let contentLength = request.headers[.contentLength].flatMap { Int($0) }
         let stored: StoredFile
         do {
             if request.headers[Self.applicationId] == nil {
-                stored = try await uploadJSON(service, request, filename: filename)
+                stored = try await uploadJSON(service, request, filename: filename, clientAddress: clientAddress)
             } else {
-                let auth = try await authenticate(request.headers, [:], ignoresSession: false)
+                let auth = try await authenticate(request.headers, [:], ignoresSession: false, clientAddress: clientAddress)
                 let file = try service.prepareUpload(
                     filename: filename, contentType: request.headers[.contentType], by: try await uploader(auth))
                 let body = BodyReader(request.body.makeAsyncIterator())
@@ -72,7 +72,7 @@ extension ParseTransport {
     }
 
     /// The JS SDK's form: credentials, content type and base64 bytes in a JSON body.
-    func uploadJSON(_ service: FileService, _ request: Request, filename: String) async throws -> StoredFile {
+    func uploadJSON(_ service: FileService, _ request: Request, filename: String, clientAddress: String?) async throws -> StoredFile {
         let limit = options.maxRequestBytes / 3 * 4 + 64 * 1024
         let bytes: ByteBuffer
         do {
@@ -87,7 +87,7 @@ extension ParseTransport {
         for key in ["_ApplicationId", "_JavaScriptKey", "_MasterKey", "_SessionToken", "_InstallationId", "_ClientVersion", "_ContentType"] {
             if case .string(let v)? = body[key] { credentials[key] = v }
         }
-        let auth = try await authenticate(request.headers, credentials, ignoresSession: false)
+        let auth = try await authenticate(request.headers, credentials, ignoresSession: false, clientAddress: clientAddress)
         var file = try service.prepareUpload(
             filename: filename, contentType: credentials["_ContentType"] ?? request.headers[.contentType], by: try await uploader(auth))
         if case .object(let fileData)? = body["fileData"] {
