@@ -1,5 +1,3 @@
-public import ParsleyCore
-
 /// File names: what an upload may be called, how it is made safe for a disk and a URL, and MIME types.
 ///
 /// An uploaded name may be any Unicode text up to 128 characters; characters other than letters, digits and
@@ -55,7 +53,8 @@ public enum FileNames {
         randomHex(16) + "_" + sanitized
     }
 
-    static func randomHex(_ bytes: Int) -> String {
+    /// `bytes` random bytes as lowercase hex (names of uploads in progress).
+    public static func randomHex(_ bytes: Int) -> String {
         var rng = SystemRandomNumberGenerator()
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
