@@ -1,0 +1,24 @@
+import ParsleyCore
+import Testing
+
+/// Inputs the fuzz targets of Fuzz/ found, kept as tests (each is also in the target's seed corpus, named in the test).
+@Suite("Fuzz regressions")
+struct FuzzRegressionTests {
+    /// Fuzz/Corpus/FuzzWrite/regression-batch-mixed-classes.json
+    @Test("a relation Batch whose ops name different classes is refused (111), like one op naming two")
+    func relationBatchOfTwoClasses() throws {
+        let body = try JSONParser.parse(
+            #"{"likes":{"__op":"Batch","ops":[{"__op":"AddRelation","objects":[{"__type":"Pointer","className":"XUser","objectId":"a1"}]},{"__op":"RemoveRelation","objects":[{"__type":"Pointer","className":"_User","objectId":"b2"}]}]}}"#
+        )
+        #expect(throws: ParseError(.incorrectType, "Relation objects must all be of the same class")) {
+            try WriteParser(isCreate: false).parse(body)
+        }
+        let sameClass = try JSONParser.parse(
+            #"{"likes":{"__op":"Batch","ops":[{"__op":"AddRelation","objects":[{"__type":"Pointer","className":"_User","objectId":"a1"}]},{"__op":"RemoveRelation","objects":[{"__type":"Pointer","className":"_User","objectId":"b2"}]}]}}"#
+        )
+        let patch = try WriteParser(isCreate: false).parse(sameClass)
+        #expect(
+            patch.operation(for: "likes")
+                == .relation(add: [Pointer(className: "_User", objectId: "a1")], remove: [Pointer(className: "_User", objectId: "b2")]))
+    }
+}
