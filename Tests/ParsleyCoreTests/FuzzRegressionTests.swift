@@ -21,4 +21,15 @@ struct FuzzRegressionTests {
             patch.operation(for: "likes")
                 == .relation(add: [Pointer(className: "_User", objectId: "a1")], remove: [Pointer(className: "_User", objectId: "b2")]))
     }
+
+    /// Fuzz/Corpus/FuzzFileNames/regression-leading-semicolon
+    @Test("the base type of a Content-Type starting with ';' is empty, not its first parameter")
+    func contentTypeWithoutType() {
+        #expect(FileNames.baseType(";") == "")
+        #expect(FileNames.baseType("; charset=utf-8") == "")
+        #expect(FileNames.baseType(";image/png") == "")
+        #expect(FileNames.fileExtension(forType: ";image/png") == nil)
+        #expect(FileNames.baseType(" Image/PNG ; charset=binary") == "image/png")
+        #expect(FileNames.baseType("text/plain") == "text/plain")
+    }
 }

@@ -93,7 +93,8 @@ public enum FileNames {
 
     /// `image/png; charset=x` → `image/png`, lowercased.
     public static func baseType(_ contentType: String) -> String {
-        let base = contentType.split(separator: ";", maxSplits: 1).first.map(String.init) ?? contentType
+        // Empty pieces kept: in `;charset=x` the type is the empty text before the `;`, not `charset=x`.
+        let base = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
         return base.trimmingSpaces().lowercased()
     }
 
