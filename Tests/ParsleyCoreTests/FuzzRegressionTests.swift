@@ -32,4 +32,18 @@ struct FuzzRegressionTests {
         #expect(FileNames.baseType(" Image/PNG ; charset=binary") == "image/png")
         #expect(FileNames.baseType("text/plain") == "text/plain")
     }
+
+    /// Fuzz/Corpus/FuzzFileNames/regression-joiner-splits-characters
+    @Test("a sanitised name is within the length limit, so it sanitises to itself")
+    func sanitisedNameLength() throws {
+        // `7` and a zero-width joiner are one character; the joiner becomes `_`, and `7_` is two.
+        let joined = String(repeating: "7\u{200D}", count: 100)
+        #expect(joined.count == 100)
+        #expect(throws: ParseError(.invalidFileName, "Filename too long.")) { try FileNames.sanitize(joined) }
+        let fits = String(repeating: "a\u{200D}", count: 64)
+        let sanitized = try FileNames.sanitize(fits)
+        #expect(sanitized == String(repeating: "a_", count: 64))
+        #expect(try FileNames.sanitize(sanitized) == sanitized)
+        #expect(FileNames.isValidStoredName(FileNames.unique(sanitized)))
+    }
 }

@@ -24,7 +24,8 @@ public enum FileNames {
             out.append(isKept(scalar) ? scalar : "_")
         }
         let sanitized = String(out)
-        if sanitized.utf8.count > maxBytes { throw ParseError(.invalidFileName, "Filename too long.") }
+        // Counted again: a replaced scalar can split one character in two (`7` + zero-width joiner is one, `7_` two).
+        if sanitized.utf8.count > maxBytes || sanitized.count > maxLength { throw ParseError(.invalidFileName, "Filename too long.") }
         return sanitized
     }
 
