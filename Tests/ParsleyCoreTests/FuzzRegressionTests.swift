@@ -46,4 +46,19 @@ struct FuzzRegressionTests {
         #expect(try FileNames.sanitize(sanitized) == sanitized)
         #expect(FileNames.isValidStoredName(FileNames.unique(sanitized)))
     }
+
+    /// Fuzz/Corpus/FuzzWhere/regression-relative-time-overflow.json
+    @Test("a $relativeTime too large for a date is a bad value (107), not an arithmetic overflow trap")
+    func relativeTimeOverflow() throws {
+        let now = ParseDate(milliseconds: 1_700_000_000_000)
+        for text in [
+            "9999999999999912 days ago", "in 9223372036854775807 seconds", "in 9223372036854775807 years",
+            "in 9000000000000000 secs 9000000000000000 secs", "-9223372036854775808 secs ago", "in 9223372036854775 seconds",
+        ] {
+            #expect(RelativeTime.resolve(text, now: now) == nil, "\(text)")
+        }
+        #expect(RelativeTime.resolve("in 1000 years", now: now) == ParseDate(milliseconds: 1_700_000_000_000 + 1000 * 365 * 86_400_000))
+        let whereValue = try JSONParser.parse(#"{"updatedAt":{"$gt":{"$relativeTime":"9999999999999912 days ago"}}}"#)
+        #expect(throws: ParseError(.invalidJSON, "bad $relativeTime value")) { try QueryParser(now: now).parse(whereValue) }
+    }
 }
