@@ -52,3 +52,27 @@ public func expectNormalized(_ value: JSONValue, _ what: @autoclosure () -> Stri
         fuzzFailure("\(what()): normalised value \(JSONWriter.string(value)) normalises again to \(JSONWriter.string(again))")
     }
 }
+
+/// Dates of a document: every string that parses as an ISO date prints (`iso`) to text that parses back to the same
+/// instant, and every integer, taken as milliseconds, prints without trapping (and round-trips when it parses).
+public func checkDates(in value: JSONValue) {
+    switch value {
+    case .string(let s):
+        guard let date = ParseDate(iso: s) else { return }
+        guard let again = ParseDate(iso: date.iso), again == date else {
+            fuzzFailure("date \(s.debugDescription) prints as \(date.iso), which parses to \(String(describing: ParseDate(iso: date.iso)))")
+        }
+    case .int(let ms):
+        let date = ParseDate(milliseconds: ms)
+        if let again = ParseDate(iso: date.iso), again != date {
+            fuzzFailure("\(ms) ms prints as \(date.iso), which parses to \(again.milliseconds) ms")
+        }
+    case .array(let items): for item in items { checkDates(in: item) }
+    case .object(let o):
+        for (k, v) in o {
+            checkDates(in: .string(k))
+            checkDates(in: v)
+        }
+    case .null, .bool, .double: return
+    }
+}

@@ -52,6 +52,7 @@ func values(_ node: QueryNode, into out: inout [JSONValue]) {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let whereValue = parseJSON(data, size) else { return 0 }
+    checkDates(in: whereValue)
     let asClient = Result { () throws(ParseError) in try clientParser.parse(whereValue, className: "GameScore") }
     let asMaster = Result { () throws(ParseError) in try masterParser.parse(whereValue, className: "GameScore") }
     if case .success(let node) = asClient {

@@ -81,6 +81,7 @@ extension Result {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let body = parseJSON(data, size) else { return 0 }
+    checkDates(in: body)
     let create = parse(body, create: true, internalFields: false)
     let update = parse(body, create: false, internalFields: false)
     let internalUpdate = parse(body, create: false, internalFields: true)
