@@ -61,4 +61,39 @@ struct FuzzRegressionTests {
         let whereValue = try JSONParser.parse(#"{"updatedAt":{"$gt":{"$relativeTime":"9999999999999912 days ago"}}}"#)
         #expect(throws: ParseError(.invalidJSON, "bad $relativeTime value")) { try QueryParser(now: now).parse(whereValue) }
     }
+
+    /// Fuzz/Corpus/FuzzWhere/regression-date-min-milliseconds.json, Fuzz/Corpus/FuzzWrite/regression-date-year-digits.json
+    @Test("any instant prints without trapping, and a year past six digits is printed whole, not cut to six")
+    func isoOfExtremeInstants() {
+        let earliest = ParseDate(milliseconds: .min).iso
+        #expect(earliest.hasPrefix("-292275055-"))
+        #expect(ParseDate(milliseconds: .max).iso.hasPrefix("+292278994-"))
+        let far = ParseDate(milliseconds: 922_337_233_720_542_222).iso
+        #expect(far == "+29229673-05-31T08:35:42.222Z")
+        // Outside JavaScript's range: printed, but never read back as another date.
+        for text in [earliest, far] { #expect(ParseDate(iso: text) == nil, "\(text)") }
+        #expect(ParseDate(milliseconds: -1).iso == "1969-12-31T23:59:59.999Z")
+        #expect(ParseDate(milliseconds: -86_400_000).iso == "1969-12-31T00:00:00.000Z")
+    }
+
+    /// Fuzz/Corpus/FuzzWrite/regression-date-past-javascript-range.json
+    @Test("dates are read only within JavaScript's range, where they print back unchanged")
+    func isoWithinJavaScriptRange() throws {
+        // Year 999999 and a -99:99 offset was year 1000000, printed as +000000 (year 0) when stored.
+        #expect(ParseDate(iso: "+999999-12-31T23:59:59.999-99:99") == nil)
+        #expect(ParseDate(iso: "+275760-09-13T00:00:00.001Z") == nil)
+        #expect(ParseDate(iso: "-271821-04-19T23:59:59.999Z") == nil)
+        let last = try #require(ParseDate(iso: "+275760-09-13T00:00:00.000Z"))
+        let first = try #require(ParseDate(iso: "-271821-04-20T00:00:00.000Z"))
+        #expect(last.milliseconds == 8_640_000_000_000_000 && first.milliseconds == -8_640_000_000_000_000)
+        for date in [last, first, ParseDate(milliseconds: 253_402_300_800_000)] {
+            #expect(ParseDate(iso: date.iso) == date, "\(date.iso)")
+        }
+        #expect(ParseDate(milliseconds: 253_402_300_800_000).iso == "+010000-01-01T00:00:00.000Z")
+        let now = ParseDate(milliseconds: 1_700_000_000_000)
+        #expect(RelativeTime.resolve("in 1000000 years", now: now) == nil)
+        #expect(RelativeTime.resolve("in 200000 years", now: now) != nil)
+        let body = try JSONParser.parse(#"{"when":{"__type":"Date","iso":"+999999-12-31T23:59:59.999-99:99"}}"#)
+        #expect(throws: ParseError(.incorrectType, "This is not a valid Date")) { try WriteParser(isCreate: true).parse(body) }
+    }
 }

@@ -28,7 +28,7 @@ public enum RelativeTime {
         let (signed, signOverflow) = seconds.multipliedReportingOverflow(by: sign)
         let (delta, deltaOverflow) = signed.multipliedReportingOverflow(by: 1000)
         let (milliseconds, overflow) = now.milliseconds.addingReportingOverflow(delta)
-        guard !signOverflow, !deltaOverflow, !overflow else { return nil }
+        guard !signOverflow, !deltaOverflow, !overflow, ParseDate.range.contains(milliseconds) else { return nil }
         return ParseDate(milliseconds: milliseconds)
     }
 
