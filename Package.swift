@@ -12,6 +12,8 @@ let package = Package(
     products: [
         .executable(name: "parsley", targets: ["parsley"]),
         .executable(name: "parsley-bench", targets: ["ParsleyBenchmarks"]),
+        // The pure core on its own, for the fuzz package in Fuzz/ (which builds nothing else).
+        .library(name: "ParsleyCore", targets: ["ParsleyCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

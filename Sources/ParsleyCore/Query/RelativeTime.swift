@@ -18,10 +18,18 @@ public enum RelativeTime {
         var i = 0
         while i < words.count {
             guard let n = Int64(words[i]), let unit = unitSeconds(words[i + 1]) else { return nil }
-            seconds += n * unit
+            // The client chooses the numbers: too large is no date (an overflow trap would stop the server).
+            let (amount, overflow) = n.multipliedReportingOverflow(by: unit)
+            let (sum, sumOverflow) = seconds.addingReportingOverflow(amount)
+            guard !overflow, !sumOverflow else { return nil }
+            seconds = sum
             i += 2
         }
-        return ParseDate(milliseconds: now.milliseconds + sign * seconds * 1000)
+        let (signed, signOverflow) = seconds.multipliedReportingOverflow(by: sign)
+        let (delta, deltaOverflow) = signed.multipliedReportingOverflow(by: 1000)
+        let (milliseconds, overflow) = now.milliseconds.addingReportingOverflow(delta)
+        guard !signOverflow, !deltaOverflow, !overflow, ParseDate.range.contains(milliseconds) else { return nil }
+        return ParseDate(milliseconds: milliseconds)
     }
 
     static func unitSeconds(_ unit: String) -> Int64? {

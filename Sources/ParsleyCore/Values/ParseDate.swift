@@ -7,9 +7,13 @@ public struct ParseDate: Sendable, Hashable, Comparable {
 
     public static func < (a: ParseDate, b: ParseDate) -> Bool { a.milliseconds < b.milliseconds }
 
-    /// The ISO-8601 text, always 24 characters for years 0...9999.
+    /// The instants a JavaScript `Date` can hold, ±100,000,000 days around 1970 (years -271821 to 275760): the dates
+    /// Parse Server accepts, and the ones `iso` prints as text that `init?(iso:)` reads back unchanged.
+    public static let range: ClosedRange<Int64> = -8_640_000_000_000_000...8_640_000_000_000_000
+
+    /// The ISO-8601 text, always 24 characters for years 0...9999 (a sign and six digits or more outside them).
     public var iso: String {
-        var days = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds - 86_399_999) / 86_400_000
+        var days = milliseconds / 86_400_000
         var msOfDay = milliseconds - days * 86_400_000
         if msOfDay < 0 { msOfDay += 86_400_000; days -= 1 }
         let (y, m, d) = Self.civil(fromDays: days)
@@ -19,13 +23,14 @@ public struct ParseDate: Sendable, Hashable, Comparable {
         let ms = msOfDay % 1000
         var out: [UInt8] = []
         out.reserveCapacity(24)
+        // `width` digits at least; all of them when there are more (a year past 999999 is not cut to its last six).
         func pad(_ v: Int64, _ width: Int) {
             var digits: [UInt8] = []
             var x = v
-            for _ in 0..<width {
+            repeat {
                 digits.append(UInt8(ascii: "0") + UInt8(x % 10))
                 x /= 10
-            }
+            } while x > 0 || digits.count < width
             out.append(contentsOf: digits.reversed())
         }
         if y < 0 { out.append(UInt8(ascii: "-")); pad(-y, 6) } else if y > 9999 { out.append(UInt8(ascii: "+")); pad(y, 6) } else { pad(y, 4) }
@@ -40,7 +45,7 @@ public struct ParseDate: Sendable, Hashable, Comparable {
     }
 
     /// Parses ISO-8601 date-times leniently: `2022-01-01`, `2022-01-01T10:00Z`, `2022-01-01T10:00:00.123456+02:00`,
-    /// a space instead of `T`, no zone meaning UTC.
+    /// a space instead of `T`, no zone meaning UTC. Nil outside `range`.
     public init?(iso text: String) {
         let b = Array(text.utf8)
         var i = 0
@@ -97,7 +102,9 @@ public struct ParseDate: Sendable, Hashable, Comparable {
         }
         guard i == b.count else { return nil }
         let days = Self.days(fromCivil: sign * year, month, day)
-        milliseconds = ((days * 24 + hour) * 60 + minute - offsetMinutes) * 60_000 + second * 1000 + millis
+        let milliseconds = ((days * 24 + hour) * 60 + minute - offsetMinutes) * 60_000 + second * 1000 + millis
+        guard Self.range.contains(milliseconds) else { return nil }
+        self.milliseconds = milliseconds
     }
 
     // Howard Hinnant's civil-date algorithms.

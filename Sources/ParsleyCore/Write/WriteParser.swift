@@ -86,6 +86,10 @@ public struct WriteParser: Sendable {
                 add += a
                 remove += r
             }
+            // One relation holds objects of one class: the ops of a batch must agree, as the objects of one op do.
+            if let first = (add + remove).first, (add + remove).contains(where: { $0.className != first.className }) {
+                throw ParseError(.incorrectType, "Relation objects must all be of the same class")
+            }
             return .relation(add: add, remove: remove)
         default:
             throw ParseError(.commandUnavailable, "The \(op) operator is not supported yet.")

@@ -1,5 +1,3 @@
-public import ParsleyCore
-
 /// File names: what an upload may be called, how it is made safe for a disk and a URL, and MIME types.
 ///
 /// An uploaded name may be any Unicode text up to 128 characters; characters other than letters, digits and
@@ -26,7 +24,8 @@ public enum FileNames {
             out.append(isKept(scalar) ? scalar : "_")
         }
         let sanitized = String(out)
-        if sanitized.utf8.count > maxBytes { throw ParseError(.invalidFileName, "Filename too long.") }
+        // Counted again: a replaced scalar can split one character in two (`7` + zero-width joiner is one, `7_` two).
+        if sanitized.utf8.count > maxBytes || sanitized.count > maxLength { throw ParseError(.invalidFileName, "Filename too long.") }
         return sanitized
     }
 
@@ -55,7 +54,8 @@ public enum FileNames {
         randomHex(16) + "_" + sanitized
     }
 
-    static func randomHex(_ bytes: Int) -> String {
+    /// `bytes` random bytes as lowercase hex (names of uploads in progress).
+    public static func randomHex(_ bytes: Int) -> String {
         var rng = SystemRandomNumberGenerator()
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
@@ -94,7 +94,8 @@ public enum FileNames {
 
     /// `image/png; charset=x` → `image/png`, lowercased.
     public static func baseType(_ contentType: String) -> String {
-        let base = contentType.split(separator: ";", maxSplits: 1).first.map(String.init) ?? contentType
+        // Empty pieces kept: in `;charset=x` the type is the empty text before the `;`, not `charset=x`.
+        let base = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
         return base.trimmingSpaces().lowercased()
     }
 
