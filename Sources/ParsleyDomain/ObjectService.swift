@@ -155,8 +155,10 @@ public struct ObjectService: Sendable {
                     continue
                 }
                 switch op {
+                case .set(.null), .delete:
+                    // Unsetting a field the class does not have changes nothing (Parse Server answers as usual).
+                    if schema.fields[path.field] != nil { assignments.append(.set(path.field, .null)) }
                 case .set(let v): assignments.append(.set(path.field, v))
-                case .delete: assignments.append(.set(path.field, .null))
                 case .increment(let amount): assignments.append(.increment(path.field, amount))
                 case .add, .addUnique, .remove:
                     let v = try op.applyArrayOperation(to: current[path.field])

@@ -1,3 +1,4 @@
+import Logging
 import ParsleyCore
 import ParsleyDomain
 import ParsleyStorage
@@ -80,7 +81,12 @@ struct BatchRouter: ParseRouter {
                 return ["error": e.json]
             } catch let e as AccessDenied {
                 return ["error": ParseError(.operationForbidden, e.message).json]
+            } catch is RouteNotFound {
+                // Parse Server's words for a sub-request no route takes.
+                let path = "/" + request.path.joined(separator: "/")
+                return ["error": ParseError.invalidJSON("cannot route \(request.method.rawValue) \(path)").json]
             } catch {
+                Logger(label: "parsley.batch").error("batch sub-request failed: \(String(reflecting: error))")
                 return ["error": ParseError(.internalServerError, "Internal server error.").json]
             }
         }
