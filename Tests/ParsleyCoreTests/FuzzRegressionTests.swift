@@ -96,4 +96,14 @@ struct FuzzRegressionTests {
         let body = try JSONParser.parse(#"{"when":{"__type":"Date","iso":"+999999-12-31T23:59:59.999-99:99"}}"#)
         #expect(throws: ParseError(.incorrectType, "This is not a valid Date")) { try WriteParser(isCreate: true).parse(body) }
     }
+
+    /// Fuzz/Corpus/FuzzJSON/regression-equivalent-keys
+    @Test("object keys are written in one order whatever the input order, with canonically equivalent keys too")
+    func canonicallyEquivalentKeys() throws {
+        let text = #"{"\u00e9=":1,"e\u0301":2,"\ud83d\ude00":{"":[]}}"#
+        let value = try JSONParser.parse(text)
+        let written = JSONWriter.string(value)
+        #expect(written == "{\"e\u{301}\":2,\"\u{e9}=\":1,\"\u{1F600}\":{\"\":[]}}")
+        #expect(JSONWriter.string(try JSONParser.parse(written)) == written)
+    }
 }

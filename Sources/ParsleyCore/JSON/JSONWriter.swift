@@ -31,7 +31,9 @@ public enum JSONWriter {
                 writeMember(key, member, into: &out)
             } else if o.count > 1 {
                 var first = true
-                for (key, member) in o.sorted(by: { $0.key < $1.key }) {
+                // By UTF-8 bytes: Swift's `<` on strings is not a strict order across canonically equivalent forms
+                // ("\u{e9}=" and "e\u{301}" are neither less nor greater nor equal), so it could order keys by input.
+                for (key, member) in o.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
                     if !first { out.append(UInt8(ascii: ",")) }
                     first = false
                     writeMember(key, member, into: &out)
