@@ -138,7 +138,18 @@ public struct ObjectService: Sendable {
             }
             var relationOps: [(String, [Pointer], [Pointer])] = []
             var nested: [String: JSONValue] = [:]
+            // A field set whole and changed below in one body (`obj` and `obj.sub`, as the JS SDK may send): the whole
+            // value first (the parser orders `obj` before `obj.sub`), then the nested changes on top, in one assignment.
+            let nestedFields = Set(patch.operations.lazy.filter { !$0.path.subpath.isEmpty }.map(\.path.field))
             for (path, op) in patch.operations {
+                if path.subpath.isEmpty, nestedFields.contains(path.field) {
+                    switch op {
+                    case .set(let v): nested[path.field] = v
+                    case .delete: nested[path.field] = .null
+                    default: throw ParseError.invalidKeyName(path.field)
+                    }
+                    continue
+                }
                 if !path.subpath.isEmpty {
                     let base = nested[path.field] ?? current[path.field]
                     let existing = Self.value(at: path.subpath, in: base)

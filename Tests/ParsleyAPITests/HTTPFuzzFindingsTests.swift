@@ -38,3 +38,24 @@ struct HTTPFuzzFindingsTests {
         }
     }
 }
+
+extension HTTPFuzzFindingsTests {
+    @Test("a field set whole and changed by a dotted key in one update: the whole value, then the change (seed 0x5EED2026)", arguments: Backend.all)
+    func wholeAndNestedInOneUpdate(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, TestServer.options { $0.allowClientClassCreation = true }) { p in
+            let id = try await p.createId("Thing", ["obj": ["sub": 1, "s": "t"], "n": 1])
+            var r = try await p.request(.put, "/classes/Thing/\(id)", ["obj": ["sub": 2, "deep": ["k": false]], "obj.sub": ["__op": "Increment", "amount": 3], "obj.deep.k": true], master: false)
+            #expect(r.status == 200, "\(r.json)")
+            r = try await p.request(.get, "/classes/Thing/\(id)", master: false)
+            #expect(r.json["obj"] == ["sub": 5, "deep": ["k": true]])
+            r = try await p.request(.put, "/classes/Thing/\(id)", ["obj": ["__op": "Delete"], "obj.deep.k": 1], master: false)
+            #expect(r.status == 200, "\(r.json)")
+            r = try await p.request(.get, "/classes/Thing/\(id)", master: false)
+            #expect(r.json["obj"] == ["deep": ["k": 1]])
+            // An operation on the field itself cannot be combined with a nested key: the types disagree.
+            r = try await p.request(.put, "/classes/Thing/\(id)", ["obj": ["__op": "Increment", "amount": 1], "obj.x": 1], master: false)
+            #expect(r.status == 400)
+            #expect(r.json["code"] == 111)
+        }
+    }
+}

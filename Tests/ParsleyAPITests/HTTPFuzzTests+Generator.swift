@@ -40,12 +40,14 @@ struct FuzzGenerator {
     /// Fixture classes and object ids, to aim reads (and refused writes) at.
     let fixtureClasses: [String]
     let fixtureIds: [String]
+    /// Objects of `FzT` created so far (the test adds each 201's objectId), for updates and deletes to aim at.
+    var createdIds: [String] = []
 
     mutating func chance(_ p: Double) -> Bool { Double(rng.next() % 10_000) / 10_000 < p }
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
     mutating func pick<T>(_ items: [T]) -> T { items[int(0...(items.count - 1))] }
 
-    static let fuzzClasses = ["FzA", "FzB", "Fz_c"]
+    static let fuzzClasses = ["FzA", "FzB", "Fz_c", "FzT"]
     static let keys = [
         "name", "n", "tags", "obj", "obj.sub", "when", "ptr", "rel", "geo", "ACL", "objectId", "createdAt", "updatedAt", "_rperm",
         "_wperm", "authData", "sessionToken", "password", "username", "email", "__type", "__op", "$in", "$or", "a.b.c", "", " ",
@@ -198,6 +200,16 @@ struct FuzzGenerator {
     }
 
     mutating func next() -> FuzzRequest {
+        if chance(0.3) {
+            let (method, path, body) = plausible()
+            var headers = [("X-Parse-Application-Id", appId), ("Content-Type", "application/json")]
+            switch int(0...2) {
+            case 0: headers.append(("X-Parse-Master-Key", masterKey))
+            case 1: headers.append(("X-Parse-Session-Token", pick(tokens)))
+            default: break
+            }
+            return FuzzRequest(method: method, path: "/parse/" + path, headers: headers, body: body.map { JSONWriter.bytes($0) })
+        }
         let method = pick([HTTPRequest.Method.get, .post, .put, .delete, .get, .post, .patch, .head])
         var (path, owned) = path()
         var headers: [(String, String)] = []

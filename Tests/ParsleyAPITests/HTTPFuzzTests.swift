@@ -82,6 +82,11 @@ struct HTTPFuzzTests {
                     break
                 }
                 statuses[status, default: 0] += 1
+                if status == 201, request.path.hasPrefix("/parse/classes/\(FuzzGenerator.typedClass)"),
+                    let id = (try? JSONParser.parse(String(buffer: body)))?["objectId"]?.stringValue
+                {
+                    generator.createdIds.append(id)
+                }
                 #expect(status < 500, "request \(i) (seed \(Self.seed)) answered \(status): \(request) -> \(String(buffer: body).prefix(400))")
                 if status >= 400, request.method != .head {
                     // Parse's error shape: {"code": N, "error": "..."}; 403 is {"error": "unauthorized..."}.
