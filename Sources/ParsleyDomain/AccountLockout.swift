@@ -1,5 +1,4 @@
 public import ParsleyCore
-import ParsleyStorage
 
 /// Parse Server's `accountLockout`: after `threshold` failed log-ins in a row an account is locked for
 /// `duration` minutes; a successful log-in resets the count.
@@ -33,7 +32,7 @@ public struct AccountLockout: Sendable {
 /// The checks of a password log-in after the user row was found, in Parse Server's order: lockout (which
 /// also counts this attempt), the password, then email verification.
 struct LoginAttempts: Sendable {
-    let store: SQLStore
+    let objects: ObjectService
     let options: ParseServerOptions
 
     /// - Throws: 101 locked or invalid credentials, 205 unverified email (with `preventLoginWithUnverifiedEmail`).
@@ -54,27 +53,22 @@ struct LoginAttempts: Sendable {
         }
     }
 
-    /// One more failure; reaching the threshold sets the lock's expiry.
+    /// One more failure (counted atomically, through the write pipeline); reaching the threshold sets, and each
+    /// further failure renews, the lock's expiry.
     func recordFailure(_ userId: String, _ lockout: AccountLockout) async throws {
-        let q = store.dialect.quote
-        let count = q("_failed_login_count")
+        let counted = try await objects.update(
+            "_User", objectId: userId, body: [:], auth: .master, rules: .init(increments: ["_failed_login_count": 1], trusted: true))
+        guard let count = counted["_failed_login_count"]?.integerValue, count >= lockout.threshold else { return }
         let until = ParseDate(milliseconds: ParseDate.now.milliseconds + Int64(lockout.duration) * 60_000)
-        var f = SQLFragment("UPDATE \(q("_User")) SET \(count) = COALESCE(\(count), 0) + 1, \(q("_account_lockout_expires_at")) = CASE WHEN COALESCE(\(count), 0) + 1 >= ")
-        f.append(bind: .integer(Int64(lockout.threshold)))
-        f.append(" THEN ")
-        f.append(bind: .text(until.iso))
-        f.append(" ELSE \(q("_account_lockout_expires_at")) END WHERE \(q("objectId")) = ")
-        f.append(bind: .text(userId))
-        let statement = f
-        _ = try await store.database.write { db in try await db.query(statement) }
+        _ = try await objects.update(
+            "_User", objectId: userId, body: [:], auth: .master,
+            rules: .init(values: ["_account_lockout_expires_at": ["__type": "Date", "iso": .string(until.iso)]], trusted: true))
     }
 
     /// Clears the failure count and any lock.
     func reset(_ userId: String) async throws {
-        let q = store.dialect.quote
-        let f = SQLFragment(
-            "UPDATE \(q("_User")) SET \(q("_failed_login_count")) = 0, \(q("_account_lockout_expires_at")) = NULL WHERE \(q("objectId")) = ?",
-            [.text(userId)])
-        _ = try await store.database.write { db in try await db.query(f) }
+        _ = try await objects.update(
+            "_User", objectId: userId, body: [:], auth: .master,
+            rules: .init(values: ["_failed_login_count": 0, "_account_lockout_expires_at": .null], trusted: true))
     }
 }

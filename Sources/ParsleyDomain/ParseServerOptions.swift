@@ -57,6 +57,11 @@ public struct ParseServerOptions: Sendable {
     /// stalled or vanished client never holds a request open.
     public var uploadStallTimeout: Duration = .seconds(30)
 
+    /// Committed writes become `ChangeEvent`s on `ParseAPI.changes` (Writes/ChangeFeed.swift). Off by default: it
+    /// costs a read of the original and of the saved object per write; on when something consumes them
+    /// (`PARSLEY_CHANGE_EVENTS=true`; LiveQuery and cloud code will turn it on).
+    public var changeEvents = false
+
     // Hardening (Parse Server 7's options of the same names).
     /// `/verificationEmailRequest` answers success for an unknown or already verified e-mail, so it cannot be
     /// used to learn which e-mails have accounts (`emailVerifySuccessOnInvalidEmail`).

@@ -58,7 +58,7 @@ public final class RoleService: Sendable {
 
     /// Forgets cached resolutions in this process only (another process announced a role change).
     public func forgetCached() {
-        let inTransaction = WriteScope.executor != nil
+        let inTransaction = Transaction.current != nil
         let now = ContinuousClockEpoch.millisecondsSince1970()
         cache.withLockedValue { c in
             c.generation &+= 1

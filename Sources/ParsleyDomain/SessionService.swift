@@ -86,34 +86,40 @@ public final class SessionService: Sendable {
             objectId: created["objectId"]?.stringValue ?? "", userId: userId, token: token, expiresAt: expires, installationId: installationId)
     }
 
-    /// Deletes the sessions of a user (optionally only those of one installation, or all but one token).
+    /// Deletes the sessions of a user (optionally only those of one installation, or all but one token), each
+    /// through the write pipeline (one transaction: all or none).
     public func revokeAll(userId: String, installationId: String? = nil, except keep: String? = nil) async throws {
-        guard schemas.schema("_Session") != nil else { return }
-        let q = store.dialect.quote
-        var f = SQLFragment("DELETE FROM \(q("_Session")) WHERE \(q("user")) = ?", [.text(userId)])
-        if let installationId {
-            f.append(" AND \(q("installationId")) = ")
-            f.append(bind: .text(installationId))
-        }
-        if let keep {
-            f.append(" AND \(q("sessionToken")) <> ")
-            f.append(bind: .text(keep))
-        }
-        f.append(" RETURNING \(q("sessionToken"))")
-        let statement = f
-        let rows = try await store.database.write { db in try await db.query(statement) }
-        let tokens = rows.compactMap { $0.first?.text }
-        cache.withLockedValue { c in for t in tokens { c[t] = nil } }
-        await announceRevoked(tokens)
+        var conditions: [String: JSONValue] = ["user": Pointer(className: "_User", objectId: userId).json]
+        if let installationId { conditions["installationId"] = .string(installationId) }
+        if let keep { conditions["sessionToken"] = ["$ne": .string(keep)] }
+        try await delete(where: .object(conditions))
     }
 
-    /// Deletes one session by token.
+    /// Deletes one session by token, through the write pipeline.
     public func revoke(token: String) async throws {
-        let q = store.dialect.quote
-        let f = SQLFragment("DELETE FROM \(q("_Session")) WHERE \(q("sessionToken")) = ?", [.text(token)])
-        _ = try await store.database.write { db in try await db.query(f) }
+        try await delete(where: ["sessionToken": .string(token)])
         invalidate(token: token)
-        await announceRevoked([token])
+    }
+
+    private func delete(where conditions: JSONValue) async throws {
+        guard let schema = schemas.schema("_Session") else { return }
+        let predicate = try QueryParser(now: .now).parse(conditions, className: "_Session")
+        let spec = FindSpec(schema: schema, predicate: predicate, keys: ["sessionToken"], readPrincipals: nil, schemas: [:])
+        let rows = try await store.find(spec)
+        guard !rows.isEmpty else { return }
+        let objects = self.objects
+        try await store.transaction { _ in
+            for id in rows.compactMap({ $0["objectId"]?.stringValue }) {
+                do {
+                    try await objects.delete("_Session", objectId: id, auth: .master, trusted: true)
+                } catch let e as ParseError where e.code == .objectNotFound {
+                    // Gone already (another request revoked it).
+                }
+            }
+        }
+        let tokens = rows.compactMap { $0["sessionToken"]?.stringValue }
+        cache.withLockedValue { c in for t in tokens { c[t] = nil } }
+        await announceRevoked(tokens)
     }
 
     public func invalidate(token: String) {

@@ -30,7 +30,7 @@ public struct UserService: Sendable {
         self.hasher = PasswordHasher(cost: options.bcryptCost)
         self.providers = providers
         self.emails = EmailFlows(store: store, schemas: schemas, sessions: sessions, options: options, hasher: hasher)
-        self.attempts = LoginAttempts(store: store, options: options)
+        self.attempts = LoginAttempts(objects: objects, options: options)
     }
 
     static let usernameIndex = "_User_username_lower"

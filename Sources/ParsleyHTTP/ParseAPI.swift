@@ -9,6 +9,8 @@ public struct ParseAPI: Sendable {
     public let store: SQLStore
     public let schemas: SchemaService
     public let objects: ObjectService
+    /// Committed object writes of every server process on the database (`ParseServerOptions.changeEvents`).
+    public var changes: ChangeFeed { objects.changes }
     public let queries: QueryService
     public let sessions: SessionService
     public let users: UserService

@@ -27,10 +27,16 @@ final class PostgresChangeFeed: Sendable {
     private let state = NIOLockedValueBox(State())
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
     let publish: @Sendable (String) async throws -> Void
+    /// Change events arrive on the same connection, marked `E|`.
+    let events: PostgresChangeChannel
 
-    init(configuration: PostgresConnection.Configuration, logger: Logger, publish: @escaping @Sendable (String) async throws -> Void) {
+    init(
+        configuration: PostgresConnection.Configuration, logger: Logger, events: PostgresChangeChannel,
+        publish: @escaping @Sendable (String) async throws -> Void
+    ) {
         self.configuration = configuration
         self.logger = logger
+        self.events = events
         self.publish = publish
     }
 
@@ -52,6 +58,7 @@ final class PostgresChangeFeed: Sendable {
             return subs
         }
         for s in subscribers { s.finish() }
+        events.finish()
     }
 
     func changes() -> AsyncStream<String> {
@@ -112,8 +119,9 @@ final class PostgresChangeFeed: Sendable {
     }
 
     private func everythingStale() {
-        let subscribers = state.withLockedValue { $0.stopped ? [] : $0.subscribers }
+        let (subscribers, stopped) = state.withLockedValue { ($0.stopped ? [] : $0.subscribers, $0.stopped) }
         for s in subscribers { s.yield("*") }
+        if !stopped { events.gap() }
     }
 
     private func listenLoop() async {
@@ -128,7 +136,13 @@ final class PostgresChangeFeed: Sendable {
                         state.withLockedValue { $0.listening = true }
                         if attempt > 0 { everythingStale() }
                         attempt = 0
-                        for try await n in notifications { deliver(n.payload) }
+                        for try await n in notifications {
+                            if n.payload.hasPrefix("E|") {
+                                await events.received(n.payload.dropFirst(2))
+                            } else {
+                                deliver(n.payload)
+                            }
+                        }
                     }
                 } catch {
                     try? await connection.close()

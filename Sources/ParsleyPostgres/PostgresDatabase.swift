@@ -22,6 +22,11 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     /// inline storage (no allocation per statement).
     private let shared: PostgresExecutor.Shared
     private let feed = NIOLockedValueBox<PostgresChangeFeed?>(nil)
+    private let events = NIOLockedValueBox<PostgresChangeChannel?>(nil)
+    /// Change events: `pg_notify` in the writing transaction, heard by every process (PostgresChangeChannel).
+    public var changeChannel: any ChangeChannel {
+        events.withLockedValue { $0 } ?? LocalChangeChannel()
+    }
     /// Names of server-side prepared statements (nil: every statement runs unnamed, e.g. behind PgBouncer in
     /// transaction mode).
     let statementNames: PreparedStatementNames?
@@ -63,7 +68,14 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
             task.cancel()
             throw error
         }
-        let feed = PostgresChangeFeed(configuration: listenerConfiguration, logger: logger) { [weak db] message in
+        let events = PostgresChangeChannel { [weak db] id in
+            guard let db else { return nil }
+            let outbox = PostgresChangeChannel.outbox
+            let rows = try await db.read { try await $0.query(SQLFragment("SELECT payload FROM \"\(outbox)\" WHERE id = ?", [.integer(id)])) }
+            return rows.first?.first?.text
+        }
+        db.events.withLockedValue { $0 = events }
+        let feed = PostgresChangeFeed(configuration: listenerConfiguration, logger: logger, events: events) { [weak db] message in
             guard let db else { return }
             _ = try await db.write { executor in
                 try await executor.query(SQLFragment("SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text(message)]))
@@ -96,7 +108,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
-        if let current = WriteScope.executor { return try await body(current) }
+        if let current = Transaction.current { return try await body(current) }
         busy.add(1, ordering: .relaxed)
         defer { busy.subtract(1, ordering: .relaxed) }
         let shared = self.shared
@@ -107,8 +119,8 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         }
     }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
-        if let current = WriteScope.executor { return try await body(current) }
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) async throws -> T) async throws -> T {
+        if let current = Transaction.current { return try await body(current) }
         busy.add(1, ordering: .relaxed)
         writes.add(1, ordering: .relaxed)
         defer {
@@ -119,15 +131,17 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         return try await mapErrors {
             try await client.withConnection { connection in
                 let executor = PostgresExecutor(connection: connection, shared: shared)
+                let transaction = Transaction(executor)
                 try await executor.run("BEGIN")
                 let result: T
                 do {
-                    result = try await body(executor)
+                    result = try await Transaction.$current.withValue(transaction) { try await body(transaction) }
                 } catch {
                     try? await executor.run("ROLLBACK")
                     throw error
                 }
                 try await executor.run("COMMIT")
+                transaction.committed()
                 return result
             }
         }
@@ -187,6 +201,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         _ = try await write { db in
             try await db.query(SQLFragment("SELECT pg_advisory_xact_lock(7238051)"))
             for statement in PostgresFunctions.statements { try await db.query(SQLFragment(statement)) }
+            try await db.query(SQLFragment(PostgresChangeChannel.createOutbox))
             return true
         }
     }

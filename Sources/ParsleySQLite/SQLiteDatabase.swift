@@ -17,6 +17,7 @@ public import ParsleyStorage
 /// are cancelled after `statementTimeout`.
 public final class SQLiteDatabase: SQLDatabase {
     public let dialect: any SQLDialect = SQLiteDialect()
+    public let changeChannel: any ChangeChannel = LocalChangeChannel()
     let writer: SQLiteHandle
     let readers: ReaderPool
     let queue = WriteQueue()
@@ -63,21 +64,29 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
+        // Inside a write transaction, reads see its uncommitted changes (as on PostgreSQL).
+        if let current = Transaction.current { return try await body(current) }
         let handle = await readers.checkout()
         defer { readers.checkin(handle) }
         return try await body(ReaderExecutor(handle: handle, threadPool: threadPool, timeout: statementTimeout))
     }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
-        if let current = WriteScope.executor { return try await body(current) }
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) async throws -> T) async throws -> T {
+        if let current = Transaction.current { return try await body(current) }
         let box = ResultBox<T>()
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = WriteJob(
-                run: { executor in box.value = try await body(executor) },
+                run: { executor in
+                    let transaction = Transaction(executor)
+                    box.transaction = transaction
+                    box.value = try await Transaction.$current.withValue(transaction) { try await body(transaction) }
+                },
+                // The writer finishes a group's jobs in order right after its COMMIT: commit hooks run in commit order.
                 finish: { error in
                     if let error {
                         continuation.resume(throwing: error)
                     } else if let value = box.value {
+                        box.transaction?.committed()
                         continuation.resume(returning: value)
                     } else {
                         continuation.resume(throwing: StoreError.database("write produced no result"))
@@ -185,6 +194,7 @@ struct ReaderExecutor: SQLExecutor {
 final class ResultBox<T>: @unchecked Sendable {
     // Written by the writer loop before `finish`, read in `finish`: strictly sequential.
     var value: T?
+    var transaction: Transaction?
 }
 
 struct WriteJob: Sendable {

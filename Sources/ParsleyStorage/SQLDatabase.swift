@@ -11,16 +11,20 @@ public protocol SQLExecutor: Sendable {
 /// transaction at a time (the backend may commit several writers' work together).
 public protocol SQLDatabase: Sendable {
     var dialect: any SQLDialect { get }
-    /// Runs `body` on a read connection.
+    /// Runs `body` on a read connection, or inside `Transaction.current` when there is one (reads see the
+    /// transaction's own changes, on every backend).
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T
     /// Runs `body` inside a write transaction; its effects are durable when this returns, and rolled back
-    /// entirely if `body` throws.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T
+    /// entirely if `body` throws. Inside `Transaction.current` the body joins it. The backend sets
+    /// `Transaction.current` for the body and calls `Transaction.committed()` right after its COMMIT.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) async throws -> T) async throws -> T
     func close() async throws
     /// Connections in use, connections available, and writes waiting or running (for metrics).
     var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) { get }
     /// Coalesces concurrent lookups of one object by id into shared statements (nil: each runs its own).
     var pointReads: PointReadBatcher? { get }
+    /// Carries committed change events to every server process on this database.
+    var changeChannel: any ChangeChannel { get }
 }
 
 extension SQLDatabase {

@@ -80,7 +80,7 @@ extension SQLStore {
         let rows: [SQLRow]
         // A lookup by primary key (at most one row, so LIMIT 1 and no LIMIT agree) may share its statement with
         // concurrent ones; the id must be the statement's first parameter, which is what tells lookups apart.
-        if let id = pointId, let pointReads = database.pointReads, WriteScope.executor == nil, spec.skip == 0, spec.limit != 0,
+        if let id = pointId, let pointReads = database.pointReads, Transaction.current == nil, spec.skip == 0, spec.limit != 0,
             statement.binds.first == .text(id)
         {
             rows = try await pointReads.read(id: id, statement: finalStatement, database: database) { ids in

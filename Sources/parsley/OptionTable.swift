@@ -317,6 +317,7 @@ enum OptionTable {
         supported("postgresPreparedStatements", ["PARSLEY_POSTGRES_PREPARED_STATEMENTS"], .bool, .parsley, "default `true`"),
         supported("postgresPointReadConcurrency", ["PARSLEY_POSTGRES_POINT_READ_CONCURRENCY"], .value, .parsley, "default 2; 0 never coalesces"),
         supported("filesDir", ["PARSLEY_FILES_DIR"], .value, .parsley, "default `<data>/files`"),
+        supported("changeEvents", ["PARSLEY_CHANGE_EVENTS"], .bool, .parsley, "committed writes as change events, default `false`"),
         supported("uploadStallTimeout", ["PARSLEY_UPLOAD_STALL_TIMEOUT"], .value, .parsley, "seconds, default 30"),
         supported("logFormat", ["PARSLEY_LOG_FORMAT"], .value, .parsley, "`text` (default), `logfmt` or `json`"),
         supported("metricsPort", ["PARSLEY_METRICS_PORT"], .value, .parsley, "default off"),

@@ -17,6 +17,7 @@ extension ServerSettings {
         }
         options.emailVerifySuccessOnInvalidEmail = try values.bool("emailVerifySuccessOnInvalidEmail", default: true)
         options.enforcePrivateUsers = try values.bool("enforcePrivateUsers", default: true)
+        options.changeEvents = try values.bool("changeEvents", default: false)
         options.enableAnonymousUsers = try values.bool("enableAnonymousUsers", default: true)
         if let seconds = try values.integer("sessionLength", default: nil) {
             guard seconds > 0 else { throw Invalid(description: "PARSE_SERVER_SESSION_LENGTH must be a positive number of seconds") }

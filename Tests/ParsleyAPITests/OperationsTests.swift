@@ -188,11 +188,12 @@ final class FlakyDatabase: SQLDatabase, @unchecked Sendable {
         if failing { throw StoreError.database("disk on fire") }
         return try await base.read(body)
     }
-    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) async throws -> T) async throws -> T {
         try await base.write(body)
     }
     func close() async throws { try await base.close() }
     var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) { base.poolUsage }
+    var changeChannel: any ChangeChannel { base.changeChannel }
 }
 
 /// The real executable: SIGTERM during writes, `parsley backup` while writing, logs without secrets, config files.

@@ -31,19 +31,19 @@ struct BatchRouter: ParseRouter {
         let subRequests = items.map { subRequest($0, parent: request) }
         if request.bodyObject["transaction"]?.boolValue == true {
             do {
-                let results: [JSONValue] = try await store.database.write { db in
-                    try await WriteScope.$executor.withValue(db) {
-                        var out: [JSONValue] = []
-                        for sub in subRequests {
-                            switch await answer(sub) {
-                            case .object(let o) where o["error"] != nil:
-                                let code = o["error"]?["code"]?.integerValue ?? 1
-                                throw SubRequestFailed(error: ParseError(.init(rawValue: code), o["error"]?["error"]?.stringValue ?? ""))
-                            case let v: out.append(v)
-                            }
+                // The sub-requests' writes join this transaction (Transaction.current); their change events and
+                // other after-commit actions run once it has committed, in order, and not at all if it rolls back.
+                let results: [JSONValue] = try await store.transaction { _ in
+                    var out: [JSONValue] = []
+                    for sub in subRequests {
+                        switch await answer(sub) {
+                        case .object(let o) where o["error"] != nil:
+                            let code = o["error"]?["code"]?.integerValue ?? 1
+                            throw SubRequestFailed(error: ParseError(.init(rawValue: code), o["error"]?["error"]?.stringValue ?? ""))
+                        case let v: out.append(v)
                         }
-                        return out
                     }
+                    return out
                 }
                 return ParseResponse(body: .array(results))
             } catch let failed as SubRequestFailed {

@@ -25,6 +25,15 @@ enum TestServer {
         backend: Backend = .sqlite, _ options: ParseServerOptions = options(),
         _ body: @escaping @Sendable (ParseClient) async throws -> Void
     ) async throws {
+        try await withAPI(backend: backend, options) { _, _, parse in try await body(parse) }
+    }
+
+    /// As `with`, also handing over the server's API object and its database (to subscribe to change events,
+    /// or to open a second node on the same PostgreSQL database).
+    static func withAPI(
+        backend: Backend = .sqlite, _ options: ParseServerOptions = options(),
+        _ body: @escaping @Sendable (ParseAPI, TestDatabase, ParseClient) async throws -> Void
+    ) async throws {
         let logger = TestDatabase.logger
         try await TestDatabase.with(backend, logger: logger) { db in
             let api = try await ParsleyServer.makeAPI(options: options, database: db.database)
@@ -32,7 +41,7 @@ enum TestServer {
             try await app.test(.live) { client in
                 var parse = ParseClient(client: client, options: options)
                 parse.backend = backend
-                try await body(parse)
+                try await body(api, db, parse)
             }
         }
     }

@@ -1,17 +1,47 @@
 public import ParsleyCore
 public import ParsleyStorage
 
-/// Creates, updates and deletes Parse objects: validates the body, evolves the schema, and runs the write
-/// in one transaction of the single writer (so `Increment` and array operations are atomic).
+/// The write pipeline: every object write, system classes included, goes through `create`, `update` or
+/// `delete`: authorize -> load the original (outside the write transaction) -> before-hooks -> validate against
+/// the schema -> write in one transaction (so `Increment` and array operations are atomic) -> commit -> a
+/// `ChangeEvent` to every after-commit consumer (`changes`). Rolled-back writes emit nothing; inside a
+/// transactional batch the events follow the batch's commit, in order.
 public struct ObjectService: Sendable {
     public let store: SQLStore
     public let schemas: SchemaService
     public let options: ParseServerOptions
+    /// Committed writes, from this process and the others on the database.
+    public let changes: ChangeFeed
+    /// Before-hooks (cloud code's `beforeSave`, `beforeDelete`); empty for now.
+    public let hooks: WriteHooks
 
-    public init(store: SQLStore, schemas: SchemaService, options: ParseServerOptions) {
+    public init(store: SQLStore, schemas: SchemaService, options: ParseServerOptions, hooks: WriteHooks = WriteHooks()) {
         self.store = store
         self.schemas = schemas
         self.options = options
+        self.hooks = hooks
+        self.changes = ChangeFeed(channel: store.database.changeChannel, enabled: options.changeEvents)
+    }
+
+    /// The stored object (without internal fields) outside any write transaction, when something will need it.
+    func original(_ className: String, _ objectId: String) async throws -> [String: JSONValue]? {
+        guard changes.enabled || hooks.beforeSave[className] != nil || hooks.beforeDelete[className] != nil,
+            let schema = schemas.schema(className)
+        else { return nil }
+        return try await store.read { [store] db in
+            try await store.writer(db).fetch(className: className, schema: schema, objectId: objectId, writePrincipals: nil)
+        }
+    }
+
+    func event(
+        _ className: String, _ operation: ChangeEvent.Operation, _ objectId: String, original: [String: JSONValue]?,
+        object: [String: JSONValue]?, auth: Auth, time: ParseDate
+    ) -> ChangeEvent {
+        // Internal columns (`_hashed_password`, `_failed_login_count`, tokens) never leave the write.
+        func visible(_ o: [String: JSONValue]?) -> [String: JSONValue]? { o?.filter { !$0.key.hasPrefix("_") } }
+        return ChangeEvent(
+            className: className, operation: operation, objectId: objectId, original: visible(original), object: visible(object), userId: auth.userId,
+            isMaster: auth.isMaster, installationId: auth.installationId, time: time)
     }
 
     /// Classes whose special rules (passwords, sessions) come with the security issue; until then only
@@ -24,13 +54,19 @@ public struct ObjectService: Sendable {
         public var objectId: String?
         /// Internal columns written alongside the body (`_hashed_password`).
         public var values: [String: JSONValue] = [:]
+        /// Internal number columns incremented atomically (`_failed_login_count`); their new values are returned.
+        public var increments: [String: Int64] = [:]
         /// The ACL when the body has none.
         public var defaultACL: ACL?
         /// The class's rules already ran, so its guard does not apply.
         public var trusted = false
-        public init(objectId: String? = nil, values: [String: JSONValue] = [:], defaultACL: ACL? = nil, trusted: Bool = false) {
+        public init(
+            objectId: String? = nil, values: [String: JSONValue] = [:], increments: [String: Int64] = [:], defaultACL: ACL? = nil,
+            trusted: Bool = false
+        ) {
             self.objectId = objectId
             self.values = values
+            self.increments = increments
             self.defaultACL = defaultACL
             self.trusted = trusted
         }
@@ -63,6 +99,8 @@ public struct ObjectService: Sendable {
     public func create(_ className: String, body: JSONValue, auth: Auth, rules: Internal = Internal()) async throws -> [String: JSONValue] {
         try checkWritable(className, .create, auth: auth, trusted: rules.trusted)
         try permissions.authorizeCreate(className, body: body, auth: auth)
+        var body = body
+        if let hook = hooks.beforeSave[className] { body = try await hook(className, body, nil, auth) }
         try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)  // Files/FileService.swift
         let patch = try WriteParser(isCreate: true).parse(body)
         var required = try Self.requiredTypes(patch)
@@ -89,11 +127,15 @@ public struct ObjectService: Sendable {
         let objectId = rules.objectId ?? ObjectID.make()
         let now = ParseDate.now
         let acl = patch.acl ?? rules.defaultACL
-        try await store.database.write { [store, values, relations] db in
-            let writer = store.writer(db)
+        try await store.transaction { [store, values, relations, changes] transaction in
+            let writer = store.writer(transaction)
             try await writer.insert(className: className, schema: schema, objectId: objectId, createdAt: now, values: values, acl: acl)
             for (field, pointers) in relations {
                 try await writer.addRelation(owner: className, field: field, owningId: objectId, related: pointers.map(\.objectId))
+            }
+            if changes.enabled {
+                let saved = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: nil)
+                try await changes.publish(event(className, .create, objectId, original: nil, object: saved, auth: auth, time: now), in: transaction)
             }
         }
         echoed["objectId"] = .string(objectId)
@@ -107,11 +149,15 @@ public struct ObjectService: Sendable {
     {
         try checkWritable(className, .update, auth: auth, trusted: rules.trusted)
         try await permissions.authorizeUpdate(className, objectId: objectId, body: body, auth: auth)
-        try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
+        let original = try await original(className, objectId)
+        var body = body
+        if let hook = hooks.beforeSave[className] { body = try await hook(className, body, original, auth) }
+        try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)
         let patch = try WriteParser(isCreate: false).parse(body)
         var required = try Self.requiredTypes(patch)
         for (name, value) in rules.values { if let t = try ParseValue.inferType(value) { required[name] = t } }
+        for name in rules.increments.keys { required[name] = .number }
         let schema = try await schemas.ensure(
             className, fields: required, auth: auth, allowClassCreation: options.allowClientClassCreation)
         try schema.checkRequired(updating: patch)  // required fields (§10.5)
@@ -125,8 +171,8 @@ public struct ObjectService: Sendable {
             default: return false
             }
         }
-        let result: [String: JSONValue]? = try await store.database.write { [store] db in
-            let writer = store.writer(db)
+        let result: [String: JSONValue]? = try await store.transaction { [store, changes] transaction in
+            let writer = store.writer(transaction)
             var assignments: [SQLWriter.Assignment] = []
             var echoed: [String: JSONValue] = [:]
             var current: [String: JSONValue] = [:]
@@ -180,6 +226,7 @@ public struct ObjectService: Sendable {
             }
             for (field, value) in nested { assignments.append(.set(field, value)) }
             for (field, value) in internalValues { assignments.append(.set(field, value)) }
+            for (field, amount) in rules.increments { assignments.append(.increment(field, .int(amount))) }
             if let acl = patch.acl { assignments.append(.setACL(acl)) }
             guard let incremented = try await writer.update(
                 className: className, schema: schema, objectId: objectId, updatedAt: now, assignments: assignments, writePrincipals: principals)
@@ -188,6 +235,10 @@ public struct ObjectService: Sendable {
             for (field, add, remove) in relationOps {
                 try await writer.addRelation(owner: className, field: field, owningId: objectId, related: add.map(\.objectId))
                 try await writer.removeRelation(owner: className, field: field, owningId: objectId, related: remove.map(\.objectId))
+            }
+            if changes.enabled {
+                let saved = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: nil)
+                try await changes.publish(event(className, .update, objectId, original: original, object: saved, auth: auth, time: now), in: transaction)
             }
             return echoed
         }
@@ -201,16 +252,22 @@ public struct ObjectService: Sendable {
         try checkWritable(className, .delete, auth: auth, trusted: trusted)
         try await permissions.authorizeDelete(className, objectId: objectId, auth: auth)
         guard let schema = schemas.schema(className) else { throw ParseError.objectNotFound() }
+        let original = try await original(className, objectId)
+        if let hook = hooks.beforeDelete[className] { try await hook(className, original, auth) }
         let principals = auth.principals
+        let now = ParseDate.now
         let relationFields = schema.fields.compactMap { name, type -> String? in
             if case .relation = type { return name }
             return nil
         }
-        let deleted = try await store.database.write { [store] db in
-            let writer = store.writer(db)
+        let deleted = try await store.transaction { [store, changes] transaction in
+            let writer = store.writer(transaction)
             guard try await writer.delete(className: className, objectId: objectId, writePrincipals: principals) else { return false }
+            if changes.enabled {
+                try await changes.publish(event(className, .delete, objectId, original: original, object: nil, auth: auth, time: now), in: transaction)
+            }
             for field in relationFields {
-                _ = try await db.query(
+                _ = try await transaction.query(
                     SQLFragment("DELETE FROM \(store.dialect.quote(WhereCompiler.joinTable(field: field, owner: className))) WHERE owningId = ?", [.text(objectId)]))
             }
             return true

@@ -1,0 +1,61 @@
+public import ParsleyCore
+
+/// One committed object write, as after-commit consumers (LiveQuery, push, after-hooks, caches) receive it,
+/// in this process or another on the same database.
+public struct ChangeEvent: Sendable, Equatable {
+    public enum Operation: String, Sendable {
+        case create, update, delete
+    }
+
+    public var className: String
+    public var operation: Operation
+    public var objectId: String
+    /// The object before the write (update, delete), as stored, without internal fields.
+    public var original: [String: JSONValue]?
+    /// The object after the write (create, update), as stored, without internal fields.
+    public var object: [String: JSONValue]?
+    /// Who wrote: the user (if any), whether with the master key, from which installation.
+    public var userId: String?
+    public var isMaster: Bool
+    public var installationId: String?
+    /// When the write committed its change (the object's `updatedAt` for creates and updates).
+    public var time: ParseDate
+
+    public init(
+        className: String, operation: Operation, objectId: String, original: [String: JSONValue]?, object: [String: JSONValue]?,
+        userId: String?, isMaster: Bool, installationId: String?, time: ParseDate
+    ) {
+        self.className = className
+        self.operation = operation
+        self.objectId = objectId
+        self.original = original
+        self.object = object
+        self.userId = userId
+        self.isMaster = isMaster
+        self.installationId = installationId
+        self.time = time
+    }
+
+    /// The form events travel in between processes.
+    public var json: JSONValue {
+        var o: [String: JSONValue] = [
+            "className": .string(className), "op": .string(operation.rawValue), "objectId": .string(objectId),
+            "master": .bool(isMaster), "time": .string(time.iso),
+        ]
+        if let original { o["original"] = .object(original) }
+        if let object { o["object"] = .object(object) }
+        if let userId { o["user"] = .string(userId) }
+        if let installationId { o["installationId"] = .string(installationId) }
+        return .object(o)
+    }
+
+    public init?(json: JSONValue) {
+        guard let className = json["className"]?.stringValue, let op = json["op"]?.stringValue.flatMap(Operation.init(rawValue:)),
+            let objectId = json["objectId"]?.stringValue, let iso = json["time"]?.stringValue, let time = ParseDate(iso: iso)
+        else { return nil }
+        self.init(
+            className: className, operation: op, objectId: objectId, original: json["original"]?.objectValue, object: json["object"]?.objectValue,
+            userId: json["user"]?.stringValue, isMaster: json["master"]?.boolValue ?? false, installationId: json["installationId"]?.stringValue,
+            time: time)
+    }
+}

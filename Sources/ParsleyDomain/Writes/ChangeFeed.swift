@@ -1,0 +1,60 @@
+public import ParsleyCore
+public import ParsleyStorage
+import Synchronization
+
+/// Committed writes as `ChangeEvent`s, from every server process on the database. Writes put their event into
+/// the transaction (`publish`); the storage's change channel delivers it once committed, in commit order (so in
+/// order per object), and never for a rolled-back write. Each subscriber has a bounded buffer: a slow one loses
+/// events (counted in `dropped`), it never slows a write.
+///
+/// Off unless something consumes events (`ParseServerOptions.changeEvents`, later LiveQuery and cloud code):
+/// then writes also load the original and the saved object, which costs a read each.
+public final class ChangeFeed: Sendable {
+    public enum Item: Sendable, Equatable {
+        case event(ChangeEvent)
+        /// Events may have been missed (the connection to the other processes was lost and is back).
+        case gap
+    }
+
+    public let enabled: Bool
+    let channel: any ChangeChannel
+    private let droppedCount = Atomic<Int>(0)
+
+    public init(channel: any ChangeChannel, enabled: Bool) {
+        self.channel = channel
+        self.enabled = enabled
+    }
+
+    /// Events dropped because a subscriber's buffer was full (for metrics).
+    public var dropped: Int { droppedCount.load(ordering: .relaxed) }
+
+    /// Events committed from now on, in commit order; `limit` bounds this subscriber's buffer.
+    public func subscribe(limit: Int = 10_000) -> AsyncMapSequence<AsyncStream<ChangeMessage>, Item> {
+        channel.subscribe(limit: limit) { [self] in droppedCount.add(1, ordering: .relaxed) }.map { message in
+            guard case .message(let text) = message, let json = try? JSONParser.parse(text), let event = ChangeEvent(json: json) else {
+                return .gap
+            }
+            return .event(event)
+        }
+    }
+
+    /// Queues `event` in `transaction`: delivered once it commits.
+    func publish(_ event: ChangeEvent, in transaction: Transaction) async throws {
+        guard enabled else { return }
+        try await channel.send(JSONWriter.string(event.json), in: transaction)
+    }
+}
+
+/// Code that runs before a write is stored: may change the object or refuse the write with a Parse error. Empty
+/// until cloud code fills it (`beforeSave`, `beforeDelete`).
+public struct WriteHooks: Sendable {
+    public typealias BeforeSave = @Sendable (_ className: String, _ body: JSONValue, _ original: [String: JSONValue]?, _ auth: Auth) async throws -> JSONValue
+    public typealias BeforeDelete = @Sendable (_ className: String, _ original: [String: JSONValue]?, _ auth: Auth) async throws -> Void
+
+    public var beforeSave: [String: BeforeSave] = [:]
+    public var beforeDelete: [String: BeforeDelete] = [:]
+
+    public init() {}
+
+    public var isEmpty: Bool { beforeSave.isEmpty && beforeDelete.isEmpty }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import HTTPTypes
+import Logging
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
+import ParsleyPostgres
+import ParsleyStorage
+import Testing
+
+/// The write pipeline's change events: exactly the committed writes, after commit, in order; none for a rolled-back
+/// transactional batch; on PostgreSQL the same events, in the same order, on a second node of the database.
+@Suite("Change events")
+struct ChangeEventsTests {
+    typealias Events = AsyncMapSequence<AsyncStream<ChangeMessage>, ChangeFeed.Item>
+
+    static func options() -> ParseServerOptions {
+        TestServer.options {
+            $0.changeEvents = true
+            $0.allowClientClassCreation = true
+            $0.accountLockout = AccountLockout(duration: 5, threshold: 2)
+        }
+    }
+
+    /// Events up to (not including) the first of class `Sentinel`; fails after 30 s.
+    static func collect(_ events: Events) async throws -> [ChangeEvent] {
+        try await withThrowingTaskGroup(of: [ChangeEvent]?.self) { group in
+            group.addTask {
+                var out: [ChangeEvent] = []
+                for await item in events {
+                    guard case .event(let e) = item else { continue }
+                    if e.className == "Sentinel" { return out }
+                    out.append(e)
+                }
+                return out
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(30))
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            guard let events = first else { throw Failure("no Sentinel event within 30 s") }
+            return events
+        }
+    }
+
+    /// Waits until `events` delivers (the listener of a PostgreSQL node may still be connecting after the start).
+    static func warmUp(_ p: ParseClient, _ events: inout Events.AsyncIterator) async throws {
+        _ = try await p.createId("Warmup", ["n": 1])
+        while let item = await events.next() {
+            if case .event(let e) = item, e.className == "Warmup" { return }
+        }
+    }
+
+    /// `(class, operation)` of each event, with the interesting values of `Thing`s.
+    static func summary(_ events: [ChangeEvent]) -> [String] {
+        events.map { e in
+            var s = "\(e.className) \(e.operation.rawValue)"
+            if e.className == "Thing" {
+                s += " " + [e.original?["n"], e.object?["n"]].map { $0.map(JSONWriter.string) ?? "-" }.joined(separator: "->")
+            }
+            if e.className == "_User", e.operation == .update {
+                s += e.original?["username"] == e.object?["username"] ? " same user" : " changed user"
+            }
+            return s
+        }
+    }
+
+    @Test("a mixed workload: exactly its committed writes, in order, after commit", arguments: Backend.all)
+    func mixedWorkload(_ backend: Backend) async throws {
+        try await TestServer.withAPI(backend: backend, Self.options()) { api, _, p in
+            var iterator = api.changes.subscribe().makeAsyncIterator()
+            try await Self.warmUp(p, &iterator)
+            let events = api.changes.subscribe()
+            // Creates, an update with an operation, a delete.
+            let a = try await p.createId("Thing", ["n": 1])
+            _ = try await p.update("Thing", a, ["n": ["__op": "Increment", "amount": 2]])
+            _ = try await p.delete("Thing", a)
+            // A transactional batch that fails half-way stores nothing and emits nothing; one that succeeds emits its
+            // writes after its commit, in order.
+            var r = try await p.request(
+                .post, "/batch",
+                ["transaction": true, "requests": [
+                    ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": 10]],
+                    ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": "not a number"]],
+                ]])
+            #expect(r.status == 400)
+            r = try await p.request(
+                .post, "/batch",
+                ["transaction": true, "requests": [
+                    ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": 20]],
+                    ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": 21]],
+                ]])
+            #expect(r.status == 200)
+            // Sign-up, log-out, log-in, two failed log-ins that lock the account.
+            let user = try await p.signUp("eve", "right-pw")
+            r = try await p.asUser(user.token, .post, "/logout")
+            #expect(r.status == 200)
+            r = try await p.request(.post, "/login", ["username": "eve", "password": "right-pw"], master: false)
+            #expect(r.status == 200)
+            for _ in 0..<2 {
+                r = try await p.request(.post, "/login", ["username": "eve", "password": "wrong"], master: false)
+                #expect(r.code == 101)
+            }
+            _ = try await p.createId("Sentinel", [:])
+            let seen = try await Self.collect(events)
+            #expect(
+                Self.summary(seen) == [
+                    "Thing create -->1", "Thing update 1->3", "Thing delete 3->-",
+                    "Thing create -->20", "Thing create -->21",
+                    "_User create", "_Session create", "_Session delete", "_Session create",
+                    "_User update same user", "_User update same user", "_User update same user",
+                ])
+            // Who wrote, and the saved object as stored (the ACL and dates included, internal fields not).
+            let created = seen[0]
+            #expect(created.isMaster && created.objectId == a && created.object?["objectId"] == .string(a))
+            #expect(created.object?["createdAt"] != nil && created.object?["_rperm"] == nil)
+            let session = seen[6]
+            #expect(session.object?["user"]?["objectId"] == .string(user.id))
+            #expect(seen[5].object?["_hashed_password"] == nil && seen[5].object?["password"] == nil)
+            let locked = seen[11]
+            #expect(locked.object?["_failed_login_count"] == nil)
+        }
+    }
+
+    @Test("PostgreSQL: a second node sees the same events in the same order")
+    func secondNode() async throws {
+        guard Backend.all.contains(.postgres) else { return }
+        try await TestServer.withAPI(backend: .postgres, Self.options()) { api, db, p in
+            let url = try #require(db.url)
+            let other = try await PostgresDatabase.open(url: url, poolSize: 2, logger: TestDatabase.logger)
+            do {
+                let node2 = try await ParsleyServer.makeAPI(options: Self.options(), database: other)
+                var it1 = api.changes.subscribe().makeAsyncIterator()
+                var it2 = node2.changes.subscribe().makeAsyncIterator()
+                try await Self.warmUp(p, &it1)
+                while let item = await it2.next() { if case .event(let e) = item, e.className == "Warmup" { break } }
+                let (events1, events2) = (api.changes.subscribe(), node2.changes.subscribe())
+                // Many writes to a few objects, concurrently: each object's events keep their order on both nodes.
+                let ids = try await withThrowingTaskGroup(of: String.self) { group in
+                    for i in 0..<4 { group.addTask { try await p.createId("Thing", ["n": .int(Int64(i * 100))]) } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for id in ids {
+                        group.addTask {
+                            for _ in 0..<10 { _ = try await p.update("Thing", id, ["n": ["__op": "Increment", "amount": 1]]) }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                // One event too large for a notification goes through the outbox table.
+                _ = try await p.createId("Thing", ["n": -1, "big": .string(String(repeating: "x", count: 20_000))])
+                _ = try await p.createId("Sentinel", [:])
+                let (seen1, seen2) = (try await Self.collect(events1), try await Self.collect(events2))
+                #expect(seen1.count == 4 + 40 + 1)
+                #expect(seen1 == seen2)
+                for id in ids {
+                    let values = seen2.filter { $0.objectId == id }.compactMap { $0.object?["n"]?.integerValue }
+                    let start = values.first ?? 0
+                    #expect(values == Array(start...(start + 10)), "per-object order of \(id)")
+                }
+                #expect(seen2.last?.object?["big"]?.stringValue?.count == 20_000)
+            } catch {
+                try? await other.close()
+                throw error
+            }
+            try await other.close()
+        }
+    }
+}
