@@ -8,14 +8,19 @@ public import ParsleyStorage
 public struct EmailFlows: Sendable {
     let store: SQLStore
     let schemas: SchemaService
+    let objects: ObjectService
     let sessions: SessionService
     let options: ParseServerOptions
     let hasher: PasswordHasher
     let logger = Logger(label: "parsley.email")
 
-    public init(store: SQLStore, schemas: SchemaService, sessions: SessionService, options: ParseServerOptions, hasher: PasswordHasher) {
+    public init(
+        store: SQLStore, schemas: SchemaService, objects: ObjectService, sessions: SessionService, options: ParseServerOptions,
+        hasher: PasswordHasher
+    ) {
         self.store = store
         self.schemas = schemas
+        self.objects = objects
         self.sessions = sessions
         self.options = options
         self.hasher = hasher
@@ -45,30 +50,19 @@ public struct EmailFlows: Sendable {
 
     static func equals(_ field: String, _ value: String) -> QueryNode { .field(FieldPath(field: field), .equals(.string(value))) }
 
-    /// Sets columns of one user, typed by the `_User` schema; with `guard`, only while that column still holds
-    /// that value (which makes a token single-use even under concurrent requests). Returns whether a row changed.
+    /// Sets columns of one user through the write pipeline (`updatedAt` changes too); with `guard`, only while that
+    /// column still holds that value (which makes a token single-use even under concurrent requests). Returns
+    /// whether the user changed.
     @discardableResult
-    func updateUser(_ id: String, _ values: [String: JSONValue], touch: Bool = false, guard condition: (String, String)? = nil) async throws -> Bool {
-        guard let schema = schemas.schema("_User") else { return false }
-        let q = store.dialect.quote
-        var f = SQLFragment("UPDATE \(q("_User")) SET ")
-        var first = true
-        var assignments = values.sorted { $0.key < $1.key }
-        if touch { assignments.append(("updatedAt", .string(ParseDate.now.iso))) }
-        for (name, value) in assignments {
-            f.append((first ? "" : ", ") + "\(q(name)) = ")
-            f.append(bind: name == "updatedAt" ? StorageCodec.encodeScalar(value) : StorageCodec.encode(value, as: schema.fields[name]))
-            first = false
+    func updateUser(_ id: String, _ values: [String: JSONValue], guard condition: (String, String)? = nil) async throws -> Bool {
+        do {
+            _ = try await objects.update(
+                "_User", objectId: id, body: [:], auth: .master,
+                rules: .init(values: values, condition: condition.map { (field: $0.0, value: $0.1) }, trusted: true))
+            return true
+        } catch let e as ParseError where e.code == .objectNotFound {
+            return false
         }
-        f.append(" WHERE \(q("objectId")) = ")
-        f.append(bind: .text(id))
-        if let (column, value) = condition {
-            f.append(" AND \(q(column)) = ")
-            f.append(bind: .text(value))
-        }
-        f.append(" RETURNING \(q("objectId"))")
-        let statement = f
-        return try await !store.database.write { db in try await db.query(statement) }.isEmpty
     }
 
     // MARK: Verification at sign-up and email change
@@ -227,7 +221,7 @@ public struct EmailFlows: Sendable {
         guard let user = try await storedUser(predicate), let id = user["objectId"]?.stringValue else { return false }
         if let expiry = Self.verifyTokenExpiry(token), expiry < .now { return false }
         return try await updateUser(
-            id, ["emailVerified": .bool(true), "_email_verify_token": .null], touch: true, guard: ("_email_verify_token", token))
+            id, ["emailVerified": .bool(true), "_email_verify_token": .null], guard: ("_email_verify_token", token))
     }
 
     /// A password-reset link's state.
@@ -264,7 +258,7 @@ public struct EmailFlows: Sendable {
             values["_failed_login_count"] = .int(0)
             values["_account_lockout_expires_at"] = .null
         }
-        guard try await updateUser(id, values, touch: true, guard: ("_perishable_token", token)) else { return .invalid }
+        guard try await updateUser(id, values, guard: ("_perishable_token", token)) else { return .invalid }
         try await sessions.revokeAll(userId: id)
         return state
     }

@@ -29,7 +29,7 @@ public struct UserService: Sendable {
         self.options = options
         self.hasher = PasswordHasher(cost: options.bcryptCost)
         self.providers = providers
-        self.emails = EmailFlows(store: store, schemas: schemas, sessions: sessions, options: options, hasher: hasher)
+        self.emails = EmailFlows(store: store, schemas: schemas, objects: objects, sessions: sessions, options: options, hasher: hasher)
         self.attempts = LoginAttempts(objects: objects, options: options)
     }
 

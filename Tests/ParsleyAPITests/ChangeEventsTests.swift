@@ -170,3 +170,35 @@ struct ChangeEventsTests {
         }
     }
 }
+
+extension ChangeEventsTests {
+    /// Writes of objects that do not go through `ObjectService` on purpose, each with its reason.
+    static let pipelineExceptions: [String: String] = [
+        "Sources/ParsleyDomain/Writes/ObjectService.swift": "the pipeline itself",
+        "Sources/ParsleyDomain/Transfer/TransferImporter.swift": "the importer: an explicit trigger-free path, as a restore must be",
+        "Sources/ParsleyHTTP/Routers/AppRouter.swift": "/purge empties a class without events or triggers, as in Parse Server",
+        "Sources/ParsleyDomain/Files/DatabaseFileStore.swift": "file chunks: bytes of files, not Parse objects",
+        "Sources/ParsleyDomain/ConfigService.swift": "/config parameters: not Parse objects",
+    ]
+
+    @Test("every object write in Sources goes through the write pipeline (the storage's write operations have no other caller)")
+    func writePathsGoThroughThePipeline() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let writes = ["writer.insert(", "writer.update(", "writer.delete(", ".deleteAll(", "INSERT INTO", "UPDATE \\(", "\"UPDATE ", "DELETE FROM"]
+        var offenders: [String] = []
+        let sources = root.appendingPathComponent("Sources")
+        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)!.compactMap { $0 as? URL }
+        #expect(files.count > 50)
+        for file in files where file.pathExtension == "swift" {
+            let relative = String(file.path.dropFirst(root.path.count + 1))
+            // The storage layer and the backends implement the operations.
+            if ["Sources/ParsleyStorage/", "Sources/ParsleySQLite/", "Sources/ParsleyPostgres/", "Sources/ParsleyBenchmarks/"].contains(where: relative.hasPrefix) {
+                continue
+            }
+            if Self.pipelineExceptions[relative] != nil { continue }
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for w in writes where text.contains(w) { offenders.append("\(relative): \(w)") }
+        }
+        #expect(offenders == [], "object writes outside the pipeline")
+    }
+}

@@ -56,14 +56,18 @@ public struct ObjectService: Sendable {
         public var values: [String: JSONValue] = [:]
         /// Internal number columns incremented atomically (`_failed_login_count`); their new values are returned.
         public var increments: [String: Int64] = [:]
+        /// Update only while this field still holds this text (a single-use token), checked under the row's lock;
+        /// otherwise the update answers 101 and changes nothing.
+        public var condition: (field: String, value: String)?
         /// The ACL when the body has none.
         public var defaultACL: ACL?
         /// The class's rules already ran, so its guard does not apply.
         public var trusted = false
         public init(
             objectId: String? = nil, values: [String: JSONValue] = [:], increments: [String: Int64] = [:], defaultACL: ACL? = nil,
-            trusted: Bool = false
+            condition: (field: String, value: String)? = nil, trusted: Bool = false
         ) {
+            self.condition = condition
             self.objectId = objectId
             self.values = values
             self.increments = increments
@@ -164,7 +168,8 @@ public struct ObjectService: Sendable {
         let internalValues = rules.values
         let now = ParseDate.now
         let principals = auth.principals
-        let needsRead = patch.operations.contains { path, op in
+        let condition = rules.condition
+        let needsRead = condition != nil || patch.operations.contains { path, op in
             if !path.subpath.isEmpty { return true }
             switch op {
             case .add, .addUnique, .remove: return true
@@ -181,6 +186,7 @@ public struct ObjectService: Sendable {
                     return nil
                 }
                 current = row
+                if let condition, current[condition.field] != .string(condition.value) { return nil }
             }
             var relationOps: [(String, [Pointer], [Pointer])] = []
             var nested: [String: JSONValue] = [:]
@@ -225,7 +231,8 @@ public struct ObjectService: Sendable {
                 }
             }
             for (field, value) in nested { assignments.append(.set(field, value)) }
-            for (field, value) in internalValues { assignments.append(.set(field, value)) }
+            // Clearing an internal column the class never had changes nothing.
+            for (field, value) in internalValues where !(value.isNull && schema.fields[field] == nil) { assignments.append(.set(field, value)) }
             for (field, amount) in rules.increments { assignments.append(.increment(field, .int(amount))) }
             if let acl = patch.acl { assignments.append(.setACL(acl)) }
             guard let incremented = try await writer.update(
