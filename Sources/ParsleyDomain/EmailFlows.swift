@@ -13,6 +13,8 @@ public struct EmailFlows: Sendable {
     let options: ParseServerOptions
     let hasher: PasswordHasher
     let logger = Logger(label: "parsley.email")
+    /// Mails that requests do not wait for (verification at sign-up); sent by `sendQueuedMails`.
+    let mails = MailQueue()
 
     public init(
         store: SQLStore, schemas: SchemaService, objects: ObjectService, sessions: SessionService, options: ParseServerOptions,
@@ -107,8 +109,12 @@ public struct EmailFlows: Sendable {
     /// Sends a prepared verification mail without making the request wait (as Parse Server does).
     func sendLater(_ pending: PendingVerification?) {
         guard let pending else { return }
-        let message = verificationMessage(pending)
-        Task { await deliver(message) }
+        mails.enqueue(verificationMessage(pending))
+    }
+
+    /// Sends queued mails until the task is cancelled (a background service of the server).
+    public func sendQueuedMails() async {
+        await mails.run { await deliver($0) }
     }
 
     func verificationMessage(_ p: PendingVerification) -> EmailMessage {

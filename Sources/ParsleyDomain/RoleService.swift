@@ -49,10 +49,27 @@ public final class RoleService: Sendable {
 
     /// Forgets every cached resolution; call after any `_Role` write. Inside a transaction (a transactional
     /// batch) the change is not visible to readers until commit, so caching also pauses for a while.
-    public func invalidate() {
+    public func invalidate() async {
         forgetCached()
-        if let broadcaster = store.database as? any ChangeBroadcasting {
-            Task { await broadcaster.broadcast("roles") }
+        guard let broadcaster = store.database as? any ChangeBroadcasting else { return }
+        // Inside a transaction the other processes are told once it has committed (before, they would re-read
+        // the old roles).
+        if let transaction = Transaction.current {
+            transaction.afterCommit { await broadcaster.broadcast("roles") }
+        } else {
+            await broadcaster.broadcast("roles")
+        }
+    }
+
+    /// Runs a `_Role` write, then forgets cached resolutions (also when the write failed half-way).
+    public func invalidating<T: Sendable>(_ write: () async throws -> T) async throws -> T {
+        do {
+            let result = try await write()
+            await invalidate()
+            return result
+        } catch {
+            await invalidate()
+            throw error
         }
     }
 

@@ -127,11 +127,9 @@ public final class SessionService: Sendable {
     }
 
     /// Forgets every cached session (after `_Session` rows changed through the generic API).
-    public func invalidateAll() {
+    public func invalidateAll() async {
         cache.withLockedValue { $0.removeAll() }
-        if let broadcaster {
-            Task { await broadcaster.broadcast("sessions") }
-        }
+        await broadcaster?.broadcast("sessions")
     }
 
     /// Forgets every cached session in this process only (another process announced a change).

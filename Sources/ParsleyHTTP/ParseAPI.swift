@@ -67,20 +67,7 @@ public struct ParseAPI: Sendable {
         try await ConfigService(store: store).bootstrap()
         try await roles.prepareClass()
         try await idempotency?.bootstrap()
-        if let broadcaster = store.database as? any ChangeBroadcasting {
-            let (schemas, roles, sessions, logger) = (schemas, roles, sessions, Logger(label: "parsley.cache"))
-            let changes = broadcaster.changes()
-            Task {
-                for await topic in changes {
-                    if topic == "*" || topic.hasPrefix("schema:") {
-                        do { try await schemas.reload() } catch { logger.warning("schema reload failed: \(error)") }
-                    }
-                    if topic == "*" || topic == "roles" { roles.forgetCached() }
-                    if topic == "*" || topic == "sessions" { sessions.forgetCached() }
-                    if topic.hasPrefix("session:") { sessions.invalidate(token: String(topic.dropFirst("session:".count))) }
-                }
-            }
-        }
+        // The cache listener runs in `background` (ParseAPIBackground.swift).
     }
 
     /// Answers one API call.

@@ -25,6 +25,7 @@ public enum ParsleyServer {
         Application(
             responder: ParsleyResponder(transport: ParseTransport(api: api), operations: operations),
             configuration: .init(address: .hostname(host, port: port), serverName: "parsley"),
+            services: [api.background],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger
         )

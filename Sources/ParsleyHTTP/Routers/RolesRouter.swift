@@ -34,8 +34,7 @@ struct RolesRouter: ParseRouter {
                 .ok(try await Self.update(req, objectId: p["objectId"]!, roles: roles, objects: objects, queries: queries))
             }
             table.on(.delete, base + "/:objectId") { [roles, objects] req, p in
-                defer { roles.invalidate() }
-                try await objects.delete("_Role", objectId: p["objectId"]!, auth: req.auth, trusted: true)
+                try await roles.invalidating { try await objects.delete("_Role", objectId: p["objectId"]!, auth: req.auth, trusted: true) }
                 return .ok([:])
             }
         }
@@ -55,9 +54,10 @@ struct RolesRouter: ParseRouter {
         let name = try RoleRules.validateCreate(req.bodyObject)
         try await roles.prepareClass()
         if try await queries.count("_Role", where: ["name": .string(name)], auth: .master) > 0 { throw duplicateName }
-        defer { roles.invalidate() }
         do {
-            return try await objects.create("_Role", body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
+            return try await roles.invalidating {
+                try await objects.create("_Role", body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
+            }
         } catch StoreError.duplicateValue {
             throw duplicateName
         }
@@ -74,8 +74,9 @@ struct RolesRouter: ParseRouter {
         } else {
             try RoleRules.validateUpdate(req.bodyObject, currentName: nil)
         }
-        defer { roles.invalidate() }
-        return try await objects.update("_Role", objectId: objectId, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
+        return try await roles.invalidating {
+            try await objects.update("_Role", objectId: objectId, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
+        }
     }
 
     static func isWritable(_ object: [String: JSONValue], by auth: Auth) -> Bool {

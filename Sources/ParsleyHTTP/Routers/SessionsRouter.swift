@@ -50,13 +50,13 @@ struct SessionsRouter: ParseRouter {
             }
             let r = try await objects.update(
                 "_Session", objectId: p["objectId"]!, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
-            sessions.invalidateAll()
+            await sessions.invalidateAll()
             return .ok(r)
         }
         table.on(.delete, "sessions/:objectId") { [objects, sessions] req, p in
             guard req.auth.isMaster || req.auth.userId != nil else { throw ParseError(.invalidSessionToken, "Session token required.") }
             try await objects.delete("_Session", objectId: p["objectId"]!, auth: req.auth, trusted: true)
-            sessions.invalidateAll()
+            await sessions.invalidateAll()
             return .ok([:])
         }
     }
