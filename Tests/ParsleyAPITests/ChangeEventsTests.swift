@@ -45,6 +45,23 @@ struct ChangeEventsTests {
         }
     }
 
+    /// The first event `events` delivers within `limit` (nil when none came).
+    static func firstEvent(_ events: Events, within limit: Duration) async throws -> ChangeEvent? {
+        try await withThrowingTaskGroup(of: ChangeEvent?.self) { group in
+            group.addTask {
+                for await item in events { if case .event(let e) = item { return e } }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+    }
+
     /// Waits until `events` delivers (the listener of a PostgreSQL node may still be connecting after the start).
     static func warmUp(_ p: ParseClient, _ events: inout Events.AsyncIterator) async throws {
         _ = try await p.createId("Warmup", ["n": 1])
@@ -200,5 +217,31 @@ extension ChangeEventsTests {
             for w in writes where text.contains(w) { offenders.append("\(relative): \(w)") }
         }
         #expect(offenders == [], "object writes outside the pipeline")
+    }
+}
+
+extension ChangeEventsTests {
+    @Test("PostgreSQL: a node whose listening connection is lost tells its subscribers (gap), reconnects, and hears events again")
+    func gapAfterLostConnection() async throws {
+        guard Backend.all.contains(.postgres) else { return }
+        try await TestServer.withAPI(backend: .postgres, Self.options()) { api, db, p in
+            var warm = api.changes.subscribe().makeAsyncIterator()
+            try await Self.warmUp(p, &warm)
+            var events = api.changes.subscribe().makeAsyncIterator()
+            let url = try #require(db.url)
+            try await PostgresCluster.execute(
+                url,
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'"
+            )
+            #expect(await events.next() == .gap)
+            // Back: a write made now is heard (retrying while the listener reconnects).
+            var heard = false
+            for _ in 0..<50 where !heard {
+                let fresh = api.changes.subscribe()
+                let id = try await p.createId("AfterGap", [:])
+                heard = try await Self.firstEvent(fresh, within: .milliseconds(500))?.objectId == id
+            }
+            #expect(heard)
+        }
     }
 }
