@@ -76,7 +76,7 @@ extension ServerSettings {
         return (port, values.string("metricsHost") ?? "127.0.0.1")
     }
 
-    static func operationsOptions(rateLimits: [RateLimitRule], metrics: Bool, database: any SQLDatabase) -> OperationsOptions {
+    static func operationsOptions(rateLimits: [RateLimitRule], metrics: Bool, database: any SQLDatabase, changes: ChangeFeed) -> OperationsOptions {
         var operations = OperationsOptions()
         operations.rateLimits = rateLimits
         if metrics {
@@ -84,7 +84,7 @@ extension ServerSettings {
                 let u = database.poolUsage
                 return .init(
                     readersBusy: u.readersBusy, readers: u.readers, writesQueued: u.writesQueued,
-                    pointReadsCoalesced: database.pointReads?.coalesced ?? 0)
+                    pointReadsCoalesced: database.pointReads?.coalesced ?? 0, changeEventsDropped: changes.dropped)
             })
         }
         return operations

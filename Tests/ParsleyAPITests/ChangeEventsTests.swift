@@ -245,3 +245,21 @@ extension ChangeEventsTests {
         }
     }
 }
+
+extension ChangeEventsTests {
+    @Test("a subscriber that does not keep up loses events (counted); writes and other subscribers go on", arguments: Backend.all)
+    func slowSubscriber(_ backend: Backend) async throws {
+        try await TestServer.withAPI(backend: backend, Self.options()) { api, _, p in
+            var warm = api.changes.subscribe().makeAsyncIterator()
+            try await Self.warmUp(p, &warm)
+            let slow = api.changes.subscribe(limit: 2)
+            let events = api.changes.subscribe()
+            for i in 0..<5 { _ = try await p.createId("Thing", ["n": .int(Int64(i))]) }
+            _ = try await p.createId("Sentinel", [:])
+            #expect(try await Self.collect(events).count == 5)
+            #expect(api.changes.dropped == 4)
+            var it = slow.makeAsyncIterator()
+            if case .event(let first)? = await it.next() { #expect(first.object?["n"] == 0) } else { Issue.record("no event kept") }
+        }
+    }
+}

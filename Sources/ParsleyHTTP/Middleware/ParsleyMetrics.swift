@@ -15,11 +15,14 @@ public final class ParsleyMetrics: Sendable {
         public var writesQueued: Int
         /// Lookups by id answered by a statement shared with other lookups, since the start.
         public var pointReadsCoalesced: Int
-        public init(readersBusy: Int, readers: Int, writesQueued: Int, pointReadsCoalesced: Int = 0) {
+        /// Change events a slow subscriber lost (its buffer was full), since the start.
+        public var changeEventsDropped: Int
+        public init(readersBusy: Int, readers: Int, writesQueued: Int, pointReadsCoalesced: Int = 0, changeEventsDropped: Int = 0) {
             self.readersBusy = readersBusy
             self.readers = readers
             self.writesQueued = writesQueued
             self.pointReadsCoalesced = pointReadsCoalesced
+            self.changeEventsDropped = changeEventsDropped
         }
     }
 
@@ -27,6 +30,7 @@ public final class ParsleyMetrics: Sendable {
     let pool: (@Sendable () -> PoolUsage)?
     /// The coalesced-lookup count at the last scrape: the counter advances by what was added since.
     private let coalescedAtLastScrape = Mutex(0)
+    private let droppedAtLastScrape = Mutex(0)
     static let buckets: [Duration] = [
         .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
         .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
@@ -43,6 +47,9 @@ public final class ParsleyMetrics: Sendable {
     static var pointReadsCoalesced: MetricNameDescriptor { MetricNameDescriptor(
         namespace: "parsley", metricName: "db_point_reads_coalesced", unitName: "total",
         helpText: "Lookups by objectId answered by a statement shared with concurrent lookups, since the start") }
+    static var changeEventsDropped: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "change_events_dropped", unitName: "total",
+        helpText: "Change events a slow subscriber lost because its buffer was full, since the start") }
 
     public init(pool: (@Sendable () -> PoolUsage)? = nil) {
         self.pool = pool
@@ -65,6 +72,11 @@ public final class ParsleyMetrics: Sendable {
                 return max(0, usage.pointReadsCoalesced - last)
             }
             registry.makeCounter(descriptor: Self.pointReadsCoalesced).increment(by: Int64(added))
+            let dropped = droppedAtLastScrape.withLock { last in
+                defer { last = max(last, usage.changeEventsDropped) }
+                return max(0, usage.changeEventsDropped - last)
+            }
+            registry.makeCounter(descriptor: Self.changeEventsDropped).increment(by: Int64(dropped))
         }
         return registry.emitToString()
     }
