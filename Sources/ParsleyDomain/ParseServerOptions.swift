@@ -115,6 +115,8 @@ public struct Auth: Sendable {
     public var sessionToken: String?
     /// The absolute mount URL the request came in on (`http://host/parse`), for links in mails.
     public var mountURL: String? = nil
+    /// The request's `X-Parse-Request-Id` (for change events and logs).
+    public var requestId: String? = nil
 
     public init(isMaster: Bool, userId: String? = nil, roles: [String] = [], installationId: String? = nil, sessionToken: String? = nil) {
         self.isMaster = isMaster

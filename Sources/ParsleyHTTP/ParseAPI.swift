@@ -74,6 +74,7 @@ public struct ParseAPI: Sendable {
     public func handle(_ request: ParseRequest) async throws -> ParseResponse {
         var request = request
         request.auth.mountURL = request.mountURL  // for links in mails (EmailFlows)
+        request.auth.requestId = request.requestId  // for change events
         if let idempotency, idempotency.applies(method: request.method.rawValue, path: request.path, requestId: request.requestId) {
             try await idempotency.claim(request.requestId!)
         }

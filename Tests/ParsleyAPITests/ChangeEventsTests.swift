@@ -92,11 +92,12 @@ struct ChangeEventsTests {
             let events = api.changes.subscribe()
             // Creates, an update with an operation, a delete.
             let a = try await p.createId("Thing", ["n": 1])
-            _ = try await p.update("Thing", a, ["n": ["__op": "Increment", "amount": 2]])
+            var r = try await p.request(.put, "/classes/Thing/\(a)", ["n": ["__op": "Increment", "amount": 2]], extra: ["X-Parse-Request-Id": "req-42"])
+            #expect(r.status == 200)
             _ = try await p.delete("Thing", a)
             // A transactional batch that fails half-way stores nothing and emits nothing; one that succeeds emits its
             // writes after its commit, in order.
-            var r = try await p.request(
+            r = try await p.request(
                 .post, "/batch",
                 ["transaction": true, "requests": [
                     ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": 10]],
@@ -133,6 +134,7 @@ struct ChangeEventsTests {
             let created = seen[0]
             #expect(created.isMaster && created.objectId == a && created.object?["objectId"] == .string(a))
             #expect(created.object?["createdAt"] != nil && created.object?["_rperm"] == nil)
+            #expect(seen[1].requestId == "req-42" && seen[0].requestId == nil)
             let session = seen[6]
             #expect(session.object?["user"]?["objectId"] == .string(user.id))
             #expect(seen[5].object?["_hashed_password"] == nil && seen[5].object?["password"] == nil)

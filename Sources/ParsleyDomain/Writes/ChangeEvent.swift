@@ -18,13 +18,16 @@ public struct ChangeEvent: Sendable, Equatable {
     public var userId: String?
     public var isMaster: Bool
     public var installationId: String?
+    /// The writing request's `X-Parse-Request-Id`, when it sent one.
+    public var requestId: String?
     /// When the write committed its change (the object's `updatedAt` for creates and updates).
     public var time: ParseDate
 
     public init(
         className: String, operation: Operation, objectId: String, original: [String: JSONValue]?, object: [String: JSONValue]?,
-        userId: String?, isMaster: Bool, installationId: String?, time: ParseDate
+        userId: String?, isMaster: Bool, installationId: String?, requestId: String? = nil, time: ParseDate
     ) {
+        self.requestId = requestId
         self.className = className
         self.operation = operation
         self.objectId = objectId
@@ -46,6 +49,7 @@ public struct ChangeEvent: Sendable, Equatable {
         if let object { o["object"] = .object(object) }
         if let userId { o["user"] = .string(userId) }
         if let installationId { o["installationId"] = .string(installationId) }
+        if let requestId { o["requestId"] = .string(requestId) }
         return .object(o)
     }
 
@@ -56,6 +60,6 @@ public struct ChangeEvent: Sendable, Equatable {
         self.init(
             className: className, operation: op, objectId: objectId, original: json["original"]?.objectValue, object: json["object"]?.objectValue,
             userId: json["user"]?.stringValue, isMaster: json["master"]?.boolValue ?? false, installationId: json["installationId"]?.stringValue,
-            time: time)
+            requestId: json["requestId"]?.stringValue, time: time)
     }
 }

@@ -41,7 +41,7 @@ public struct ObjectService: Sendable {
         func visible(_ o: [String: JSONValue]?) -> [String: JSONValue]? { o?.filter { !$0.key.hasPrefix("_") } }
         return ChangeEvent(
             className: className, operation: operation, objectId: objectId, original: visible(original), object: visible(object), userId: auth.userId,
-            isMaster: auth.isMaster, installationId: auth.installationId, time: time)
+            isMaster: auth.isMaster, installationId: auth.installationId, requestId: auth.requestId, time: time)
     }
 
     /// Classes whose special rules (passwords, sessions) come with the security issue; until then only
