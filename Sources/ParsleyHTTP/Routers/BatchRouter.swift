@@ -51,9 +51,39 @@ struct BatchRouter: ParseRouter {
                 throw failed.error
             }
         }
+        // Creates alone (the SDKs' saveAll of new objects) are independent: run them together. Anything else runs
+        // in order, so a read or update after a write in the same batch sees it.
+        let onlyCreates = subRequests.allSatisfy { sub in
+            guard case .success(let r) = sub else { return false }
+            return r.method == .post && r.path.count == 2 && r.path[0] == "classes"
+        }
+        if onlyCreates { return ParseResponse(body: .array(await answerConcurrently(subRequests))) }
         var results: [JSONValue] = []
         for sub in subRequests { results.append(await answer(sub)) }
         return ParseResponse(body: .array(results))
+    }
+
+    /// Independent sub-requests (Parse Server runs a batch's sub-requests all at once) up to `width` at a time, so
+    /// SQLite commits them in groups instead of with one fsync each; answers in order.
+    func answerConcurrently(_ subRequests: [Result<ParseRequest, ParseError>], width: Int = 16) async -> [JSONValue] {
+        await withTaskGroup(of: (Int, JSONValue).self) { group in
+            var results = [JSONValue](repeating: .null, count: subRequests.count)
+            var next = 0
+            while next < min(width, subRequests.count) {
+                let (i, sub) = (next, subRequests[next])
+                group.addTask { (i, await answer(sub)) }
+                next += 1
+            }
+            while let (i, result) = await group.next() {
+                results[i] = result
+                if next < subRequests.count {
+                    let (j, sub) = (next, subRequests[next])
+                    group.addTask { (j, await answer(sub)) }
+                    next += 1
+                }
+            }
+            return results
+        }
     }
 
     func subRequest(_ item: JSONValue, parent: ParseRequest) -> Result<ParseRequest, ParseError> {
