@@ -61,17 +61,6 @@ public final class RoleService: Sendable {
         }
     }
 
-    /// Runs a `_Role` write, then forgets cached resolutions (also when the write failed half-way).
-    public func invalidating<T: Sendable>(_ write: () async throws -> T) async throws -> T {
-        do {
-            let result = try await write()
-            await invalidate()
-            return result
-        } catch {
-            await invalidate()
-            throw error
-        }
-    }
 
     /// Forgets cached resolutions in this process only (another process announced a role change).
     public func forgetCached() {

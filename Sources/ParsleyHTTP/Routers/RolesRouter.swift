@@ -34,7 +34,14 @@ struct RolesRouter: ParseRouter {
                 .ok(try await Self.update(req, objectId: p["objectId"]!, roles: roles, objects: objects, queries: queries))
             }
             table.on(.delete, base + "/:objectId") { [roles, objects] req, p in
-                try await roles.invalidating { try await objects.delete("_Role", objectId: p["objectId"]!, auth: req.auth, trusted: true) }
+                let outcome: Result<Void, any Error>
+                do {
+                    outcome = .success(try await objects.delete("_Role", objectId: p["objectId"]!, auth: req.auth, trusted: true))
+                } catch {
+                    outcome = .failure(error)
+                }
+                await roles.invalidate()
+                try outcome.get()
                 return .ok([:])
             }
         }
@@ -54,13 +61,16 @@ struct RolesRouter: ParseRouter {
         let name = try RoleRules.validateCreate(req.bodyObject)
         try await roles.prepareClass()
         if try await queries.count("_Role", where: ["name": .string(name)], auth: .master) > 0 { throw duplicateName }
+        let outcome: Result<[String: JSONValue], any Error>
         do {
-            return try await roles.invalidating {
-                try await objects.create("_Role", body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
-            }
+            outcome = .success(try await objects.create("_Role", body: req.bodyObject, auth: req.auth, rules: .init(trusted: true)))
         } catch StoreError.duplicateValue {
-            throw duplicateName
+            outcome = .failure(duplicateName)
+        } catch {
+            outcome = .failure(error)
         }
+        await roles.invalidate()
+        return try outcome.get()
     }
 
     static func update(
@@ -74,9 +84,14 @@ struct RolesRouter: ParseRouter {
         } else {
             try RoleRules.validateUpdate(req.bodyObject, currentName: nil)
         }
-        return try await roles.invalidating {
-            try await objects.update("_Role", objectId: objectId, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
+        let outcome: Result<[String: JSONValue], any Error>
+        do {
+            outcome = .success(try await objects.update("_Role", objectId: objectId, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true)))
+        } catch {
+            outcome = .failure(error)
         }
+        await roles.invalidate()
+        return try outcome.get()
     }
 
     static func isWritable(_ object: [String: JSONValue], by auth: Auth) -> Bool {
