@@ -76,11 +76,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The Parse REST API over Hummingbird.
+        // The Parse REST API over Hummingbird. Routers call the Domain services; no SQL and no store up here.
         .target(
             name: "ParsleyHTTP",
             dependencies: [
-                "ParsleyCore", "ParsleyStorage", "ParsleyDomain",
+                "ParsleyCore", "ParsleyDomain",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -117,6 +117,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ParsleyCoreTests", dependencies: ["ParsleyCore"], swiftSettings: swiftSettings),
+        // The SQL the storage layer builds, per dialect, and how the SQLite backend reports its errors.
+        .testTarget(
+            name: "ParsleyStorageTests",
+            dependencies: [
+                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ParsleyAPITests",
             dependencies: [

@@ -43,7 +43,7 @@ enum FilesBench {
             options.filesAdapter = backend.1
             options.filesDirectory = work.appendingPathComponent("files-\(backend.0)").path
             let database = try await SQLiteDatabase.open(path: work.appendingPathComponent("files-\(backend.0).sqlite").path, logger: logger)
-            let api = try await ParsleyServer.makeAPI(options: options, database: database)
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
             let serverPort = port + 10 + i
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: serverPort, logger: logger)
             let server = Task { try await app.runService() }

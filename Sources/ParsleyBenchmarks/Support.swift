@@ -318,7 +318,7 @@ struct BenchServer {
     let base: String
 
     static func start(database: any SQLDatabase, port: Int, logger: Logger) async throws -> BenchServer {
-        let api = try await ParsleyServer.makeAPI(options: options, database: database)
+        let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
         let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
         let task = Task { try await app.runService() }
         try await Task.sleep(for: .milliseconds(500))

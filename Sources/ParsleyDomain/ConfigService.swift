@@ -7,27 +7,19 @@ public struct ConfigService: Sendable {
 
     public init(store: SQLStore) { self.store = store }
 
-    var table: String { store.dialect.quote("_GlobalConfig") }
-
     public func bootstrap() async throws {
-        let table = self.table
-        try await store.database.write { db in
-            try await db.query(SQLFragment("CREATE TABLE IF NOT EXISTS \(table) (objectId TEXT PRIMARY KEY, params TEXT NOT NULL, masterKeyOnly TEXT NOT NULL)"))
-        }
+        try await store.createConfigTable()
     }
 
-    static func decode(_ rows: [SQLRow]) -> (params: [String: JSONValue], masterKeyOnly: [String: JSONValue]) {
-        guard let row = rows.first, case .text(let p) = row[0], case .text(let m) = row[1] else { return ([:], [:]) }
-        return ((try? JSONParser.parse(p))?.objectValue ?? [:], (try? JSONParser.parse(m))?.objectValue ?? [:])
+    /// The stored parameters and flags as objects (empty when none are stored).
+    static func decode(_ config: StoredConfig?) -> (params: [String: JSONValue], masterKeyOnly: [String: JSONValue]) {
+        guard let config else { return ([:], [:]) }
+        return (config.params?.objectValue ?? [:], config.masterKeyOnly?.objectValue ?? [:])
     }
 
     /// `GET /config`: master-only parameters are left out for other callers.
     public func get(auth: Auth) async throws -> [String: JSONValue] {
-        let table = self.table
-        let rows = try await store.database.read { db in
-            try await db.query(SQLFragment("SELECT params, masterKeyOnly FROM \(table) WHERE objectId = '1'"))
-        }
-        var (params, masterOnly) = Self.decode(rows)
+        var (params, masterOnly) = Self.decode(try await store.config())
         if !auth.isMaster {
             for (key, flag) in masterOnly where flag == .bool(true) {
                 params[key] = nil
@@ -47,9 +39,9 @@ public struct ConfigService: Sendable {
             guard !key.isEmpty else { throw ParseError.invalidKeyName(key) }
             _ = try ParseValue.inferType(value)
         }
-        let table = self.table
-        try await store.database.write { db in
-            var (params, masterOnly) = Self.decode(try await db.query(SQLFragment("SELECT params, masterKeyOnly FROM \(table) WHERE objectId = '1'")))
+        try await store.database.write { [store] db in
+            let writer = store.writer(db)
+            var (params, masterOnly) = Self.decode(try await writer.config())
             for (key, value) in changes {
                 if value["__op"]?.stringValue == "Delete" {
                     params[key] = nil
@@ -59,10 +51,7 @@ public struct ConfigService: Sendable {
                     masterOnly[key] = .bool(flags[key]?.boolValue ?? false)
                 }
             }
-            try await db.query(
-                SQLFragment(
-                    "INSERT INTO \(table) (objectId, params, masterKeyOnly) VALUES ('1', ?, ?) ON CONFLICT (objectId) DO UPDATE SET params = excluded.params, masterKeyOnly = excluded.masterKeyOnly",
-                    [.text(JSONWriter.string(.object(params))), .text(JSONWriter.string(.object(masterOnly)))]))
+            try await writer.saveConfig(params: .object(params), masterKeyOnly: .object(masterOnly))
         }
     }
 }

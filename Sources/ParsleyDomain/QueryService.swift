@@ -108,8 +108,10 @@ public struct QueryService: Sendable {
             return try await body()
         } catch StoreError.timeout {
             throw ParseError(.invalidQuery, "Query took too long and was cancelled (an expensive $regex or a scan past the statement timeout)")
-        } catch StoreError.database(let message) where message.contains(WhereCompiler.invalidRegexMarker) {
+        } catch StoreError.invalidRegex {
             throw ParseError(.invalidQuery, "Invalid regular expression in $regex")
+        } catch StoreError.tooComplex {
+            throw ParseError(.invalidQuery, "The query is too complex for the database")
         }
     }
 

@@ -77,31 +77,40 @@ public final class RoleService: Sendable {
         guard let schema = schemas.schema("_Role"), case .relation("_User")? = schema.fields["users"], schema.fields["name"] == .string else {
             return []
         }
-        let q = store.dialect.quote
-        let users = q(WhereCompiler.joinTable(field: "users", owner: "_Role"))
-        let roles = q(WhereCompiler.joinTable(field: "roles", owner: "_Role"))
-        // Join-table columns are created unquoted (SQLWriter), so they are named unquoted here too.
-        let (owning, related) = ("owningId", "relatedId")
-        var sql = "WITH RECURSIVE \(q("r"))(\(q("id"))) AS (SELECT \(owning) FROM \(users) WHERE \(related) = ?"
-        if case .relation("_Role")? = schema.fields["roles"] {
-            sql += " UNION SELECT \(q("j")).\(owning) FROM \(roles) AS \(q("j")) JOIN \(q("r")) ON \(q("j")).\(related) = \(q("r")).\(q("id"))"
-        }
-        sql += ") SELECT DISTINCT \(q("name")) FROM \(q("_Role")) WHERE \(q("objectId")) IN (SELECT \(q("id")) FROM \(q("r")))"
-        sql += " AND \(q("name")) IS NOT NULL ORDER BY \(q("name"))"
-        let statement = SQLFragment(sql, [.text(userId)])
-        let rows = try await store.database.read { db in try await db.query(statement) }
-        return rows.compactMap { $0.first?.text }
+        let throughRoles: Bool
+        if case .relation("_Role")? = schema.fields["roles"] { throughRoles = true } else { throughRoles = false }
+        return try await store.roleNames(forUser: userId, throughRoles: throughRoles)
     }
 
     /// Makes sure `_Role` exists with its unique index on `name` (duplicates fail with 137 in the database).
     public func prepareClass() async throws {
         try await schemas.ensure("_Role", fields: [:], auth: .master, allowClassCreation: true)
-        let q = store.dialect.quote
-        let statement = SQLFragment("CREATE UNIQUE INDEX IF NOT EXISTS \(q("_Role__unique_name")) ON \(q("_Role")) (\(q("name")))")
         do {
-            _ = try await store.database.write { db in try await db.query(statement) }
-        } catch StoreError.duplicateValue {
+            try await store.createRoleNameIndex()
+        } catch StoreError.uniqueViolation {
             // Names stored twice before the index existed: keep serving; role creation still checks names first.
         }
+    }
+
+    static let duplicateName = ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
+
+    /// `POST /roles`: validates the role (`RoleRules`), refuses a name that is taken (137, also when another
+    /// request stores it first: the unique index), and creates it through the write pipeline with the caller's auth.
+    public func create(_ body: JSONValue, auth: Auth, objects: ObjectService, queries: QueryService) async throws -> [String: JSONValue] {
+        let name = try RoleRules.validateCreate(body)
+        try await prepareClass()
+        if try await queries.count("_Role", where: ["name": .string(name)], auth: .master) > 0 { throw Self.duplicateName }
+        // Cached resolutions are dropped after the write, whatever its outcome (no await inside catch: the release
+        // compiler crashed splitting such a coroutine).
+        let outcome: Result<[String: JSONValue], any Error>
+        do {
+            outcome = .success(try await objects.create("_Role", body: body, auth: auth, rules: .init(trusted: true)))
+        } catch StoreError.uniqueViolation {
+            outcome = .failure(Self.duplicateName)
+        } catch {
+            outcome = .failure(error)
+        }
+        await invalidate()
+        return try outcome.get()
     }
 }

@@ -147,7 +147,7 @@ public struct SchemaChange: Sendable {
             if case .relation = type {
                 try await writer.dropTable(WhereCompiler.joinTable(field: field, owner: name))
             } else {
-                _ = try await writer.db.query(SQLFragment("ALTER TABLE \(writer.dialect.quote(name)) DROP COLUMN \(writer.dialect.quote(field))"))
+                try await writer.dropColumn(name, field: field)
             }
         }
         for (field, type) in plan.addColumns { try await writer.addColumn(name, field: field, type: type) }

@@ -152,10 +152,6 @@ public final class SessionService: Sendable {
     /// Makes sure `_Session` exists with a unique token index.
     public func bootstrap() async throws {
         _ = try await schemas.ensure("_Session", fields: [:], auth: .master, allowClassCreation: true)
-        let q = store.dialect.quote
-        _ = try await store.database.write { db in
-            try await db.query(SQLFragment("CREATE UNIQUE INDEX IF NOT EXISTS \(q("_Session_token")) ON \(q("_Session")) (\(q("sessionToken")))"))
-            try await db.query(SQLFragment("CREATE INDEX IF NOT EXISTS \(q("_Session_user")) ON \(q("_Session")) (\(q("user")))"))
-        }
+        try await store.createSessionIndexes()
     }
 }

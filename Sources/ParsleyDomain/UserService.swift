@@ -33,18 +33,10 @@ public struct UserService: Sendable {
         self.attempts = LoginAttempts(objects: objects, options: options)
     }
 
-    static let usernameIndex = "_User_username_lower"
-    static let emailIndex = "_User_email_lower"
-
     /// Creates `_User` with its unique case-insensitive indexes.
     public func bootstrap() async throws {
         _ = try await schemas.ensure("_User", fields: [:], auth: .master, allowClassCreation: true)
-        let q = store.dialect.quote
-        _ = try await store.database.write { db in
-            try await db.query(SQLFragment("CREATE UNIQUE INDEX IF NOT EXISTS \(q(Self.usernameIndex)) ON \(q("_User")) (lower(\(q("username"))))"))
-            try await db.query(SQLFragment("CREATE UNIQUE INDEX IF NOT EXISTS \(q(Self.emailIndex)) ON \(q("_User")) (lower(\(q("email"))))"))
-            try await db.query(SQLFragment("CREATE INDEX IF NOT EXISTS \(q("_User_username")) ON \(q("_User")) (\(q("username")))"))
-        }
+        try await store.createUserIndexes()
     }
 
     public struct Created: Sendable {
@@ -121,14 +113,16 @@ public struct UserService: Sendable {
             && !s.contains(" ")
     }
 
-    /// Unique-index violations become Parse's 202/203.
+    /// Unique-index violations become Parse's 203 (email), 202 (username) or 137 (any other unique index).
     func mapDuplicates<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch StoreError.duplicateValue(let message) {
-            if message.contains("email") { throw ParseError(.init(rawValue: 203), "Account already exists for this email address.") }
-            if message.contains("username") { throw ParseError(.init(rawValue: 202), "Account already exists for this username.") }
-            throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
+        } catch StoreError.uniqueViolation(let index) {
+            switch index {
+            case SystemIndex.userEmail: throw ParseError(.init(rawValue: 203), "Account already exists for this email address.")
+            case SystemIndex.userUsername: throw ParseError(.init(rawValue: 202), "Account already exists for this username.")
+            default: throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
+            }
         }
     }
 

@@ -1,45 +1,31 @@
-import Logging
-public import ParsleyCore
+import ParsleyCore
 public import ParsleyDomain
-public import ParsleyStorage
 
 /// The Parse REST API below the transport: routes a `ParseRequest` to the resource router that owns it.
 public struct ParseAPI: Sendable {
-    public let options: ParseServerOptions
-    public let store: SQLStore
-    public let schemas: SchemaService
-    public let objects: ObjectService
+    /// The Domain services the routers call.
+    public let services: ParseServices
+    public var options: ParseServerOptions { services.options }
+    public var schemas: SchemaService { services.schemas }
+    public var objects: ObjectService { services.objects }
     /// Committed object writes of every server process on the database (`ParseServerOptions.changeEvents`).
-    public var changes: ChangeFeed { objects.changes }
-    public let queries: QueryService
-    public let sessions: SessionService
-    public let users: UserService
-    public let roles: RoleService
+    public var changes: ChangeFeed { services.changes }
+    public var queries: QueryService { services.queries }
+    public var sessions: SessionService { services.sessions }
+    public var users: UserService { services.users }
+    public var roles: RoleService { services.roles }
     /// Role names of a user, for ACL principals (`role:Name`).
     public var roleNames: @Sendable (String) async throws -> [String] = { _ in [] }
     private let routers: [any ParseRouter]
     /// Nil unless `idempotencyOptions` are set.
-    let idempotency: IdempotencyService?
+    var idempotency: IdempotencyService? { services.idempotency }
 
-    public init(options: ParseServerOptions, store: SQLStore, schemas: SchemaService) {
-        self.options = options
-        self.store = store
-        self.schemas = schemas
-        let objects = ObjectService(store: store, schemas: schemas, options: options)
-        let queries = QueryService(store: store, schemas: schemas, options: options)
-        self.objects = objects
-        self.queries = queries
-        let sessions = SessionService(store: store, schemas: schemas, objects: objects, options: options)
-        let users = UserService(
-            store: store, schemas: schemas, objects: objects, queries: queries, sessions: sessions, options: options,
-            providers: AuthProviders([GitHubAuthProvider(apiURL: options.githubAPIURL)]))
-        self.sessions = sessions
-        self.users = users
-        let roles = RoleService(store: store, schemas: schemas)
-        self.roles = roles
+    /// The API over services ready to serve (`ParseServices.open`).
+    public init(services: ParseServices) {
+        self.services = services
+        let (options, schemas, objects, queries) = (services.options, services.schemas, services.objects, services.queries)
+        let (users, sessions, roles) = (services.users, services.sessions, services.roles)
         self.roleNames = { try await roles.roleNames(forUser: $0) }
-        // The paths were checked when the options were read (ServerSettings); a bad one turns idempotency off here.
-        self.idempotency = (try? IdempotencyService(options: options, objects: objects, queries: queries)) ?? nil
         var routers: [any ParseRouter] = [
             HealthRouter(),
             UsersRouter(users: users, queries: queries, sessions: sessions),
@@ -48,26 +34,15 @@ public struct ParseAPI: Sendable {
             RolesRouter(roles: roles, objects: objects, queries: queries),
             ClassesRouter(objects: objects, queries: queries),
             SchemasRouter(schemas: schemas, queries: queries),
-            InstallationsRouter(
-                installations: InstallationService(objects: objects, queries: queries), objects: objects, queries: queries),
-            AppRouter(config: ConfigService(store: store), objects: objects, schemas: schemas),
+            InstallationsRouter(installations: services.installations, objects: objects, queries: queries),
+            AppRouter(config: services.config, objects: objects),
         ]
         let base = routers
         let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse = { request in
             try await Self.route(request, base)
         }
-        routers.append(BatchRouter(options: options, store: store, schemas: schemas, dispatch: dispatch))
+        routers.append(BatchRouter(options: options, transactions: services.transactions, schemas: schemas, dispatch: dispatch))
         self.routers = routers
-    }
-
-    /// Creates the system classes the server relies on.
-    public func bootstrap() async throws {
-        try await users.bootstrap()
-        try await sessions.bootstrap()
-        try await ConfigService(store: store).bootstrap()
-        try await roles.prepareClass()
-        try await idempotency?.bootstrap()
-        // The cache listener runs in `background` (ParseAPIBackground.swift).
     }
 
     /// Answers one API call.

@@ -1,21 +1,8 @@
 public import Hummingbird
 public import Logging
-public import ParsleyDomain
-public import ParsleyStorage
 
-/// Builds the HTTP application around a store: used by `parsley serve`, the tests and the benchmark.
+/// Builds the HTTP application around a `ParseAPI`: used by `parsley serve`, the tests and the benchmark.
 public enum ParsleyServer {
-    public static func makeAPI(options: ParseServerOptions, database: any SQLDatabase) async throws -> ParseAPI {
-        let store = SQLStore(database: database)
-        try await store.bootstrap()
-        let schemas = SchemaService(store: store)
-        try await schemas.reload()
-        let api = ParseAPI(options: options, store: store, schemas: schemas)
-        try await api.bootstrap()
-        try await FileService(options: options, sql: store).store.prepare()
-        return api
-    }
-
     /// The API behind the operations layer (request ids, `/health`, rate limits, metrics, access log).
     /// `onListening` gets the port the server listens on once it does (the one the system chose for port 0).
     public static func application(

@@ -25,16 +25,16 @@ final class PostgresChangeChannel: ChangeChannel {
 
     func send(_ message: String, in transaction: Transaction) async throws {
         if message.utf8.count <= Self.inlineLimit {
-            try await transaction.query(SQLFragment("SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text("E|m:" + message)]))
+            try await transaction.query(SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text("E|m:" + message)]))
             return
         }
         let rows = try await transaction.query(
-            SQLFragment("INSERT INTO \"\(Self.outbox)\" (payload) VALUES (?) RETURNING id", [.text(message)]))
+            SQLFragment(unsafeSQL: "INSERT INTO \"\(Self.outbox)\" (payload) VALUES (?) RETURNING id", [.text(message)]))
         guard case .integer(let id)? = rows.first?.first else { throw StoreError.database("outbox insert returned no id") }
-        try await transaction.query(SQLFragment("SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text("E|r:\(id)")]))
+        try await transaction.query(SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text("E|r:\(id)")]))
         // Every process has read a message within seconds; old ones are removed now and then.
         if outboxWrites.add(1, ordering: .relaxed).newValue % 128 == 0 {
-            try await transaction.query(SQLFragment("DELETE FROM \"\(Self.outbox)\" WHERE created < now() - interval '10 minutes'"))
+            try await transaction.query(SQLFragment(unsafeSQL: "DELETE FROM \"\(Self.outbox)\" WHERE created < now() - interval '10 minutes'"))
         }
     }
 

@@ -71,14 +71,14 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         let events = PostgresChangeChannel { [weak db] id in
             guard let db else { return nil }
             let outbox = PostgresChangeChannel.outbox
-            let rows = try await db.read { try await $0.query(SQLFragment("SELECT payload FROM \"\(outbox)\" WHERE id = ?", [.integer(id)])) }
+            let rows = try await db.read { try await $0.query(SQLFragment(unsafeSQL: "SELECT payload FROM \"\(outbox)\" WHERE id = ?", [.integer(id)])) }
             return rows.first?.first?.text
         }
         db.events.withLockedValue { $0 = events }
         let feed = PostgresChangeFeed(configuration: listenerConfiguration, logger: logger, events: events) { [weak db] message in
             guard let db else { return }
             _ = try await db.write { executor in
-                try await executor.query(SQLFragment("SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text(message)]))
+                try await executor.query(SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text(message)]))
             }
         }
         db.feed.withLockedValue { $0 = feed }
@@ -200,8 +200,8 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     func installFunctions() async throws {
         _ = try await write { db in
             try await db.query(SQLFragment("SELECT pg_advisory_xact_lock(7238051)"))
-            for statement in PostgresFunctions.statements { try await db.query(SQLFragment(statement)) }
-            try await db.query(SQLFragment(PostgresChangeChannel.createOutbox))
+            for statement in PostgresFunctions.statements { try await db.query(SQLFragment(unsafeSQL: statement)) }
+            try await db.query(SQLFragment(unsafeSQL: PostgresChangeChannel.createOutbox))
             return true
         }
     }
@@ -270,13 +270,17 @@ struct PostgresExecutor: SQLExecutor {
         ["0A000", "26000", "42703", "42P01"].contains(error.serverInfo?[.sqlState] ?? "")
     }
 
+    /// SQLSTATEs as `StoreError` cases: 23505 unique_violation (with the index's name, which PostgreSQL reports as
+    /// the constraint's), 2201B invalid_regular_expression, 57014 query_canceled (the statement timeout) and 54001
+    /// statement_too_complex.
     static func storeError(_ error: PSQLError) -> StoreError {
         let state = error.serverInfo?[.sqlState] ?? ""
         let message = error.serverInfo?[.message] ?? "\(error.code)"
         switch state {
-        case "23505": return .duplicateValue(message + " " + (error.serverInfo?[.detail] ?? ""))
+        case "23505": return .uniqueViolation(index: error.serverInfo?[.constraintName] ?? message)
         case "57014": return .timeout
-        case "2201B": return .database("\(WhereCompiler.invalidRegexMarker): \(message)")
+        case "2201B": return .invalidRegex
+        case "54001": return .tooComplex
         default: return .database(state.isEmpty ? message : "\(state): \(message)")
         }
     }

@@ -22,9 +22,10 @@ public struct PostgresDialect: SQLDialect {
     public var unlimitedClause: String { "" }
     public var supportsAddColumnIfNotExists: Bool { true }
     public var lockRowsClause: String { " FOR UPDATE" }
+    public var beginSnapshot: SQLFragment { "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY" }
 
     public func schemaLock(_ className: String) -> SQLFragment? {
-        SQLFragment("SELECT pg_advisory_xact_lock(hashtext(?))", [.text("parsley-schema:" + className)])
+        SQLFragment(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext(?))", [.text("parsley-schema:" + className)])
     }
 
     /// `'{a,b}'` as a bound text[] path.
@@ -52,7 +53,7 @@ public struct PostgresDialect: SQLDialect {
     }
 
     public func arrayElements(of expression: SQLFragment, alias: String) -> (from: SQLFragment, element: ArrayElement) {
-        let v = SQLFragment("\(alias).v")
+        let v = SQLFragment(unsafeSQL: "\(alias).v")
         let element = ArrayElement(value: { kind in PostgresDialect().scalar(v, kind) }, type: "parsley_json_type(" + v + ")", json: v)
         let from = "jsonb_array_elements(CASE WHEN jsonb_typeof(" + expression + ") = 'array' THEN " + expression + " ELSE '[]'::jsonb END) AS \(alias)(v)"
         return (from, element)
@@ -64,7 +65,7 @@ public struct PostgresDialect: SQLDialect {
 
     public func listSource(_ list: BoundList, alias: String) -> (from: SQLFragment, value: SQLFragment) {
         let value = list.kind == .number ? "\(alias).v::double precision" : "\(alias).v"
-        return ("jsonb_array_elements_text(" + .bind(.json(list.json)) + ") AS \(alias)(v)", SQLFragment(value))
+        return ("jsonb_array_elements_text(" + .bind(.json(list.json)) + ") AS \(alias)(v)", SQLFragment(unsafeSQL: value))
     }
 
     public func regexMatch(_ expression: SQLFragment, _ pattern: String, options: String) -> SQLFragment {

@@ -14,6 +14,8 @@ public struct SQLiteDialect: SQLDialect {
     public var supportsAddColumnIfNotExists: Bool { false }
     public var lockRowsClause: String { "" }
     public func schemaLock(_ className: String) -> SQLFragment? { nil }
+    /// A deferred transaction: its first read fixes the WAL snapshot it reads until it ends.
+    public var beginSnapshot: SQLFragment { "BEGIN" }
 
     static func jsonPath(_ path: [String]) -> String {
         "$" + path.map { ".\"\($0)\"" }.joined()
@@ -28,8 +30,8 @@ public struct SQLiteDialect: SQLDialect {
     }
 
     public func arrayElements(of expression: SQLFragment, alias: String) -> (from: SQLFragment, element: ArrayElement) {
-        let value = SQLFragment("\(alias).value")
-        return ("json_each(" + expression + ") AS \(alias)", ArrayElement(value: { _ in value }, type: SQLFragment("\(alias).type"), json: value))
+        let value = SQLFragment(unsafeSQL: "\(alias).value")
+        return ("json_each(" + expression + ") AS \(alias)", ArrayElement(value: { _ in value }, type: SQLFragment(unsafeSQL: "\(alias).type"), json: value))
     }
 
     public func regexMatch(_ expression: SQLFragment, _ pattern: String, options: String) -> SQLFragment {
@@ -59,7 +61,7 @@ public struct SQLiteDialect: SQLDialect {
 
     /// `json_each` over the bound JSON array: text stays text, numbers come back as integers or reals.
     public func listSource(_ list: BoundList, alias: String) -> (from: SQLFragment, value: SQLFragment) {
-        ("json_each(" + .bind(.text(list.json)) + ") AS \(alias)", SQLFragment("\(alias).value"))
+        ("json_each(" + .bind(.text(list.json)) + ") AS \(alias)", SQLFragment(unsafeSQL: "\(alias).value"))
     }
 
     /// Permission lists are JSON string arrays (`["*","role:Admin"]`); `parsley_holds_any` (a C function, see
@@ -70,6 +72,6 @@ public struct SQLiteDialect: SQLDialect {
         if principals.isEmpty || principals.contains(where: { $0.isEmpty || $0.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }) {
             return anyElementHolds(column, principals, alias: alias)
         }
-        return SQLFragment("parsley_holds_any(" + column.sql + ", ?)", column.binds + [.text(principals.joined(separator: "\n"))])
+        return SQLFragment(unsafeSQL: "parsley_holds_any(" + column.sql + ", ?)", column.binds + [.text(principals.joined(separator: "\n"))])
     }
 }

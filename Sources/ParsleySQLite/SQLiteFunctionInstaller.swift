@@ -4,8 +4,6 @@ import ParsleyStorage
 
 /// Installs Parsley's SQL functions (regex, word search, geo) on a connection as C callbacks.
 enum SQLiteFunctionInstaller {
-    static let timeoutMessage = "parsley: regular expression ran out of time"
-
     typealias Callback = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
 
     static func install(on db: OpaquePointer) {
@@ -49,9 +47,9 @@ enum SQLiteFunctionInstaller {
             let matched = try RegexCache.shared.matches(pattern: pattern, options: options, subject: subject)
             sqlite_nio_sqlite3_result_int64(context, matched ? 1 : 0)
         } catch is RegexCache.InvalidPattern {
-            sqlite_nio_sqlite3_result_error(context, "parsley: " + WhereCompiler.invalidRegexMarker, -1)
+            sqlite_nio_sqlite3_result_error(context, SQLiteErrors.invalidRegexMessage, -1)
         } catch {
-            sqlite_nio_sqlite3_result_error(context, timeoutMessage, -1)
+            sqlite_nio_sqlite3_result_error(context, SQLiteErrors.regexTimeoutMessage, -1)
         }
     }
 

@@ -17,9 +17,9 @@ final class RegexCache: Sendable {
     static let shared = RegexCache()
     private let cache = NIOLockedValueBox<[String: NSRegularExpression]>([:])
 
-    /// Its description carries `WhereCompiler.invalidRegexMarker` into the SQLite error message.
+    /// A pattern that does not compile (`parsley_regex` reports `SQLiteErrors.invalidRegexMessage`).
     struct InvalidPattern: Error, CustomStringConvertible {
-        var description: String { "parsley: \(WhereCompiler.invalidRegexMarker)" }
+        var description: String { SQLiteErrors.invalidRegexMessage }
     }
 
     func regex(pattern: String, options: String) throws -> NSRegularExpression {

@@ -42,7 +42,7 @@ final class SQLiteHandle: @unchecked Sendable {
 
     /// Runs one statement, returning all rows.
     func query(_ sql: String, _ binds: [SQLValue]) throws -> [SQLRow] {
-        try SQLFragment(sql, binds).checkSize()
+        try SQLFragment(unsafeSQL: sql, binds).checkSize()
         let stmt = try statement(sql)
         defer {
             sqlite_nio_sqlite3_reset(stmt)
@@ -113,10 +113,44 @@ final class SQLiteHandle: @unchecked Sendable {
         statements = [:]
     }
 
+    /// The typed error for a failed call (`SQLiteErrors`), read from the connection before anything else runs on it.
     private func error(_ rc: Int32) -> StoreError {
         let message = String(cString: sqlite_nio_sqlite3_errmsg(db))
-        if rc & 0xFF == PARSLEY_SQLITE_CONSTRAINT { return .duplicateValue(message) }
-        if rc & 0xFF == PARSLEY_SQLITE_INTERRUPT || message.contains(SQLiteFunctionInstaller.timeoutMessage) { return .timeout }
-        return .database(message)
+        let extended = sqlite_nio_sqlite3_extended_errcode(db)
+        return SQLiteErrors.storeError(code: rc, extended: extended, message: message) { table, columns in
+            self.uniqueIndex(table: table, columns: columns)
+        }
+    }
+
+    /// The unique index of `table` on exactly `columns`, in order (SQLite's message names the columns, not the index).
+    private func uniqueIndex(table: String, columns: [String]) -> String? {
+        for index in names("SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1", table)
+        where names("SELECT name FROM pragma_index_info(?) ORDER BY seqno", index) == columns {
+            return index
+        }
+        return nil
+    }
+
+    /// The text of the first column of each row of a statement with one text parameter; empty on any failure.
+    /// Prepared outside the statement cache: this runs while a failed cached statement waits for its reset, and
+    /// a full cache would finalize that statement.
+    private func names(_ sql: String, _ parameter: String) -> [String] {
+        var stmt: OpaquePointer?
+        guard sqlite_nio_sqlite3_prepare_v3(db, sql, -1, 0, &stmt, nil) == PARSLEY_SQLITE_OK, let stmt else { return [] }
+        defer { sqlite_nio_sqlite3_finalize(stmt) }
+        var parameter = parameter
+        let bound = parameter.withUTF8 { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                chars.baseAddress.map { parsley_sqlite_bind_text(stmt, 1, $0, Int32(chars.count)) } ?? PARSLEY_SQLITE_OK
+            }
+        }
+        guard bound == PARSLEY_SQLITE_OK else { return [] }
+        var out: [String] = []
+        while sqlite_nio_sqlite3_step(stmt) == PARSLEY_SQLITE_ROW {
+            guard let text = sqlite_nio_sqlite3_column_text(stmt, 0) else { continue }
+            let count = Int(sqlite_nio_sqlite3_column_bytes(stmt, 0))
+            out.append(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        }
+        return out
     }
 }

@@ -31,16 +31,27 @@ extension SQLDatabase {
     public var pointReads: PointReadBatcher? { nil }
 }
 
-/// Errors a backend reports, translated from its driver.
-public enum StoreError: Error, Sendable, CustomStringConvertible {
-    case duplicateValue(String)
+/// Errors a backend reports, translated from its driver's codes inside the backend module, so callers tell
+/// them apart by case, never by message text.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A unique index refused a second equal value. `index` is the index's name as it was created (see
+    /// `SystemIndex`); a primary key is named `<table>_pkey`, as PostgreSQL names it.
+    case uniqueViolation(index: String)
+    /// A `$regex` pattern the database's regular-expression engine does not accept.
+    case invalidRegex
+    /// The statement ran past its time budget (statement timeout, or a regular expression that ran too long).
     case timeout
+    /// The statement is more than the database can plan or run (expressions nested too deeply and the like).
+    case tooComplex
+    /// Any other failure, with the driver's message.
     case database(String)
 
     public var description: String {
         switch self {
-        case .duplicateValue(let m): return "duplicate value: \(m)"
+        case .uniqueViolation(let index): return "duplicate value in unique index \(index)"
+        case .invalidRegex: return "invalid regular expression"
         case .timeout: return "statement timeout"
+        case .tooComplex: return "statement too complex"
         case .database(let m): return m
         }
     }

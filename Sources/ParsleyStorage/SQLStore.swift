@@ -14,14 +14,14 @@ public struct SQLStore: Sendable {
     public func bootstrap() async throws {
         let q = dialect.quote("_SCHEMA")
         _ = try await database.write { db in
-            try await db.query(SQLFragment("CREATE TABLE IF NOT EXISTS \(q) (className TEXT PRIMARY KEY, schema TEXT NOT NULL, version BIGINT NOT NULL)"))
+            try await db.query(SQLFragment(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(q) (className TEXT PRIMARY KEY, schema TEXT NOT NULL, version BIGINT NOT NULL)"))
         }
     }
 
     /// Every stored class schema with its version.
     public func loadSchemas() async throws -> [(ClassSchema, Int64)] {
         let q = dialect.quote("_SCHEMA")
-        let rows = try await database.read { db in try await db.query(SQLFragment("SELECT schema, version FROM \(q)")) }
+        let rows = try await database.read { db in try await db.query(SQLFragment(unsafeSQL: "SELECT schema, version FROM \(q)")) }
         return rows.compactMap { row in
             guard case .text(let text) = row[0], let json = try? JSONParser.parse(text), let schema = ClassSchema(json: json),
                 case .integer(let version) = row[1]
@@ -100,7 +100,7 @@ extension SQLStore {
     public func count(_ spec: FindSpec) async throws -> Int {
         let compiler = WhereCompiler(dialect: dialect, schemas: spec.schemas, readPrincipals: spec.readPrincipals)
         let alias = "t0"
-        var f = SQLFragment("SELECT COUNT(*) FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")
+        var f = SQLFragment(unsafeSQL: "SELECT COUNT(*) FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")
         f.append(try compiler.compile(spec.predicate, schema: spec.schema, alias: alias))
         f.append(compiler.readFilter(alias: alias))
         let statement = f
@@ -111,6 +111,12 @@ extension SQLStore {
 
     /// The SELECT for a find and the field columns it returns after the five system columns.
     public func selectStatement(_ spec: FindSpec) throws(ParseError) -> (SQLFragment, [(String, FieldType)]) {
+        try Self.selectStatement(spec, dialect: dialect)
+    }
+
+    /// The SELECT for a find in `dialect` (no database needed) and the field columns it returns after the five
+    /// system columns.
+    public static func selectStatement(_ spec: FindSpec, dialect: any SQLDialect) throws(ParseError) -> (SQLFragment, [(String, FieldType)]) {
         let compiler = WhereCompiler(dialect: dialect, schemas: spec.schemas, readPrincipals: spec.readPrincipals)
         let alias = "t0"
         var fields = spec.keys.map { keys in spec.schema.storedFields.filter { keys.contains($0.name) } } ?? spec.schema.storedFields
@@ -120,7 +126,7 @@ extension SQLStore {
             if i > 0 { select += ", " }
             select += compiler.column(alias, name)
         }
-        var f = SQLFragment(select)
+        var f = SQLFragment(unsafeSQL: select)
         var scoreColumn = false
         if spec.withTextScore, let (path, search) = spec.predicate.textSearch,
             case .column(let e, _) = compiler.target(path, schema: spec.schema, alias: alias)

@@ -10,7 +10,7 @@ public struct SQLWriter: Sendable {
     /// The stored schema of a class and its version, read inside the transaction (authoritative).
     public func storedSchema(_ className: String) async throws -> (ClassSchema, Int64)? {
         if let lock = dialect.schemaLock(className) { try await db.query(lock) }
-        var f = SQLFragment("SELECT schema, version FROM \(dialect.quote("_SCHEMA")) WHERE className = ")
+        var f = SQLFragment(unsafeSQL: "SELECT schema, version FROM \(dialect.quote("_SCHEMA")) WHERE className = ")
         f.append(bind: .text(className))
         let rows = try await db.query(f)
         guard let row = rows.first, case .text(let text) = row[0], let json = try? JSONParser.parse(text),
@@ -23,7 +23,7 @@ public struct SQLWriter: Sendable {
     public func saveSchema(_ schema: ClassSchema, previousVersion: Int64?) async throws -> Int64 {
         let version = (previousVersion ?? 0) + 1
         let text = JSONWriter.string(schema.json)
-        var f = SQLFragment("INSERT INTO \(dialect.quote("_SCHEMA")) (className, schema, version) VALUES (")
+        var f = SQLFragment(unsafeSQL: "INSERT INTO \(dialect.quote("_SCHEMA")) (className, schema, version) VALUES (")
         f.append(bind: .text(schema.className))
         f.append(", ")
         f.append(bind: .text(text))
@@ -35,7 +35,7 @@ public struct SQLWriter: Sendable {
     }
 
     public func deleteSchema(_ className: String) async throws {
-        var f = SQLFragment("DELETE FROM \(dialect.quote("_SCHEMA")) WHERE className = ")
+        var f = SQLFragment(unsafeSQL: "DELETE FROM \(dialect.quote("_SCHEMA")) WHERE className = ")
         f.append(bind: .text(className))
         _ = try await db.query(f)
     }
@@ -44,39 +44,44 @@ public struct SQLWriter: Sendable {
         let t = dialect.quote(className)
         _ = try await db.query(
             SQLFragment(
-                "CREATE TABLE IF NOT EXISTS \(t) (\"objectId\" TEXT PRIMARY KEY, \"createdAt\" TEXT NOT NULL, \"updatedAt\" TEXT NOT NULL, \"_rperm\" \(dialect.permissionColumnType), \"_wperm\" \(dialect.permissionColumnType))"
+                unsafeSQL: "CREATE TABLE IF NOT EXISTS \(t) (\"objectId\" TEXT PRIMARY KEY, \"createdAt\" TEXT NOT NULL, \"updatedAt\" TEXT NOT NULL, \"_rperm\" \(dialect.permissionColumnType), \"_wperm\" \(dialect.permissionColumnType))"
             ))
     }
 
     public func dropTable(_ className: String) async throws {
-        _ = try await db.query(SQLFragment("DROP TABLE IF EXISTS \(dialect.quote(className))"))
+        _ = try await db.query(SQLFragment(unsafeSQL: "DROP TABLE IF EXISTS \(dialect.quote(className))"))
+    }
+
+    /// Removes a field's column from a class table.
+    public func dropColumn(_ className: String, field: String) async throws {
+        _ = try await db.query(SQLFragment(unsafeSQL: "ALTER TABLE \(dialect.quote(className)) DROP COLUMN \(dialect.quote(field))"))
     }
 
     public func addColumn(_ className: String, field: String, type: FieldType) async throws {
         if case .relation = type {
             let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: className))
             _ = try await db.query(
-                SQLFragment("CREATE TABLE IF NOT EXISTS \(join) (relatedId TEXT NOT NULL, owningId TEXT NOT NULL, PRIMARY KEY (relatedId, owningId))"))
+                SQLFragment(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(join) (relatedId TEXT NOT NULL, owningId TEXT NOT NULL, PRIMARY KEY (relatedId, owningId))"))
             _ = try await db.query(
-                SQLFragment("CREATE INDEX IF NOT EXISTS \(dialect.quote("_Join:\(field):\(className):owning")) ON \(join) (owningId)"))
+                SQLFragment(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(dialect.quote("_Join:\(field):\(className):owning")) ON \(join) (owningId)"))
             return
         }
         let columnType = dialect.columnType(for: type)
         let ifNotExists = dialect.supportsAddColumnIfNotExists ? "IF NOT EXISTS " : ""
         _ = try await db.query(
             SQLFragment(
-                "ALTER TABLE \(dialect.quote(className)) ADD COLUMN \(ifNotExists)\(dialect.quote(field))\(columnType.isEmpty ? "" : " " + columnType)"))
+                unsafeSQL: "ALTER TABLE \(dialect.quote(className)) ADD COLUMN \(ifNotExists)\(dialect.quote(field))\(columnType.isEmpty ? "" : " " + columnType)"))
     }
 
     public func createIndex(_ className: String, name: String, fields: [(String, Bool)], unique: Bool = false) async throws {
         let cols = fields.map { "\(dialect.quote($0.0))\($0.1 ? " DESC" : "")" }.joined(separator: ", ")
         _ = try await db.query(
             SQLFragment(
-                "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(dialect.quote("\(className)_\(name)")) ON \(dialect.quote(className)) (\(cols))"))
+                unsafeSQL: "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(dialect.quote("\(className)_\(name)")) ON \(dialect.quote(className)) (\(cols))"))
     }
 
     public func dropIndex(_ className: String, name: String) async throws {
-        _ = try await db.query(SQLFragment("DROP INDEX IF EXISTS \(dialect.quote("\(className)_\(name)"))"))
+        _ = try await db.query(SQLFragment(unsafeSQL: "DROP INDEX IF EXISTS \(dialect.quote("\(className)_\(name)"))"))
     }
 
     // MARK: Objects
@@ -93,7 +98,7 @@ public struct SQLWriter: Sendable {
             binds.append(StorageCodec.encode(value, as: schema.fields[name]))
         }
         let f = SQLFragment(
-            "INSERT INTO \(dialect.quote(className)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: binds.count).joined(separator: ", ")))",
+            unsafeSQL: "INSERT INTO \(dialect.quote(className)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: binds.count).joined(separator: ", ")))",
             binds)
         _ = try await db.query(f)
     }
@@ -118,7 +123,7 @@ public struct SQLWriter: Sendable {
     public func update(
         className: String, schema: ClassSchema, objectId: String, updatedAt: ParseDate, assignments: [Assignment], writePrincipals: [String]?
     ) async throws -> [String: JSONValue]? {
-        var f = SQLFragment("UPDATE \(dialect.quote(className)) SET \(dialect.quote("updatedAt")) = ")
+        var f = SQLFragment(unsafeSQL: "UPDATE \(dialect.quote(className)) SET \(dialect.quote("updatedAt")) = ")
         f.append(bind: .text(updatedAt.iso))
         var returning: [(String, FieldType)] = []
         for a in assignments {
@@ -159,7 +164,7 @@ public struct SQLWriter: Sendable {
             return true
         }.sorted { $0.key < $1.key }
         let cols = (["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"] + fields.map(\.key)).map(dialect.quote).joined(separator: ", ")
-        var f = SQLFragment("SELECT \(cols) FROM \(dialect.quote(className)) WHERE \(dialect.quote("objectId")) = ")
+        var f = SQLFragment(unsafeSQL: "SELECT \(cols) FROM \(dialect.quote(className)) WHERE \(dialect.quote("objectId")) = ")
         f.append(bind: .text(objectId))
         f.append(writeFilter(writePrincipals))
         f.append(dialect.lockRowsClause)
@@ -169,7 +174,7 @@ public struct SQLWriter: Sendable {
 
     /// Deletes one object if writable; false when nothing matched.
     public func delete(className: String, objectId: String, writePrincipals: [String]?) async throws -> Bool {
-        var f = SQLFragment("DELETE FROM \(dialect.quote(className)) WHERE \(dialect.quote("objectId")) = ")
+        var f = SQLFragment(unsafeSQL: "DELETE FROM \(dialect.quote(className)) WHERE \(dialect.quote("objectId")) = ")
         f.append(bind: .text(objectId))
         f.append(writeFilter(writePrincipals))
         f.append(" RETURNING \(dialect.quote("objectId"))")
@@ -177,7 +182,7 @@ public struct SQLWriter: Sendable {
     }
 
     public func deleteAll(className: String) async throws {
-        _ = try await db.query(SQLFragment("DELETE FROM \(dialect.quote(className))"))
+        _ = try await db.query(SQLFragment(unsafeSQL: "DELETE FROM \(dialect.quote(className))"))
     }
 
     public func addRelation(owner: String, field: String, owningId: String, related: [String]) async throws {
@@ -185,7 +190,7 @@ public struct SQLWriter: Sendable {
         let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
         // The ids are one bound list, however many there are; `WHERE 1=1` keeps SQLite from reading ON CONFLICT as a join.
         let (from, value) = dialect.listSource(BoundList(related.map { .text($0) })!, alias: "l")
-        var f = SQLFragment("INSERT INTO \(join) (relatedId, owningId) SELECT DISTINCT ") + value + ", "
+        var f = SQLFragment(unsafeSQL: "INSERT INTO \(join) (relatedId, owningId) SELECT DISTINCT ") + value + ", "
         f.append(bind: .text(owningId))
         f.append(SQLFragment(" FROM ") + from + " WHERE 1=1 ON CONFLICT DO NOTHING")
         _ = try await db.query(f)
@@ -194,17 +199,28 @@ public struct SQLWriter: Sendable {
     public func removeRelation(owner: String, field: String, owningId: String, related: [String]) async throws {
         guard !related.isEmpty else { return }
         let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
-        var f = SQLFragment("DELETE FROM \(join) WHERE owningId = ")
+        var f = SQLFragment(unsafeSQL: "DELETE FROM \(join) WHERE owningId = ")
         f.append(bind: .text(owningId))
         f.append(" AND ")
         f.append(dialect.isIn("relatedId", BoundList(related.map { .text($0) })!, alias: "l"))
         _ = try await db.query(f)
     }
 
+    /// Deletes every member row of a relation of one object (the object is being deleted).
+    public func deleteRelations(owner: String, field: String, owningId: String) async throws {
+        let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
+        _ = try await db.query(SQLFragment(unsafeSQL: "DELETE FROM \(join) WHERE owningId = ?", [.text(owningId)]))
+    }
+
+    /// Whether the table of a class holds at least one object, seen inside this transaction.
+    public func hasObjects(className: String) async throws -> Bool {
+        try await !db.query(SQLFragment(unsafeSQL: "SELECT 1 FROM \(dialect.quote(className)) LIMIT 1")).isEmpty
+    }
+
     /// ` AND (_wperm IS NULL OR it holds one of the principals)`, or nothing for the master key.
     func writeFilter(_ principals: [String]?) -> SQLFragment {
         guard let principals else { return "" }
-        let col = SQLFragment(dialect.quote("_wperm"))
+        let col = SQLFragment(unsafeSQL: dialect.quote("_wperm"))
         let holds = dialect.holdsAny(col, principals, alias: "w")
         return " AND (" + col + " IS NULL OR " + holds + ")"
     }

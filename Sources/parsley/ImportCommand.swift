@@ -37,9 +37,9 @@ struct Import: AsyncParsableCommand {
             let (database, shown) = try await setup.open()
             let start = ContinuousClock.now
             do {
-                let api = try await ParsleyServer.makeAPI(options: options, database: database)
+                let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
                 let importer = TransferImporter(
-                    store: api.store, schemas: api.schemas, files: FileService(options: options, sql: api.store).store, force: force)
+                    store: api.services.store, schemas: api.schemas, files: api.services.files.store, force: force)
                 let reader = LineReader(handle)
                 let summary = try await importer.run { try reader.next() }
                 try? await database.close()

@@ -142,10 +142,10 @@ struct SchemaCommand: AsyncParsableCommand {
             logger.logLevel = .warning
             let database = try await SQLiteDatabase.open(path: path, readers: 1, logger: logger)
             do {
-                let api = try await ParsleyServer.makeAPI(
+                let services = try await ParseServices.open(
                     options: ParseServerOptions(applicationId: "parsley", masterKey: "schema-apply-only"), database: database)
-                let plans = try Self.plan(files, current: api.schemas.all())
-                if !dryRun { try await SchemaMigration.apply(plans, to: api.schemas) }
+                let plans = try Self.plan(files, current: services.schemas.all())
+                if !dryRun { try await SchemaMigration.apply(plans, to: services.schemas) }
                 Self.report(plans, applied: !dryRun)
                 print(dryRun ? "checked against \(path)" : "applied to \(path)")
             } catch {

@@ -28,7 +28,7 @@ struct Serve: AsyncParsableCommand {
 
     func serve(_ s: ServeSetup, logger: Logger) async throws {
         let (database, path) = try await Self.openDatabase(uri: s.databaseURI, storage: s.storage, logger: logger)
-        let api = try await ParsleyServer.makeAPI(options: s.options, database: database)
+        let api = ParseAPI(services: try await ParseServices.open(options: s.options, database: database))
         let operations = ServerSettings.operationsOptions(rateLimits: s.rateLimits, metrics: s.metricsPort != nil, database: database, changes: api.changes)
         let shownHost = s.host == "0.0.0.0" ? "localhost" : s.host
         let (appId, mountPath, masterKey) = (s.options.applicationId, s.options.mountPath, s.options.masterKey)

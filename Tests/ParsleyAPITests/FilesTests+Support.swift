@@ -43,7 +43,7 @@ struct FilesHarness: Sendable {
                 $0.uploadStallTimeout = .seconds(3)
                 configure(&$0)
             }
-            let api = try await ParsleyServer.makeAPI(options: options, database: db.database)
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
             try await app.test(.live) { client in
                 var parse = ParseClient(client: client, options: options)

@@ -23,7 +23,7 @@ struct OperationsTests {
         let logger = TestDatabase.logger
         try await TestDatabase.with(backend, logger: logger) { db in
             let database = FlakyDatabase(db.database)
-            let api = try await ParsleyServer.makeAPI(options: options, database: database)
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger, operations: operations)
             try await app.test(.live) { client in
                 var parse = ParseClient(client: client, options: options)

@@ -70,7 +70,7 @@ struct PostgresTLSTests {
                 let rows = try await admin.read { executor in
                     try await executor.query(
                         SQLFragment(
-                            """
+                            unsafeSQL: """
                             SELECT count(*)::text, count(*) FILTER (WHERE s.ssl)::text FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
                             WHERE a.datname = ? AND a.backend_type = 'client backend'
                             """, [.text(name)]))
@@ -118,7 +118,7 @@ struct PostgresTLSTests {
         let admin = try await PostgresDatabase.open(url: maintenance, poolSize: 1, logger: TestDatabase.logger)
         _ = try await admin.write { executor in
             try await executor.query(
-                SQLFragment("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role) LOGIN SUPERUSER; END IF; END $$"))
+                SQLFragment(unsafeSQL: "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role) LOGIN SUPERUSER; END IF; END $$"))
         }
         try await admin.close()
         try await PostgresCluster.shared.withFreshDatabase { plain in

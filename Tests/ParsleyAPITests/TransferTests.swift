@@ -92,10 +92,10 @@ enum TransferHarness {
         _ body: @escaping @Sendable (ParseClient, ParseAPI) async throws -> T
     ) async throws -> T {
         let options = options(db, adapter: adapter)
-        let api = try await ParsleyServer.makeAPI(options: options, database: db.database)
+        let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))
         if let lines {
             var importer = TransferImporter(
-                store: api.store, schemas: api.schemas, files: FileService(options: options, sql: api.store).store, force: force)
+                store: api.services.store, schemas: api.schemas, files: api.services.files.store, force: force)
             importer.batchSize = 3
             var iterator = lines.makeIterator()
             let summary = try await importer.run { iterator.next() }
@@ -111,7 +111,7 @@ enum TransferHarness {
 
     static func export(_ api: ParseAPI) async throws -> [String] {
         let lines = TransferLines()
-        var exporter = TransferExporter(store: api.store, files: FileService(options: api.options, sql: api.store).store)
+        var exporter = TransferExporter(store: api.services.store, files: api.services.files.store)
         exporter.pageSize = 2  // several pages per class
         let summary = try await exporter.export { await lines.append($0) }
         #expect(summary.files == 2)
@@ -231,7 +231,7 @@ enum TransferHarness {
                             backend == .postgres
                             ? "SELECT indexname FROM pg_indexes WHERE indexname = 'Thing_name_count'"
                             : "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'Thing_name_count'"
-                        #expect(try await api.store.database.read { try await $0.query(indexQuery) }.count == 1)
+                        #expect(try await api.services.store.database.read { try await $0.query(indexQuery) }.count == 1)
                         return exported
                     }
                 }

@@ -55,7 +55,7 @@ public struct IdempotencyService: Sendable {
         do {
             _ = try await objects.create(
                 Self.className, body: ["reqId": .string(requestId), "expire": ["__type": "Date", "iso": .string(expire.iso)]], auth: .master)
-        } catch StoreError.duplicateValue {
+        } catch StoreError.uniqueViolation {
             throw ParseError(.duplicateRequest, "Duplicate request")
         }
     }

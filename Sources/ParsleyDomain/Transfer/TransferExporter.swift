@@ -42,53 +42,37 @@ public struct TransferExporter: Sendable {
     func exportTables(
         _ db: any SQLExecutor, collectFiles: Bool, _ emit: @escaping @Sendable (String) async throws -> Void
     ) async throws -> (TransferSummary, Set<String>) {
-        let q = store.dialect.quote
+        let reader = store.reader(db)
         // Outside the snapshot: a database that never ran the API may lack the table.
-        let config = try? await db.query(SQLFragment("SELECT params, masterKeyOnly FROM \(q("_GlobalConfig")) WHERE objectId = '1'"))
-        // PostgreSQL takes the isolation level; SQLite refuses the syntax and takes a plain (deferred) transaction.
-        do {
-            try await db.query("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        } catch {
-            try await db.query("BEGIN")
-        }
-        do {
-            let result = try await exportSnapshot(db, config: config, collectFiles: collectFiles, emit)
-            try await db.query("COMMIT")
-            return result
-        } catch {
-            _ = try? await db.query("ROLLBACK")
-            throw error
+        let config = try? await reader.config()
+        return try await reader.snapshot {
+            try await exportSnapshot(reader, config: config, collectFiles: collectFiles, emit)
         }
     }
 
     func exportSnapshot(
-        _ db: any SQLExecutor, config: [SQLRow]?, collectFiles: Bool, _ emit: @escaping @Sendable (String) async throws -> Void
+        _ reader: SQLReader, config: StoredConfig?, collectFiles: Bool, _ emit: @escaping @Sendable (String) async throws -> Void
     ) async throws -> (TransferSummary, Set<String>) {
-        let q = store.dialect.quote
-        let rows: [SQLRow]
+        let classes: [(className: String, schema: String)]
         do {
-            rows = try await db.query(SQLFragment("SELECT className, schema FROM \(q("_SCHEMA")) ORDER BY className"))
+            classes = try await reader.storedSchemas()
         } catch {
             throw TransferError("no _SCHEMA table: this is not a Parsley database (\(error))")
         }
         var summary = TransferSummary()
         var fileNames = Set<String>()
-        for row in rows {
-            guard case .text(let className)? = row.first, let text = row[1].text, let json = try? JSONParser.parse(text),
-                let schema = ClassSchema(json: json)
-            else { continue }
+        for (className, text) in classes {
+            guard let json = try? JSONParser.parse(text), let schema = ClassSchema(json: json) else { continue }
             try await emit(TransferFormat.line(["schema": json]))
             summary.classes += 1
-            summary.objects += try await exportObjects(db, schema, collectFiles: collectFiles, &fileNames, emit)
+            summary.objects += try await exportObjects(reader, schema, collectFiles: collectFiles, &fileNames, emit)
             for (field, type) in schema.fields.sorted(by: { $0.key < $1.key }) {
                 guard case .relation = type else { continue }
-                summary.relations += try await exportRelation(db, owner: className, field: field, emit)
+                summary.relations += try await exportRelation(reader, owner: className, field: field, emit)
             }
         }
-        if let row = config?.first, let p = row[0].text, let m = row[1].text,
-            case .object(let params)? = try? JSONParser.parse(p), !params.isEmpty
-        {
-            let masterKeyOnly = (try? JSONParser.parse(m)) ?? [:]
+        if let config, case .object(let params)? = config.params, !params.isEmpty {
+            let masterKeyOnly = config.masterKeyOnly ?? [:]
             try await emit(TransferFormat.line(["config": ["params": .object(params), "masterKeyOnly": masterKeyOnly]]))
         }
         return (summary, fileNames)
@@ -96,23 +80,16 @@ public struct TransferExporter: Sendable {
 
     /// The objects of one class, `pageSize` rows at a time in objectId order.
     func exportObjects(
-        _ db: any SQLExecutor, _ schema: ClassSchema, collectFiles: Bool, _ fileNames: inout Set<String>,
+        _ reader: SQLReader, _ schema: ClassSchema, collectFiles: Bool, _ fileNames: inout Set<String>,
         _ emit: @escaping @Sendable (String) async throws -> Void
     ) async throws -> Int {
-        let q = store.dialect.quote
         let fields = schema.storedFields
-        let columns = (TransferFormat.systemColumns + fields.map(\.name)).map(q).joined(separator: ", ")
+        let columns = TransferFormat.systemColumns + fields.map(\.name)
         let className = JSONValue.string(schema.className)
         var last: String?
         var count = 0
         while true {
-            var f = SQLFragment("SELECT \(columns) FROM \(q(schema.className))")
-            if let last {
-                f.append(" WHERE \(q("objectId")) > ")
-                f.append(bind: .text(last))
-            }
-            f.append(" ORDER BY \(q("objectId")) LIMIT \(Int64(pageSize))")
-            let rows = try await db.query(f)
+            let rows = try await reader.objects(of: schema.className, columns: columns, after: last, limit: pageSize)
             for row in rows {
                 guard case .text(let id) = row[0] else { continue }
                 var object: [String: JSONValue] = ["objectId": .string(id)]
@@ -135,20 +112,13 @@ public struct TransferExporter: Sendable {
 
     /// The pairs of one relation's join table, by (owningId, relatedId).
     func exportRelation(
-        _ db: any SQLExecutor, owner: String, field: String, _ emit: @escaping @Sendable (String) async throws -> Void
+        _ reader: SQLReader, owner: String, field: String, _ emit: @escaping @Sendable (String) async throws -> Void
     ) async throws -> Int {
-        let join = store.dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
-        var last: (String, String)?
+        var last: (owningId: String, relatedId: String)?
         var count = 0
         while true {
-            var f = SQLFragment("SELECT owningId, relatedId FROM \(join)")
-            if let (owning, related) = last {
-                f.append(SQLFragment(" WHERE owningId > ? OR (owningId = ? AND relatedId > ?)", [.text(owning), .text(owning), .text(related)]))
-            }
-            f.append(" ORDER BY owningId, relatedId LIMIT \(Int64(pageSize))")
-            let rows = try await db.query(f)
-            for row in rows {
-                guard let owning = row[0].text, let related = row[1].text else { continue }
+            let pairs = try await reader.relationPairs(owner: owner, field: field, after: last, limit: pageSize)
+            for (owning, related) in pairs {
                 try await emit(
                     TransferFormat.line([
                         "relation": [
@@ -158,7 +128,7 @@ public struct TransferExporter: Sendable {
                 count += 1
                 last = (owning, related)
             }
-            if rows.count < pageSize { return count }
+            if pairs.count < pageSize { return count }
         }
     }
 

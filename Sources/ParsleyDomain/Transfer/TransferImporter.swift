@@ -2,7 +2,7 @@ public import NIOCore
 public import ParsleyCore
 public import ParsleyStorage
 
-/// Reads an export (`TransferFormat`) into a database whose API has been bootstrapped (`ParsleyServer.makeAPI`),
+/// Reads an export (`TransferFormat`) into a database whose API has been bootstrapped (`ParseServices.open`),
 /// keeping objectIds, dates, permissions, internal fields, relations, schemas (class-level permissions, field
 /// options, indexes) and, when the export has them and a store is given, files. Lines are read one at a time;
 /// objects and relation pairs are written `batchSize` at a time, each batch in one write transaction.
@@ -24,11 +24,9 @@ public struct TransferImporter: Sendable {
 
     /// Classes of the target that hold objects (an import expects none of them).
     public func nonEmptyClasses() async throws -> [String] {
-        let q = store.dialect.quote
         var found: [String] = []
         for className in schemas.all().keys.sorted() {
-            let statement = SQLFragment("SELECT 1 FROM \(q(className)) LIMIT 1")
-            if try await !store.database.read({ db in try await db.query(statement) }).isEmpty { found.append(className) }
+            if try await store.hasObjects(className: className) { found.append(className) }
         }
         return found
     }
@@ -65,23 +63,31 @@ public struct TransferImporter: Sendable {
             throw TransferError("the export has format version \(version); this Parsley reads up to \(TransferFormat.version)")
         }
         var summary = TransferSummary()
-        var batch: [SQLFragment] = []
+        var batch: [Row] = []
         var ended = false
         func flush() async throws {
             guard !batch.isEmpty else { return }
-            let statements = batch
+            let rows = batch
             batch.removeAll(keepingCapacity: true)
-            try await store.database.write { db in
-                for statement in statements { try await db.query(statement) }
+            try await store.database.write { [store] db in
+                let writer = store.writer(db)
+                for row in rows {
+                    switch row {
+                    case .object(let className, let columns, let values, let overwrite):
+                        try await writer.insertExported(className: className, columns: columns, values: values, overwrite: overwrite)
+                    case .relation(let owner, let field, let owningId, let relatedId):
+                        try await writer.insertRelationPair(owner: owner, field: field, owningId: owningId, relatedId: relatedId)
+                    }
+                }
             }
         }
         do {
             while let line = try await next() {
                 if let object = line["object"] {
-                    batch.append(try insertStatement(className: line["class"]?.stringValue ?? "", object))
+                    batch.append(try objectRow(className: line["class"]?.stringValue ?? "", object))
                     summary.objects += 1
                 } else if let relation = line["relation"] {
-                    batch.append(try relationStatement(relation))
+                    batch.append(try relationRow(relation))
                     summary.relations += 1
                 } else if let schema = line["schema"] {
                     try await flush()
@@ -158,8 +164,15 @@ public struct TransferImporter: Sendable {
         }
     }
 
-    /// `INSERT` of one exported object (an upsert with `force`).
-    func insertStatement(className: String, _ json: JSONValue) throws -> SQLFragment {
+    /// A row an import writes, checked when its line was read, written with its batch.
+    enum Row: Sendable {
+        /// An object's stored columns (`objectId` first); `overwrite` replaces an object with the same id.
+        case object(className: String, columns: [String], values: [SQLValue], overwrite: Bool)
+        case relation(owner: String, field: String, owningId: String, relatedId: String)
+    }
+
+    /// The row of one exported object (replacing one with the same objectId with `force`).
+    func objectRow(className: String, _ json: JSONValue) throws -> Row {
         guard let schema = schemas.schema(className) else { throw TransferError("object of class '\(className)' before its schema line") }
         guard case .object(let object) = json, let id = object["objectId"]?.stringValue, !id.isEmpty else {
             throw TransferError("\(className) object without an objectId")
@@ -190,36 +203,26 @@ public struct TransferImporter: Sendable {
             binds[3] = TransferFormat.permissionValue(.array(acl.readers.map { .string($0) }))
             binds[4] = TransferFormat.permissionValue(.array(acl.writers.map { .string($0) }))
         }
-        let q = store.dialect.quote
-        var sql = "INSERT INTO \(q(className)) (\(names.map(q).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: binds.count).joined(separator: ", ")))"
-        if force {
-            sql += " ON CONFLICT (\(q("objectId"))) DO UPDATE SET " + names.dropFirst().map { "\(q($0)) = excluded.\(q($0))" }.joined(separator: ", ")
-        }
-        return SQLFragment(sql, binds)
+        return .object(className: className, columns: names, values: binds, overwrite: force)
     }
 
-    func relationStatement(_ json: JSONValue) throws -> SQLFragment {
+    func relationRow(_ json: JSONValue) throws -> Row {
         guard let owner = json["owner"]?.stringValue, let field = json["field"]?.stringValue,
             let owningId = json["owningId"]?.stringValue, let relatedId = json["relatedId"]?.stringValue
         else { throw TransferError("relation line without owner, field, owningId and relatedId") }
         guard case .relation? = schemas.schema(owner)?.fields[field] else {
             throw TransferError("relation \(owner).\(field) is not a Relation field of its class's schema")
         }
-        let join = store.dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
-        return SQLFragment(
-            "INSERT INTO \(join) (relatedId, owningId) VALUES (?, ?) ON CONFLICT DO NOTHING", [.text(relatedId), .text(owningId)])
+        return .relation(owner: owner, field: field, owningId: owningId, relatedId: relatedId)
     }
 
     /// `/config` parameters (row "1" of `_GlobalConfig`), replacing the target's.
     func importConfig(_ json: JSONValue) async throws {
         let params = json["params"] ?? [:], masterKeyOnly = json["masterKeyOnly"] ?? [:]
-        let q = store.dialect.quote
-        try await store.database.write { db in
-            try await db.query(SQLFragment("CREATE TABLE IF NOT EXISTS \(q("_GlobalConfig")) (objectId TEXT PRIMARY KEY, params TEXT NOT NULL, masterKeyOnly TEXT NOT NULL)"))
-            try await db.query(
-                SQLFragment(
-                    "INSERT INTO \(q("_GlobalConfig")) (objectId, params, masterKeyOnly) VALUES ('1', ?, ?) ON CONFLICT (objectId) DO UPDATE SET params = excluded.params, masterKeyOnly = excluded.masterKeyOnly",
-                    [.text(JSONWriter.string(params)), .text(JSONWriter.string(masterKeyOnly))]))
+        try await store.database.write { [store] db in
+            let writer = store.writer(db)
+            try await writer.createConfigTable()
+            try await writer.saveConfig(params: params, masterKeyOnly: masterKeyOnly)
         }
     }
 

@@ -274,12 +274,19 @@ public struct ObjectService: Sendable {
                 try await changes.publish(event(className, .delete, objectId, original: original, object: nil, auth: auth, time: now), in: transaction)
             }
             for field in relationFields {
-                _ = try await transaction.query(
-                    SQLFragment("DELETE FROM \(store.dialect.quote(WhereCompiler.joinTable(field: field, owner: className))) WHERE owningId = ?", [.text(objectId)]))
+                try await writer.deleteRelations(owner: className, field: field, owningId: objectId)
             }
             return true
         }
         if !deleted { throw ParseError.objectNotFound() }
+    }
+
+    /// `DELETE /purge/:className` (master key): deletes every object of the class outside the pipeline, without
+    /// before-hooks or change events, as Parse Server's purge does. A class without a schema is left alone.
+    public func purge(_ className: String) async throws {
+        guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
+        guard schemas.schema(className) != nil else { return }
+        try await store.purge(className: className)
     }
 
     // MARK: Nested values

@@ -1,11 +1,11 @@
 public import Hummingbird
+import ParsleyDomain
 import HTTPTypes
 import Foundation
 import Logging
 public import NIOCore
 import NIOConcurrencyHelpers
 import ParsleyCore
-import ParsleyStorage
 
 /// The request context of the server: Hummingbird's basic one plus the client's address (rate limits, logs).
 public struct ParsleyRequestContext: RequestContext, RemoteAddressRequestContext {
@@ -104,8 +104,8 @@ public struct ParsleyResponder: HTTPResponder {
         ParseTransport.segments(path, below: transport.mountPrefix)
     }
 
-    /// 200 `{"status":"ok"}` once ready and the database answers `SELECT 1`; otherwise 503 with the state
-    /// (`Retry-After: 1`) or `{"status":"error"}`.
+    /// 200 `{"status":"ok"}` once ready and the database answers a ping (`ParseServices.pingDatabase`); otherwise
+    /// 503 with the state (`Retry-After: 1`) or `{"status":"error"}`.
     func health() async -> Response {
         let state = operations.readiness.state
         guard state == .ok else {
@@ -114,7 +114,7 @@ public struct ParsleyResponder: HTTPResponder {
             return r
         }
         do {
-            _ = try await transport.api.store.database.read { try await $0.query(SQLFragment("SELECT 1")) }
+            try await transport.api.services.pingDatabase()
             return ParseTransport.json(200, ["status": "ok"])
         } catch {
             var r = ParseTransport.json(503, ["status": "error"])

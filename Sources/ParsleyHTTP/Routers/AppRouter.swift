@@ -1,13 +1,12 @@
 import ParsleyCore
 import ParsleyDomain
-import ParsleyStorage
 
 /// The small app-level endpoints: `/config`, `/functions/:name` and `/jobs` (no cloud code is configured, so
 /// they answer Parse's "invalid function"), `/events/:name` (analytics, accepted and dropped), `/purge/:className`.
 struct AppRouter: ParseRouter {
     private var table = RouteTable()
 
-    init(config: ConfigService, objects: ObjectService, schemas: SchemaService) {
+    init(config: ConfigService, objects: ObjectService) {
         table.on(.get, "config") { [config] req, _ in .ok(try await config.get(auth: req.auth)) }
         table.on(.put, "config") { [config] req, _ in
             guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
@@ -28,14 +27,9 @@ struct AppRouter: ParseRouter {
             throw ParseError(.scriptFailed, "Invalid job.")
         }
         table.on(.post, "events/:name") { _, _ in .ok([:]) }
-        table.on(.delete, "purge/:className") { [schemas] req, p in
+        table.on(.delete, "purge/:className") { [objects] req, p in
             guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
-            let name = p["className"]!
-            guard Naming.isValidClassName(name) else { throw ParseError.invalidClassName(name) }
-            if schemas.schema(name) != nil {
-                let store = schemas.store
-                _ = try await store.database.write { db in try await store.writer(db).deleteAll(className: name) }
-            }
+            try await objects.purge(p["className"]!)
             return .ok([:])
         }
     }

@@ -1,14 +1,13 @@
 import Logging
 import ParsleyCore
 import ParsleyDomain
-import ParsleyStorage
 
 /// `POST /batch`: runs each sub-request through the same handlers, in order, answering
 /// `[{"success":...}|{"error":...}]`. With `"transaction": true` every sub-request runs inside one database
 /// transaction: all of them are stored, or (on the first error) none, and the call fails with that error.
 struct BatchRouter: ParseRouter {
     let options: ParseServerOptions
-    let store: SQLStore
+    let transactions: Transactions
     let schemas: SchemaService
     let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse
 
@@ -33,7 +32,7 @@ struct BatchRouter: ParseRouter {
             do {
                 // The sub-requests' writes join this transaction (Transaction.current); their change events and
                 // other after-commit actions run once it has committed, in order, and not at all if it rolls back.
-                let results: [JSONValue] = try await store.transaction { _ in
+                let results: [JSONValue] = try await transactions.run {
                     var out: [JSONValue] = []
                     for sub in subRequests {
                         switch await answer(sub) {

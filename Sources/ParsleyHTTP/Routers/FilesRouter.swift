@@ -15,7 +15,7 @@ import ParsleyDomain
 /// - `DELETE /files/:name`: master key only.
 extension ParseTransport {
     func files(_ request: Request, segments: [String], clientAddress: String?) async throws -> Response {
-        let service = FileService(options: options, sql: api.store)
+        let service = api.services.files
         switch request.method {
         case .get, .head:
             if segments.count == 4, segments[2] == "metadata" { return try await fileMetadata(service, appId: segments[1], name: segments[3]) }

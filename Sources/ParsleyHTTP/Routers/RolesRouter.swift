@@ -1,6 +1,5 @@
 import ParsleyCore
 import ParsleyDomain
-import ParsleyStorage
 
 /// `/roles[/:objectId]` and `/classes/_Role[/:objectId]`: the same role rules for both paths (§8). Writes go
 /// through `ObjectService` with the caller's auth, so the role's ACL and the `_Role` CLP apply; every write
@@ -26,7 +25,7 @@ struct RolesRouter: ParseRouter {
                 .ok(try await queries.get("_Role", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth))
             }
             table.on(.post, base) { [roles, objects, queries] req, _ in
-                let created = try await Self.create(req, roles: roles, objects: objects, queries: queries)
+                let created = try await roles.create(req.bodyObject, auth: req.auth, objects: objects, queries: queries)
                 let id = created["objectId"]?.stringValue ?? ""
                 return ParseResponse(status: 201, body: .object(created), location: "\(req.mountURL)/\(base)/\(id)")
             }
@@ -53,24 +52,6 @@ struct RolesRouter: ParseRouter {
         case "classes" where request.path.count > 1 && request.path[1] == "_Role": return table.handler(for: request)
         default: return nil
         }
-    }
-
-    static let duplicateName = ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
-
-    static func create(_ req: ParseRequest, roles: RoleService, objects: ObjectService, queries: QueryService) async throws -> [String: JSONValue] {
-        let name = try RoleRules.validateCreate(req.bodyObject)
-        try await roles.prepareClass()
-        if try await queries.count("_Role", where: ["name": .string(name)], auth: .master) > 0 { throw duplicateName }
-        let outcome: Result<[String: JSONValue], any Error>
-        do {
-            outcome = .success(try await objects.create("_Role", body: req.bodyObject, auth: req.auth, rules: .init(trusted: true)))
-        } catch StoreError.duplicateValue {
-            outcome = .failure(duplicateName)
-        } catch {
-            outcome = .failure(error)
-        }
-        await roles.invalidate()
-        return try outcome.get()
     }
 
     static func update(

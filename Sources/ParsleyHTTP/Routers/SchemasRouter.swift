@@ -1,6 +1,5 @@
 import ParsleyCore
 import ParsleyDomain
-import ParsleyStorage
 
 /// `/schemas[/:className]` (master key only): list, read, create, update (fields with `required` and
 /// `defaultValue`, indexes, class-level permissions, protected fields) and delete an empty class, with Parse
@@ -48,13 +47,7 @@ struct SchemasRouter: ParseRouter {
             if let bodyName = req.bodyObject["className"], bodyName != .string(name) {
                 throw ParseError(.invalidClassName, "Class name mismatch between \(bodyName.stringValue ?? JSONWriter.string(bodyName)) and \(name).")
             }
-            let change = SchemaChange(className: name, body: req.bodyObject)
-            // Whether the class exists is asked of the database inside the write, not of this process's cache: another
-            // node may have created it a moment ago.
-            let schema = try await schemas.update(name) { writer, stored in
-                guard let stored else { throw ParseError(.invalidClassName, "Class \(name) does not exist.") }
-                return try await change.apply(writer, to: stored)
-            }
+            let schema = try await schemas.changeClass(SchemaChange(className: name, body: req.bodyObject))
             return ParseResponse(body: schema?.json ?? .object([:]))
         }
         table.on(.delete, "schemas/:className") { [schemas, queries] _, p in
@@ -69,18 +62,8 @@ struct SchemasRouter: ParseRouter {
             if count > 0 {
                 throw ParseError(.invalidSchemaOperation, "Class \(name) is not empty, contains \(count) objects, cannot drop schema.")
             }
-            let relationFields = schema.fields.compactMap { k, v -> String? in
-                if case .relation = v { return k }
-                return nil
-            }
-            _ = try await schemas.update(name) { writer, _ in
-                // Counted again inside the transaction: an object created meanwhile keeps the class.
-                let rows = try await writer.db.query(SQLFragment("SELECT 1 FROM \(writer.dialect.quote(name)) LIMIT 1"))
-                if !rows.isEmpty { throw ParseError(.invalidSchemaOperation, "Class \(name) is not empty, cannot drop schema.") }
-                try await writer.dropTable(name)
-                for f in relationFields { try await writer.dropTable(WhereCompiler.joinTable(field: f, owner: name)) }
-                return nil
-            }
+            // Counted again inside the transaction: an object created meanwhile keeps the class.
+            try await schemas.dropEmptyClass(schema)
             return .ok([:])
         }
     }
@@ -92,15 +75,7 @@ struct SchemasRouter: ParseRouter {
     }
 
     static func create(_ schemas: SchemaService, _ name: String, _ body: JSONValue) async throws -> ParseResponse {
-        guard Naming.isValidClassName(name), !name.hasPrefix("_") || Naming.systemClasses.contains(name) else {
-            throw ParseError.invalidClassName(name)
-        }
-        if schemas.schema(name) != nil { throw ParseError(.invalidClassName, "Class \(name) already exists.") }
-        let change = SchemaChange(className: name, body: body)
-        let schema = try await schemas.update(name) { writer, stored in
-            if stored != nil { throw ParseError(.invalidClassName, "Class \(name) already exists.") }
-            return try await change.apply(writer, to: nil)
-        }
+        let schema = try await schemas.createClass(SchemaChange(className: name, body: body))
         return ParseResponse(body: schema?.json ?? .object([:]))
     }
 }

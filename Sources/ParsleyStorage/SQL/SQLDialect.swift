@@ -36,6 +36,9 @@ public protocol SQLDialect: Sendable {
     /// Suffix of a SELECT that locks the rows it reads until the transaction ends (empty where writers are
     /// serialised anyway).
     var lockRowsClause: String { get }
+    /// Starts a read-only transaction on a read connection that sees one snapshot of the database until it ends
+    /// (`SQLReader.snapshot`).
+    var beginSnapshot: SQLFragment { get }
     /// A statement that serialises schema changes of one class across concurrent transactions (nil where
     /// writers are serialised anyway).
     func schemaLock(_ className: String) -> SQLFragment?

@@ -30,13 +30,22 @@ public struct SQLFragment: Sendable, ExpressibleByStringLiteral {
     /// leaving the caller's thread.
     public var isPointLookup = false
 
-    public init(_ sql: String = "", _ binds: [SQLValue] = []) {
+    /// The empty fragment.
+    public init() {
+        self.init(unsafeSQL: "")
+    }
+
+    /// A fragment from SQL text built at run time. The text is taken as it is: values must be in `binds` (one
+    /// `?` each) and names must have come through `SQLDialect.quote`, which only the storage layer and the
+    /// backends do; the label makes every such place visible.
+    public init(unsafeSQL sql: String, _ binds: [SQLValue] = []) {
         self.sql = sql
         self.binds = binds
     }
 
+    /// A fragment from a string literal: SQL text fixed at compile time.
     public init(stringLiteral value: String) {
-        self.init(value)
+        self.init(unsafeSQL: value)
     }
 
     /// Most parameters one statement may carry. Lists are bound as one parameter each, so only a request of
@@ -51,7 +60,7 @@ public struct SQLFragment: Sendable, ExpressibleByStringLiteral {
         }
     }
 
-    public static func bind(_ value: SQLValue) -> SQLFragment { SQLFragment("?", [value]) }
+    public static func bind(_ value: SQLValue) -> SQLFragment { SQLFragment(unsafeSQL: "?", [value]) }
 
     public mutating func append(_ text: String) { sql += text }
 
@@ -78,7 +87,7 @@ public struct SQLFragment: Sendable, ExpressibleByStringLiteral {
     }
 
     public static func + (a: String, b: SQLFragment) -> SQLFragment {
-        SQLFragment(a) + b
+        SQLFragment(unsafeSQL: a) + b
     }
 
     /// Joins fragments with a separator (`" AND "`, `", "`).

@@ -21,10 +21,6 @@ public struct WhereCompiler {
 
     public static func joinTable(field: String, owner: String) -> String { "_Join:\(field):\(owner)" }
 
-    /// Backends fail a statement whose `$regex` pattern does not compile with an error message containing this
-    /// text, so the query layer can answer 102 instead of an internal error.
-    public static let invalidRegexMarker = "invalid regular expression"
-
     public func compile(_ node: QueryNode, schema: ClassSchema, alias: String) throws(ParseError) -> SQLFragment {
         switch node {
         case .all: return "1=1"
@@ -38,7 +34,7 @@ public struct WhereCompiler {
             return SQLFragment("NOT ") + (try combine(nodes, " OR ", schema, alias))
         case .relatedTo(let owner, let key):
             guard let ownerSchema = schemas[owner.className], case .relation? = ownerSchema.fields[key] else { return "1=0" }
-            var f = SQLFragment("\(column(alias, "objectId")) IN (SELECT relatedId FROM \(dialect.quote(Self.joinTable(field: key, owner: owner.className))) WHERE owningId = ")
+            var f = SQLFragment(unsafeSQL: "\(column(alias, "objectId")) IN (SELECT relatedId FROM \(dialect.quote(Self.joinTable(field: key, owner: owner.className))) WHERE owningId = ")
             f.append(bind: .text(owner.objectId))
             f.append(")")
             return f
@@ -83,7 +79,7 @@ public struct WhereCompiler {
         if case .relation(let target) = type {
             return .relation(field: path.field, owner: schema.className, target: target)
         }
-        let col = SQLFragment(column(alias, path.field))
+        let col = SQLFragment(unsafeSQL: column(alias, path.field))
         if path.subpath.isEmpty { return .column(col, type) }
         guard type == .object else { return .missing }
         return .json(col, path.subpath)
@@ -253,7 +249,7 @@ public struct WhereCompiler {
     func idsSubquery(_ sub: SubQuery) throws(ParseError) -> SQLFragment {
         guard let subSchema = schemas[sub.className] else { return "(SELECT NULL WHERE 1=0)" }
         let a = newAlias()
-        var f = SQLFragment("(SELECT \(column(a, "objectId")) FROM \(dialect.quote(sub.className)) AS \(a) WHERE ")
+        var f = SQLFragment(unsafeSQL: "(SELECT \(column(a, "objectId")) FROM \(dialect.quote(sub.className)) AS \(a) WHERE ")
         f.append(try compile(sub.predicate, schema: subSchema, alias: a))
         f.append(readFilter(alias: a))
         f.append(")")
@@ -293,7 +289,7 @@ public struct WhereCompiler {
             kind = .text
         default: return nil
         }
-        var f = SQLFragment("(SELECT ") + keyExpr + SQLFragment(" FROM \(dialect.quote(sub.className)) AS \(a) WHERE ")
+        var f = SQLFragment("(SELECT ") + keyExpr + SQLFragment(unsafeSQL: " FROM \(dialect.quote(sub.className)) AS \(a) WHERE ")
         f.append(try compile(sub.predicate, schema: subSchema, alias: a))
         f.append(" AND ")
         f.append(keyExpr)
@@ -306,7 +302,7 @@ public struct WhereCompiler {
     /// ` AND (<alias>._rperm IS NULL OR it holds one of the principals)`, or nothing for the master key.
     public func readFilter(alias: String) -> SQLFragment {
         guard let principals = readPrincipals else { return "" }
-        let col = SQLFragment(column(alias, "_rperm"))
+        let col = SQLFragment(unsafeSQL: column(alias, "_rperm"))
         let holds = dialect.holdsAny(col, principals, alias: newAlias())
         return " AND (" + col + " IS NULL OR " + holds + ")"
     }
@@ -317,7 +313,7 @@ public struct WhereCompiler {
         let join = dialect.quote(Self.joinTable(field: field, owner: owner))
         let id = column(alias, "objectId")
         func members(_ related: SQLFragment, negated: Bool) -> SQLFragment {
-            SQLFragment("\(id) \(negated ? "NOT IN" : "IN") (SELECT owningId FROM \(join) WHERE ") + related + ")"
+            SQLFragment(unsafeSQL: "\(id) \(negated ? "NOT IN" : "IN") (SELECT owningId FROM \(join) WHERE ") + related + ")"
         }
         func ids(_ values: [JSONValue]) -> SQLFragment {
             let bound = values.compactMap(Pointer.init(json:)).filter { $0.className == target }.map { SQLValue.text($0.objectId) }
@@ -332,7 +328,7 @@ public struct WhereCompiler {
             let listed = Set(vs.compactMap(Pointer.init(json:)).map(\.objectId))
             guard !listed.isEmpty else { return "1=0" }
             guard vs.allSatisfy({ Pointer(json: $0)?.className == target }) else { return "1=0" }
-            var f = SQLFragment("(SELECT COUNT(DISTINCT relatedId) FROM \(join) WHERE owningId = \(id) AND ")
+            var f = SQLFragment(unsafeSQL: "(SELECT COUNT(DISTINCT relatedId) FROM \(join) WHERE owningId = \(id) AND ")
             f.append(oneOf("relatedId", listed.sorted().map { .text($0) })!)
             f.append(") = ")
             f.append(bind: .integer(Int64(listed.count)))

@@ -36,7 +36,7 @@ enum TestServer {
     ) async throws {
         let logger = TestDatabase.logger
         try await TestDatabase.with(backend, logger: logger) { db in
-            let api = try await ParsleyServer.makeAPI(options: options, database: db.database)
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
             try await app.test(.live) { client in
                 var parse = ParseClient(client: client, options: options)

@@ -1,0 +1,93 @@
+import Logging
+import ParsleyCore
+public import ParsleyStorage
+
+/// The Parse services of one server over one store, built together so they share the schema cache, the write
+/// pipeline and the role and session caches. The API layer (ParsleyHTTP) routes requests to them and never sees
+/// the store itself; `open(options:database:)` gives services ready to serve.
+public struct ParseServices: Sendable {
+    public let options: ParseServerOptions
+    public let store: SQLStore
+    public let schemas: SchemaService
+    public let objects: ObjectService
+    public let queries: QueryService
+    public let sessions: SessionService
+    public let users: UserService
+    public let roles: RoleService
+    public let config: ConfigService
+    public let installations: InstallationService
+    /// Runs transactional batches.
+    public let transactions: Transactions
+    /// Nil unless `idempotencyOptions` are set.
+    public let idempotency: IdempotencyService?
+
+    /// Committed object writes of every server process on the database (`ParseServerOptions.changeEvents`).
+    public var changes: ChangeFeed { objects.changes }
+
+    /// The file rules over the configured file store (cheap to build).
+    public var files: FileService { FileService(options: options, sql: store) }
+
+    /// Builds the services without touching the database (see `open` for a store that may be new).
+    public init(options: ParseServerOptions, store: SQLStore, schemas: SchemaService) {
+        self.options = options
+        self.store = store
+        self.schemas = schemas
+        let objects = ObjectService(store: store, schemas: schemas, options: options)
+        let queries = QueryService(store: store, schemas: schemas, options: options)
+        let sessions = SessionService(store: store, schemas: schemas, objects: objects, options: options)
+        self.objects = objects
+        self.queries = queries
+        self.sessions = sessions
+        self.users = UserService(
+            store: store, schemas: schemas, objects: objects, queries: queries, sessions: sessions, options: options,
+            providers: AuthProviders([GitHubAuthProvider(apiURL: options.githubAPIURL)]))
+        self.roles = RoleService(store: store, schemas: schemas)
+        self.config = ConfigService(store: store)
+        self.installations = InstallationService(objects: objects, queries: queries)
+        self.transactions = Transactions(store: store)
+        // The paths were checked when the options were read (ServerSettings); a bad one turns idempotency off here.
+        self.idempotency = (try? IdempotencyService(options: options, objects: objects, queries: queries)) ?? nil
+    }
+
+    /// Services over `database`, ready to serve: the schema table, the schema cache, the system classes with their
+    /// indexes, and the file store are prepared.
+    public static func open(options: ParseServerOptions, database: any SQLDatabase) async throws -> ParseServices {
+        let store = SQLStore(database: database)
+        try await store.bootstrap()
+        let schemas = SchemaService(store: store)
+        try await schemas.reload()
+        let services = ParseServices(options: options, store: store, schemas: schemas)
+        try await services.bootstrap()
+        try await services.files.store.prepare()
+        return services
+    }
+
+    /// Creates the system classes the server relies on.
+    public func bootstrap() async throws {
+        try await users.bootstrap()
+        try await sessions.bootstrap()
+        try await config.bootstrap()
+        try await roles.prepareClass()
+        try await idempotency?.bootstrap()
+    }
+
+    /// On a database several processes share, drops the schemas, roles and sessions another process changed, until
+    /// the task is cancelled (a background service of the server, `ParseAPIBackground`).
+    public func followCacheChanges() async {
+        guard let broadcaster = store.database as? any ChangeBroadcasting else { return }
+        let logger = Logger(label: "parsley.cache")
+        for await topic in broadcaster.changes() {
+            if topic == "*" || topic.hasPrefix("schema:") {
+                do { try await schemas.reload() } catch { logger.warning("schema reload failed: \(error)") }
+            }
+            if topic == "*" || topic == "roles" { roles.forgetCached() }
+            if topic == "*" || topic == "sessions" { sessions.forgetCached() }
+            if topic.hasPrefix("session:") { sessions.invalidate(token: String(topic.dropFirst("session:".count))) }
+        }
+    }
+
+    /// Throws when the database does not answer a trivial statement (the health check).
+    public func pingDatabase() async throws {
+        try await store.ping()
+    }
+}
