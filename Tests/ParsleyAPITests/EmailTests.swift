@@ -237,7 +237,8 @@ struct EmailTests {
         let mail = MailBox()
         let options = Self.options(mail) {
             $0.verifyUserEmails = true
-            $0.emailVerifyTokenValidityDuration = 1
+            // 3 s: long enough for the fresh link to be followed in time on a loaded machine.
+            $0.emailVerifyTokenValidityDuration = 3
             $0.emailVerifySuccessOnInvalidEmail = false  // for the 205 (the default answers {}: EmailEnumerationTests)
         }
         try await TestServer.with(backend: backend, options) { p in
@@ -251,7 +252,7 @@ struct EmailTests {
 
             let (_, session) = try await p.signUp("gina", "password-1", extra: ["email": "gina@example.com"])
             let first = try await mail.link(0)
-            try await Task.sleep(for: .milliseconds(1300))
+            try await Task.sleep(for: .milliseconds(3300))
             let stale = try await p.follow(first)
             #expect(stale.status == 400)
             // The invalid-link page's form sends a fresh link.
