@@ -79,23 +79,30 @@ final class PostgresChangeFeed: Sendable {
             return
         }
         // Wait for the echo (bounded), so the answer to this request leaves after the other processes were told.
-        // Exactly one of the echo, the timeout or a lost connection resumes the wait: each takes the waiter out of
-        // the table under the lock; an echo that arrives before the wait starts is remembered in `echoed`.
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLockedValue { s -> Bool in
-                if s.echoed.remove(seq) != nil { return true }
-                guard s.listening, !s.stopped else { return true }
-                s.waiting[seq] = c
-                return false
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.echo(of: seq) }
+            group.addTask { try? await Task.sleep(for: .milliseconds(500)) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Returns when this process has heard its message `seq` back, the listener is down, or the task is cancelled.
+    /// Exactly one of the echo, a lost connection or the cancellation resumes the wait: each takes the waiter out
+    /// of the table under the lock; an echo that arrives before the wait starts is remembered in `echoed`.
+    private func echo(of seq: Int) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLockedValue { s -> Bool in
+                    if s.echoed.remove(seq) != nil { return true }
+                    guard s.listening, !s.stopped, !Task.isCancelled else { return true }
+                    s.waiting[seq] = c
+                    return false
+                }
+                if resumeNow { c.resume() }
             }
-            if resumeNow {
-                c.resume()
-                return
-            }
-            Task { [state] in
-                try? await Task.sleep(for: .milliseconds(500))
-                state.withLockedValue { $0.waiting.removeValue(forKey: seq) }?.resume()
-            }
+        } onCancel: {
+            state.withLockedValue { $0.waiting.removeValue(forKey: seq) }?.resume()
         }
     }
 

@@ -70,21 +70,30 @@ public struct SMTPEmailAdapter: EmailAdapter {
         } catch {
             throw SMTPError("cannot connect to SMTP server \(c.host):\(c.port): \(error)")
         }
-        // The deadline closes the connection, which ends whatever read is waiting.
+        // The conversation races the deadline, which closes the connection (ending whatever read is waiting).
         let raw = channel.channel
         let started = ContinuousClock.now
-        let deadline = Task {
-            try await Task.sleep(for: c.timeout)
-            raw.close(promise: nil)
-        }
-        defer { deadline.cancel() }
+        let timedOut = SMTPError("SMTP send to \(c.host):\(c.port) timed out after \(c.timeout)")
         do {
-            try await channel.executeThenClose { inbound, outbound in
-                var session = Session(inbound: inbound.makeAsyncIterator(), outbound: outbound)
-                try await session.converse(configuration: c, sender: sender, recipient: message.to, data: data)
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await channel.executeThenClose { inbound, outbound in
+                        var session = Session(inbound: inbound.makeAsyncIterator(), outbound: outbound)
+                        try await session.converse(configuration: c, sender: sender, recipient: message.to, data: data)
+                    }
+                    return true
+                }
+                group.addTask {
+                    try await Task.sleep(for: c.timeout)
+                    raw.close(promise: nil)
+                    return false
+                }
+                let sent = try await group.next() ?? false
+                group.cancelAll()
+                if !sent { throw timedOut }
             }
         } catch {
-            if ContinuousClock.now - started >= c.timeout { throw SMTPError("SMTP send to \(c.host):\(c.port) timed out after \(c.timeout)") }
+            if error is CancellationError || ContinuousClock.now - started >= c.timeout { throw timedOut }
             throw error is SMTPError ? error : SMTPError("SMTP send to \(c.host):\(c.port) failed: \(error)")
         }
     }
