@@ -29,14 +29,17 @@ final class PostgresChangeFeed: Sendable {
     let publish: @Sendable (String) async throws -> Void
     /// Change events arrive on the same connection, marked `E|`.
     let events: PostgresChangeChannel
+    /// Sees each topic another process announced (and `"*"`) before the subscribers do, on the listening task.
+    let heard: @Sendable (String) -> Void
 
     init(
         configuration: PostgresConnection.Configuration, logger: Logger, events: PostgresChangeChannel,
-        publish: @escaping @Sendable (String) async throws -> Void
+        heard: @escaping @Sendable (String) -> Void = { _ in }, publish: @escaping @Sendable (String) async throws -> Void
     ) {
         self.configuration = configuration
         self.logger = logger
         self.events = events
+        self.heard = heard
         self.publish = publish
     }
 
@@ -121,12 +124,14 @@ final class PostgresChangeFeed: Sendable {
             return
         }
         let topic = String(parts[2])
+        heard(topic)
         let subscribers = state.withLockedValue { $0.stopped ? [] : $0.subscribers }
         for s in subscribers { s.yield(topic) }
     }
 
     private func everythingStale() {
         let (subscribers, stopped) = state.withLockedValue { ($0.stopped ? [] : $0.subscribers, $0.stopped) }
+        if !stopped { heard("*") }
         for s in subscribers { s.yield("*") }
         if !stopped { events.gap() }
     }

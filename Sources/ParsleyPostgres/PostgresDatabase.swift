@@ -75,20 +75,18 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
             return rows.first?.first?.text
         }
         db.events.withLockedValue { $0 = events }
-        let feed = PostgresChangeFeed(configuration: listenerConfiguration, logger: logger, events: events) { [weak db] message in
+        // Another process changed a schema (or the feed was lost): statements are prepared afresh.
+        let names = db.statementNames
+        let feed = PostgresChangeFeed(
+            configuration: listenerConfiguration, logger: logger, events: events,
+            heard: { topic in if topic == "*" || topic.hasPrefix("schema:") { names?.newGeneration() } }
+        ) { [weak db] message in
             guard let db else { return }
             _ = try await db.write { executor in
                 try await executor.query(SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text(message)]))
             }
         }
         db.feed.withLockedValue { $0 = feed }
-        if let names = db.statementNames {
-            // Another process changed a schema (or the feed was lost): statements are prepared afresh.
-            let changes = feed.changes()
-            Task {
-                for await topic in changes where topic == "*" || topic.hasPrefix("schema:") { names.newGeneration() }
-            }
-        }
         feed.start()
         return db
     }

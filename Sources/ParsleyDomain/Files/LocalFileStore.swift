@@ -64,26 +64,35 @@ public struct LocalFileStore: FileStore {
             return fd
         }
         var stored = file
-        // One write to the disk runs while the next megabyte arrives (at most two in memory).
-        var writing: Task<Void, any Error>?
+        // One write to the disk runs (a child task) while the next megabyte arrives: at most two in memory. A child
+        // still writing when an error leaves the loop is awaited before the cleanup closes the descriptor.
         do {
             var pending = ByteBuffer()
             pending.reserveCapacity(Self.writeChunk)
+            var full: ByteBuffer?
             var size: Int64 = 0
-            while let chunk = try await next() {
-                size += Int64(chunk.readableBytes)
-                if size > Int64(maxBytes) { throw FileStoreError.tooLarge(maxBytes) }
-                pending.writeImmutableBuffer(chunk)
-                if pending.readableBytes >= Self.writeChunk {
-                    try await writing?.value
-                    let full = pending
-                    writing = Task { try await Self.blocking { try POSIX.writeAll(fd, full) } }
+            var ended = false
+            while !ended {
+                let toWrite = full
+                async let written: Void = Self.write(toWrite, to: fd)
+                while pending.readableBytes < Self.writeChunk {
+                    guard let chunk = try await next() else {
+                        ended = true
+                        break
+                    }
+                    size += Int64(chunk.readableBytes)
+                    if size > Int64(maxBytes) { throw FileStoreError.tooLarge(maxBytes) }
+                    pending.writeImmutableBuffer(chunk)
+                }
+                try await written
+                if !ended {
+                    full = pending
                     pending = ByteBuffer()
                     pending.reserveCapacity(Self.writeChunk)
+                } else {
+                    full = nil
                 }
             }
-            try await writing?.value
-            writing = nil
             stored.size = size
             let rest = pending
             let attributes = ByteBuffer(bytes: JSONWriter.bytes(stored.attributes))
@@ -102,7 +111,6 @@ public struct LocalFileStore: FileStore {
                 POSIX.syncDirectory(root)
             }
         } catch {
-            _ = try? await writing?.value  // the descriptor stays open until no write uses it
             _ = try? await Self.blocking {
                 close(fd)
                 unlink(temp)
@@ -133,28 +141,37 @@ public struct LocalFileStore: FileStore {
             if fd < 0 { throw errno == ENOENT ? FileStoreError.vanished : POSIX.error("open") }
             return fd
         }
-        // The next chunk is read from the disk while the current one goes out (at most two in memory).
-        func readAhead(_ offset: Int64) -> Task<ByteBuffer, any Error>? {
-            guard offset < range.upperBound else { return nil }
-            let count = Int(min(Int64(Self.readChunk), range.upperBound - offset))
-            return Task { try await Self.blocking { try POSIX.read(fd, count: count, at: offset) } }
-        }
-        var reading = readAhead(range.lowerBound)
+        // The next chunk is read from the disk (a child task) while the current one goes out: at most two in memory.
+        // A read still running when `write` fails is awaited before the descriptor is closed.
         do {
             var offset = range.lowerBound
-            while let current = reading {
-                let chunk = try await current.value
-                if chunk.readableBytes == 0 { throw FileStoreError.vanished }  // truncated under us
-                offset += Int64(chunk.readableBytes)
-                reading = readAhead(offset)
-                try await write(chunk)
+            var chunk = try await Self.readChunk(fd, at: offset, before: range.upperBound)
+            while let current = chunk {
+                if current.readableBytes == 0 { throw FileStoreError.vanished }  // truncated under us
+                offset += Int64(current.readableBytes)
+                let nextOffset = offset
+                async let following = Self.readChunk(fd, at: nextOffset, before: range.upperBound)
+                try await write(current)
+                chunk = try await following
             }
         } catch {
-            _ = try? await reading?.value  // the descriptor stays open until no read uses it
             close(fd)
             throw error
         }
         close(fd)
+    }
+
+    /// Writes `buffer` (if any) at the descriptor's position, off the event loop.
+    static func write(_ buffer: ByteBuffer?, to fd: Int32) async throws {
+        guard let buffer else { return }
+        try await blocking { try POSIX.writeAll(fd, buffer) }
+    }
+
+    /// Up to `readChunk` bytes from `offset`, never past `end`; nil once `offset` reached `end`.
+    static func readChunk(_ fd: Int32, at offset: Int64, before end: Int64) async throws -> ByteBuffer? {
+        guard offset < end else { return nil }
+        let count = Int(min(Int64(readChunk), end - offset))
+        return try await blocking { try POSIX.read(fd, count: count, at: offset) }
     }
 
     public func delete(_ name: String) async throws -> Bool {
