@@ -28,8 +28,6 @@ public final class ChangeSubscribers: Sendable {
 
     public init() {}
 
-    public var isEmpty: Bool { subscribers.withLock { $0.isEmpty } }
-
     public func subscribe(limit: Int, dropped: @escaping @Sendable () -> Void) -> AsyncStream<ChangeMessage> {
         let (stream, continuation) = AsyncStream<ChangeMessage>.makeStream(bufferingPolicy: .bufferingOldest(max(1, limit)))
         let id = nextId.add(1, ordering: .relaxed).newValue

@@ -66,9 +66,4 @@ extension SQLStore {
         for action in transaction.takeActions() { await action() }
         return result
     }
-
-    /// Runs `body` on a read connection, or inside the current write transaction when there is one.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
-        try await database.read(body)
-    }
 }

@@ -20,17 +20,12 @@ public final class MailQueue: Sendable {
         }
     }
 
-    /// Sends queued mails with `deliver` until the task is cancelled or `finish` is called.
+    /// Sends queued mails with `deliver` until the task is cancelled.
     func run(_ deliver: @Sendable (EmailMessage) async -> Void) async {
         // One sender: a stream has one reader (a second server on the same API leaves the sending to the first).
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         for await message in stream {
             await deliver(message)
         }
-    }
-
-    /// Ends `run` once the mails queued so far are sent.
-    public func finish() {
-        continuation.finish()
     }
 }

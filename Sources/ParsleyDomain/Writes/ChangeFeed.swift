@@ -55,6 +55,4 @@ public struct WriteHooks: Sendable {
     public var beforeDelete: [String: BeforeDelete] = [:]
 
     public init() {}
-
-    public var isEmpty: Bool { beforeSave.isEmpty && beforeDelete.isEmpty }
 }

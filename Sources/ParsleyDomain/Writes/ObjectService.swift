@@ -28,7 +28,7 @@ public struct ObjectService: Sendable {
         guard changes.enabled || hooks.beforeSave[className] != nil || hooks.beforeDelete[className] != nil,
             let schema = schemas.schema(className)
         else { return nil }
-        return try await store.read { [store] db in
+        return try await store.database.read { [store] db in
             try await store.writer(db).fetch(className: className, schema: schema, objectId: objectId, writePrincipals: nil)
         }
     }
