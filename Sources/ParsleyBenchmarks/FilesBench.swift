@@ -4,6 +4,7 @@ import Logging
 import ParsleyDomain
 import ParsleyHTTP
 import ParsleySQLite
+import ParsleyStorage
 
 /// `parsley-bench --files [--files-mb 100]`: streams one file up and down through Parsley with curl over
 /// loopback, for each built-in store, next to a raw disk copy of the same file timed in the same run; and the
@@ -43,10 +44,11 @@ enum FilesBench {
             options.filesAdapter = backend.1
             options.filesDirectory = work.appendingPathComponent("files-\(backend.0)").path
             let database = try await SQLiteDatabase.open(path: work.appendingPathComponent("files-\(backend.0).sqlite").path, logger: logger)
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
             let serverPort = port + 10 + i
+            try await database.serving {
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: serverPort, logger: logger)
-            let server = Task { try await app.runService() }
+            try await withBackground({ try await app.runService() }) {
             try await Task.sleep(for: .milliseconds(500))
             let base = "http://127.0.0.1:\(serverPort)/parse"
             let answer = work.appendingPathComponent("answer.json")
@@ -70,9 +72,8 @@ enum FilesBench {
             try? FileManager.default.removeItem(at: downloaded)
             rows.append(("upload, \(backend.0) store", bytes / upload.seconds / 1e6, upload.peakAboveIdleMB))
             rows.append(("download, \(backend.0) store", bytes / download.seconds / 1e6, download.peakAboveIdleMB))
-            server.cancel()
-            _ = await server.result
-            try? await database.close()
+            }
+            }
         }
         print("")
         print("| transfer of \(megabytes) MB | MB/s | peak memory above idle (MB) |")

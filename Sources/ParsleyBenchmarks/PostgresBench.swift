@@ -20,15 +20,21 @@ enum PostgresBench {
         var settings = admin
         settings.database = dbName
         let url = "postgres://\(settings.username)\(settings.password.map { ":" + $0 } ?? "")@\(settings.host):\(settings.port)/\(dbName)"
-        defer { Task { try? await adminQuery(admin, "DROP DATABASE IF EXISTS \(dbName) WITH (FORCE)", logger: logger) } }
+        let outcome = await attempt { try await measure(url: url, settings: settings, arguments: arguments, wrk: wrk, work: work, logger: logger) }
+        try? await adminQuery(admin, "DROP DATABASE IF EXISTS \(dbName) WITH (FORCE)", logger: logger)
+        try outcome.get()
+    }
+
+    static func measure(url: String, settings: PostgresConnectionSettings, arguments: BenchArguments, wrk: Wrk, work: URL, logger: Logger) async throws {
 
         print("Parsley benchmark on PostgreSQL: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, synchronous_commit=on, pool 20")
         let raw = try await rawBaseline(settings, seconds: arguments.seconds, logger: logger)
 
         let database = try await PostgresDatabase.open(url: url, poolSize: 20, logger: logger)
-        let server = try await BenchServer.start(database: database, port: arguments.port, logger: logger)
-        let (api, serverTask, base, headers, port) = (server.api, server.task, server.base, BenchServer.headers, arguments.port)
+        let (headers, port) = (BenchServer.headers, arguments.port)
         var table: [Row] = []
+        let ids = try await BenchServer.with(database: database, port: port, logger: logger) { server in
+        let (api, base) = (server.api, server.base)
 
         let core = try await CoreScenarios.run(
             api: api, wrk: wrk, base: base, headers: headers, seconds: arguments.seconds, work: work, insert: raw.insert, read: raw.read)
@@ -38,13 +44,12 @@ enum PostgresBench {
         // (PARSLEY_POSTGRES_POINT_READ_CONCURRENCY=0; the first server idles meanwhile): what the shared `IN (...)`
         // statements are worth, in this run.
         let plainDatabase = try await PostgresDatabase.open(url: url, poolSize: 20, pointReadConcurrency: 0, logger: logger)
-        let plain = try await BenchServer.start(database: plainDatabase, port: port + 3, logger: logger)
-        let uncoalesced = try wrk.run(
-            name: "get-uncoalesced", url: plain.base, seconds: arguments.seconds,
-            script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil), directory: work)
+        let uncoalesced = try await BenchServer.with(database: plainDatabase, port: port + 3, logger: logger) { plain in
+            try wrk.run(
+                name: "get-uncoalesced", url: plain.base, seconds: arguments.seconds,
+                script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil), directory: work)
+        }
         table.insert(Row(name: "get by id, lookups not coalesced", result: uncoalesced, baseline: raw.read), at: 2)
-        plain.task.cancel()
-        try? await plainDatabase.close()
         // The floor of any request here: HTTP in and out and one round trip to PostgreSQL (`SELECT 1`), no Parse
         // logic. What a get by id can reach on this machine at this moment is below this.
         let floor = try wrk.run(
@@ -59,8 +64,8 @@ enum PostgresBench {
             name: "query", url: base, seconds: arguments.seconds, script: WrkScript.fixed(method: "GET", path: queryPath, headers: headers, body: nil),
             directory: work)
         table.append(Row(name: "query, indexed (\(arguments.objects) objects)", result: indexed, baseline: raw.read))
-        serverTask.cancel()
-        try? await database.close()
+        return ids
+        }
 
         // Scale-out: the same get-by-id load on one `parsley` process, then split across two on the same database.
         let nodes = try await twoNodes(url: url, ids: ids, headers: headers, wrk: wrk, seconds: arguments.seconds, work: work, basePort: port + 1)
@@ -83,8 +88,7 @@ enum PostgresBench {
             tls: try settings.tls.clientTLS())
         configuration.options.maximumConnections = 20
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let runner = Task { await client.run() }
-        defer { runner.cancel() }
+        return try await withBackground({ await client.run() }) {
         try await client.query(#"CREATE TABLE raw_bench ("objectId" TEXT PRIMARY KEY, "createdAt" TEXT, "updatedAt" TEXT, data JSONB)"#)
         let payload = BenchData.payload(seed: 1)
         let counter = Counter()
@@ -100,6 +104,7 @@ enum PostgresBench {
         }
         print("  raw postgres-nio: \(fmt(insert.requestsPerSecond)) inserts/s, \(fmt(read.requestsPerSecond)) point reads/s")
         return (insert, read)
+        }
     }
 
     /// Runs `operation` from 64 concurrent tasks for `seconds`; throughput and latency percentiles.
@@ -133,8 +138,9 @@ enum PostgresBench {
             host: settings.host, port: settings.port, username: settings.username, password: settings.password,
             database: settings.database ?? "postgres", tls: try settings.tls.connectionTLS())
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-        defer { Task { try? await connection.close() } }
-        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        let outcome = await attempt { try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
+        try? await connection.close()
+        _ = try outcome.get()
     }
 
     // MARK: Two nodes

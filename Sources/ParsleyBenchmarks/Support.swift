@@ -314,14 +314,34 @@ struct BenchServer {
     static let options = ParseServerOptions(applicationId: "bench", masterKey: "bench-master-key", maxBatchSize: 10_000)
     static let headers = ["X-Parse-Application-Id": "bench", "X-Parse-Master-Key": "bench-master-key", "Content-Type": "application/json"]
     let api: ParseAPI
-    let task: Task<Void, any Error>
     let base: String
 
-    static func start(database: any SQLDatabase, port: Int, logger: Logger) async throws -> BenchServer {
-        let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
-        let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
-        let task = Task { try await app.runService() }
-        try await Task.sleep(for: .milliseconds(500))
-        return BenchServer(api: api, task: task, base: "http://127.0.0.1:\(port)")
+    /// Runs the database and the server beside `body`; both stop (and the database closes) when it returns.
+    static func with<T>(database: any SQLDatabase, port: Int, logger: Logger, _ body: (BenchServer) async throws -> T) async throws -> T {
+        try await database.serving {
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
+            let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
+            return try await withBackground({ try await app.runService() }) {
+                try await Task.sleep(for: .milliseconds(500))
+                return try await body(BenchServer(api: api, base: "http://127.0.0.1:\(port)"))
+            }
+        }
     }
+}
+
+/// Runs `body` while `background` runs in a child task, cancelled when `body` returns.
+func withBackground<T>(_ background: @escaping @Sendable () async throws -> Void, _ body: () async throws -> T) async throws -> T {
+    let outcome: Swift.Result<T, any Error> = await withTaskGroup(of: Void.self) { group in
+        group.addTask { try? await background() }
+        let outcome: Swift.Result<T, any Error>
+        do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+        group.cancelAll()
+        return outcome
+    }
+    return try outcome.get()
+}
+
+/// The outcome of an async throwing call, so cleanup that awaits can follow it (not inside a `catch`).
+func attempt<T>(_ body: () async throws -> T) async -> Swift.Result<T, any Error> {
+    do { return .success(try await body()) } catch { return .failure(error) }
 }

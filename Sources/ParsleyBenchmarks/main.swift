@@ -37,71 +37,70 @@ if let uri = arguments.databaseURI {
 }
 
 let database = try await SQLiteDatabase.open(path: work.appendingPathComponent("parsley.sqlite").path, logger: logger)
-let server = try await BenchServer.start(database: database, port: arguments.port, logger: logger)
-let (api, serverTask, base, headers, options) = (server.api, server.task, server.base, BenchServer.headers, BenchServer.options)
-var table: [Row] = []
+try await BenchServer.with(database: database, port: arguments.port, logger: logger) { server in
+    let (api, base, headers, options) = (server.api, server.base, BenchServer.headers, BenchServer.options)
+    var table: [Row] = []
 
-print("Parsley benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, SQLite WAL synchronous=FULL")
+    print("Parsley benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, SQLite WAL synchronous=FULL")
 
-// `--security` skips 1-3 and the unindexed query: the signed-in scenarios and the query they are compared with.
-let full = !arguments.securityOnly
+    // `--security` skips 1-3 and the unindexed query: the signed-in scenarios and the query they are compared with.
+    let full = !arguments.securityOnly
 
-// 1. Raw sqlite-nio baseline, same database settings, no HTTP.
-let raw = full ? try await RawSQLiteBaseline.run(directory: work, inserts: arguments.baselineOps, logger: logger) : nil
+    // 1. Raw sqlite-nio baseline, same database settings, no HTTP.
+    let raw = full ? try await RawSQLiteBaseline.run(directory: work, inserts: arguments.baselineOps, logger: logger) : nil
 
-// 2-3. Create (POST one ~300-byte object), get by id and update with Increment over the ids created.
-var get: Measure?
-if let raw {
-    let core = try await CoreScenarios.run(
-        api: api, wrk: wrk, base: base, headers: headers, seconds: arguments.seconds, work: work, insert: raw.insert, read: raw.read)
-    table += core.rows
-    get = core.get
-}
+    // 2-3. Create (POST one ~300-byte object), get by id and update with Increment over the ids created.
+    var get: Measure?
+    if let raw {
+        let core = try await CoreScenarios.run(
+            api: api, wrk: wrk, base: base, headers: headers, seconds: arguments.seconds, work: work, insert: raw.insert, read: raw.read)
+        table += core.rows
+        get = core.get
+    }
 
-// 4. Query on 100,000 objects: equality + order + limit 20, without and with an index.
-try await BenchData.populate(api, className: "Item", count: arguments.objects)
-let queryScript = WrkScript.fixed(method: "GET", path: BenchData.queryPath("Item"), headers: headers, body: nil)
-if let raw {
-    let scan = try wrk.run(name: "query", url: base, seconds: arguments.seconds, script: queryScript, directory: work)
-    table.append(Row(name: "query, no index (\(arguments.objects) objects)", result: scan, baseline: raw.read))
-}
-try await BenchData.addIndex(api, className: "Item", base: base)
-if let raw {
-    let indexed = try wrk.run(name: "query", url: base, seconds: arguments.seconds, script: queryScript, directory: work)
-    table.append(Row(name: "query, indexed (\(arguments.objects) objects)", result: indexed, baseline: raw.read))
-}
+    // 4. Query on 100,000 objects: equality + order + limit 20, without and with an index.
+    try await BenchData.populate(api, className: "Item", count: arguments.objects)
+    let queryScript = WrkScript.fixed(method: "GET", path: BenchData.queryPath("Item"), headers: headers, body: nil)
+    if let raw {
+        let scan = try wrk.run(name: "query", url: base, seconds: arguments.seconds, script: queryScript, directory: work)
+        table.append(Row(name: "query, no index (\(arguments.objects) objects)", result: scan, baseline: raw.read))
+    }
+    try await BenchData.addIndex(api, className: "Item", base: base)
+    if let raw {
+        let indexed = try wrk.run(name: "query", url: base, seconds: arguments.seconds, script: queryScript, directory: work)
+        table.append(Row(name: "query, indexed (\(arguments.objects) objects)", result: indexed, baseline: raw.read))
+    }
 
-// 5. Security: log-in per second, then the same get and indexed query as a user with a session token on a
-//    class where every object has an ACL (10 roles, the user in 3 of them).
-let fixture = try await SecurityBench.populate(api: api, base: base, arguments: arguments)
-if arguments.hold {
-    // `--hold`: keep serving the populated database for a profiler or a hand-run load generator.
-    print("  serving \(base); session token \(fixture.token)")
-    print("  ACL'd query: \(SecurityBench.Fixture.queryPath)")
-    print("  plain query: \(BenchData.queryPath("Item"))")
-    while true { try await Task.sleep(for: .seconds(3600)) }
-}
-let security = try await SecurityBench.measure(
-    fixture, api: api, wrk: wrk, base: base, headers: headers, plainQueryScript: queryScript, arguments: arguments, directory: work)
-// Without the raw baseline (`--security`), rows compare with themselves.
-table.append(Row(name: "log-in (bcrypt cost \(options.bcryptCost))", result: security.login, baseline: raw?.insert ?? security.login))
-table.append(Row(name: "get by id, session + ACL", result: security.get, baseline: get ?? security.get))
-table.append(
-    Row(name: "query, indexed, no ACLs (median of \(SecurityBench.rounds), in turns with the next)", result: security.plainQuery,
-        baseline: raw?.read ?? security.plainQuery))
-table.append(Row(name: "query, indexed, session + ACL (median of \(SecurityBench.rounds))", result: security.query, baseline: security.plainQuery))
+    // 5. Security: log-in per second, then the same get and indexed query as a user with a session token on a
+    //    class where every object has an ACL (10 roles, the user in 3 of them).
+    let fixture = try await SecurityBench.populate(api: api, base: base, arguments: arguments)
+    if arguments.hold {
+        // `--hold`: keep serving the populated database for a profiler or a hand-run load generator.
+        print("  serving \(base); session token \(fixture.token)")
+        print("  ACL'd query: \(SecurityBench.Fixture.queryPath)")
+        print("  plain query: \(BenchData.queryPath("Item"))")
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+    let security = try await SecurityBench.measure(
+        fixture, api: api, wrk: wrk, base: base, headers: headers, plainQueryScript: queryScript, arguments: arguments, directory: work)
+    // Without the raw baseline (`--security`), rows compare with themselves.
+    table.append(Row(name: "log-in (bcrypt cost \(options.bcryptCost))", result: security.login, baseline: raw?.insert ?? security.login))
+    table.append(Row(name: "get by id, session + ACL", result: security.get, baseline: get ?? security.get))
+    table.append(
+        Row(name: "query, indexed, no ACLs (median of \(SecurityBench.rounds), in turns with the next)", result: security.plainQuery,
+            baseline: raw?.read ?? security.plainQuery))
+    table.append(Row(name: "query, indexed, session + ACL (median of \(SecurityBench.rounds))", result: security.query, baseline: security.plainQuery))
 
-if let raw {
+    if let raw {
+        print("")
+        print("baseline (raw sqlite-nio, same process, no HTTP):")
+        print("  insert, one transaction each, synchronous=FULL: \(fmt(raw.insert.requestsPerSecond)) ops/s  p50 \(ms(raw.insert.p50)) ms  p99 \(ms(raw.insert.p99)) ms")
+        print("  point read by primary key, 4 concurrent readers: \(fmt(raw.read.requestsPerSecond)) ops/s  p50 \(ms(raw.read.p50)) ms  p99 \(ms(raw.read.p99)) ms")
+    }
     print("")
-    print("baseline (raw sqlite-nio, same process, no HTTP):")
-    print("  insert, one transaction each, synchronous=FULL: \(fmt(raw.insert.requestsPerSecond)) ops/s  p50 \(ms(raw.insert.p50)) ms  p99 \(ms(raw.insert.p99)) ms")
-    print("  point read by primary key, 4 concurrent readers: \(fmt(raw.read.requestsPerSecond)) ops/s  p50 \(ms(raw.read.p50)) ms  p99 \(ms(raw.read.p99)) ms")
-}
-print("")
-Row.printTable(table)
-print("")
-print("peak memory (VmHWM of this process: server + SQLite caches + \(arguments.objects) objects): \(PeakMemory.megabytes()) MB")
+    Row.printTable(table)
+    print("")
+    print("peak memory (VmHWM of this process: server + SQLite caches + \(arguments.objects) objects): \(PeakMemory.megabytes()) MB")
 
-serverTask.cancel()
-try? await database.close()
+}
 exit(0)

@@ -49,17 +49,27 @@ public struct ParseServices: Sendable {
         self.idempotency = (try? IdempotencyService(options: options, objects: objects, queries: queries)) ?? nil
     }
 
-    /// Services over `database`, ready to serve: the schema table, the schema cache, the system classes with their
-    /// indexes, and the file store are prepared.
-    public static func open(options: ParseServerOptions, database: any SQLDatabase) async throws -> ParseServices {
+    /// Services over `database` without touching it: `prepare()` must run (with the database's `run()` going)
+    /// before the first request. `parsley serve` prepares them before its HTTP server starts listening.
+    public init(options: ParseServerOptions, database: any SQLDatabase) {
         let store = SQLStore(database: database)
-        try await store.bootstrap()
-        let schemas = SchemaService(store: store)
-        try await schemas.reload()
-        let services = ParseServices(options: options, store: store, schemas: schemas)
-        try await services.bootstrap()
-        try await services.files.store.prepare()
+        self.init(options: options, store: store, schemas: SchemaService(store: store))
+    }
+
+    /// Services over `database`, ready to serve (commands and tests).
+    public static func open(options: ParseServerOptions, database: any SQLDatabase) async throws -> ParseServices {
+        let services = ParseServices(options: options, database: database)
+        try await services.prepare()
         return services
+    }
+
+    /// Prepares a database that may be new: the backend's functions, the schema table, the schema cache, the
+    /// system classes with their indexes, and the file store.
+    public func prepare() async throws {
+        try await store.bootstrap()
+        try await schemas.reload()
+        try await bootstrap()
+        try await files.store.prepare()
     }
 
     /// Creates the system classes the server relies on.

@@ -25,7 +25,6 @@ final class PostgresChangeFeed: Sendable {
         var echoed: Set<Int> = []
     }
     private let state = NIOLockedValueBox(State())
-    private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
     let publish: @Sendable (String) async throws -> Void
     /// Change events arrive on the same connection, marked `E|`.
     let events: PostgresChangeChannel
@@ -43,16 +42,9 @@ final class PostgresChangeFeed: Sendable {
         self.publish = publish
     }
 
-    func start() {
-        let t = Task { [self] in await listenLoop() }
-        task.withLockedValue { $0 = t }
-    }
-
+    /// Ends the streams and the waits (after `listen()` has returned, or if it never ran).
     func stop() async {
         state.withLockedValue { $0.stopped = true }
-        let t = task.withLockedValue { $0 }
-        t?.cancel()
-        await t?.value
         let subscribers = state.withLockedValue { s in
             let subs = s.subscribers
             s.subscribers = []
@@ -136,7 +128,8 @@ final class PostgresChangeFeed: Sendable {
         if !stopped { events.gap() }
     }
 
-    private func listenLoop() async {
+    /// Listens (reconnecting when the connection is lost) until the task is cancelled.
+    func listen() async {
         var attempt = 0
         while !Task.isCancelled {
             do {

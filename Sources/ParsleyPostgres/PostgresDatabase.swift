@@ -12,7 +12,10 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     public let dialect: any SQLDialect = PostgresDialect()
     let client: PostgresClient
     let logger: Logger
-    private let runTask: NIOLockedValueBox<Task<Void, Never>?>
+    /// Set once `prepare()` has created the SQL functions.
+    private let prepared = Atomic<Bool>(false)
+    /// Whether the pool's run loop has started, and who waits for it (`prepare`).
+    private let started = NIOLockedValueBox<(done: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
     let connectionSettings: PostgresConnectionSettings
     let poolSize: Int
     /// Statements in flight and write transactions in flight (metrics); counted on every request, so atomics.
@@ -52,22 +55,10 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         let ms = max(1, Int(statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000))
         configuration.options.additionalStartupParameters = [("statement_timeout", "\(ms)"), ("application_name", "parsley")]
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let task = Task { await client.run() }
-        // Let the pool's run loop start before the first lease (postgres-nio warns otherwise).
-        for _ in 0..<20 {
-            await Task.yield()
-        }
-        try? await Task.sleep(for: .milliseconds(5))
         let db = PostgresDatabase(
-            client: client, logger: logger, runTask: task, settings: settings, poolSize: max(1, poolSize),
+            client: client, logger: logger, settings: settings, poolSize: max(1, poolSize),
             statementNames: preparedStatements ? PreparedStatementNames() : nil,
             pointReadConcurrency: pointReadConcurrency > 0 ? pointReadConcurrency : nil)
-        do {
-            try await db.installFunctions()
-        } catch {
-            task.cancel()
-            throw error
-        }
         let events = PostgresChangeChannel { [weak db] id in
             guard let db else { return nil }
             let outbox = PostgresChangeChannel.outbox
@@ -87,12 +78,47 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
             }
         }
         db.feed.withLockedValue { $0 = feed }
-        feed.start()
         return db
     }
 
+    /// The connection pool and the change listener, until cancelled.
+    public func run() async {
+        let feed = self.feed.withLockedValue { $0 }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.client.run() }
+            if let feed { group.addTask { await feed.listen() } }
+            // Let the pool's run loop start before the first lease (postgres-nio warns otherwise).
+            for _ in 0..<20 { await Task.yield() }
+            let waiting = started.withLockedValue { s in
+                s.done = true
+                defer { s.waiting = [] }
+                return s.waiting
+            }
+            for w in waiting { w.resume() }
+        }
+    }
+
+    /// Returns once `run()` has started the pool.
+    private func runStarted() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = started.withLockedValue { s in
+                if !s.done { s.waiting.append(c) }
+                return s.done
+            }
+            if now { c.resume() }
+        }
+    }
+
+    /// Creates Parsley's SQL functions and the change outbox (once per process).
+    public func prepare() async throws {
+        if prepared.load(ordering: .acquiring) { return }
+        await runStarted()
+        try await installFunctions()
+        prepared.store(true, ordering: .releasing)
+    }
+
     init(
-        client: PostgresClient, logger: Logger, runTask: Task<Void, Never>, settings: PostgresConnectionSettings, poolSize: Int,
+        client: PostgresClient, logger: Logger, settings: PostgresConnectionSettings, poolSize: Int,
         statementNames: PreparedStatementNames?, pointReadConcurrency: Int?
     ) {
         self.pointReads = pointReadConcurrency.map(PointReadBatcher.init(concurrency:))
@@ -101,7 +127,6 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         self.poolSize = poolSize
         self.client = client
         self.logger = logger
-        self.runTask = NIOLockedValueBox(runTask)
         self.connectionSettings = settings
     }
 
@@ -162,11 +187,9 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         feed.withLockedValue { $0 }?.changes() ?? AsyncStream { $0.finish() }
     }
 
+    /// Ends the change streams (the connections closed when `run()` returned).
     public func close() async throws {
         await feed.withLockedValue { $0 }?.stop()
-        let task = runTask.withLockedValue { $0 }
-        task?.cancel()
-        await task?.value
     }
 
     static func probe(_ configuration: PostgresConnection.Configuration, settings: PostgresConnectionSettings, logger: Logger) async throws {

@@ -24,7 +24,8 @@ public final class SQLiteDatabase: SQLDatabase {
     let threadPool: NIOThreadPool
     let logger: Logger
     let statementTimeout: Duration
-    private let loop = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    /// Whether `run()` is working, and who waits for it to end (`close`).
+    private let writerState = NIOLockedValueBox<(running: Bool, ended: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// Opens (creating if needed) the database at `path`.
     public static func open(path: String, readers readerCount: Int = 4, statementTimeout: Duration = .seconds(15), logger: Logger) async throws
@@ -49,10 +50,8 @@ public final class SQLiteDatabase: SQLDatabase {
             }
             return (writer, readers)
         }
-        let db = SQLiteDatabase(
+        return SQLiteDatabase(
             writer: writer, readers: ReaderPool(readers), threadPool: threadPool, statementTimeout: statementTimeout, logger: logger)
-        db.startWriter()
-        return db
     }
 
     init(writer: SQLiteHandle, readers: ReaderPool, threadPool: NIOThreadPool, statementTimeout: Duration, logger: Logger) {
@@ -97,21 +96,40 @@ public final class SQLiteDatabase: SQLDatabase {
         }
     }
 
+    /// The writer: commits queued writes in groups until cancelled, then commits what was queued before the
+    /// cancellation and refuses the rest.
+    public func run() async {
+        writerState.withLockedValue { $0.running = true }
+        await withTaskCancellationHandler {
+            await writerLoop()
+        } onCancel: {
+            queue.close()
+        }
+        let waiting = writerState.withLockedValue { s in
+            s.running = false
+            defer { s.ended = [] }
+            return s.ended
+        }
+        for w in waiting { w.resume() }
+    }
+
     public func close() async throws {
         queue.close()
-        let task = loop.withLockedValue { $0 }
-        await task?.value
+        // A writer still running finishes what it took; writes it never saw are refused.
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let resumeNow = writerState.withLockedValue { s in
+                if s.running { s.ended.append(c) }
+                return !s.running
+            }
+            if resumeNow { c.resume() }
+        }
+        for job in queue.takeAll() { job.finish(StoreError.database("database is closed")) }
         let (writer, readers) = (self.writer, self.readers)
         try await threadPool.runIfActive {
             writer.close()
             for r in readers.all { r.close() }
         }
         try await threadPool.shutdownGracefully()
-    }
-
-    private func startWriter() {
-        let task = Task { [self] in await writerLoop() }
-        loop.withLockedValue { $0 = task }
     }
 
     /// Takes every queued job, runs them in one transaction (each in its own savepoint when there are
@@ -238,6 +256,14 @@ final class WriteQueue: Sendable {
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// Removes and returns the jobs nobody took (after `close`).
+    func takeAll() -> [WriteJob] {
+        state.withLockedValue { s in
+            defer { s.jobs = [] }
+            return s.jobs
         }
     }
 

@@ -18,6 +18,15 @@ public protocol SQLDatabase: Sendable {
     /// entirely if `body` throws. Inside `Transaction.current` the body joins it. The backend sets
     /// `Transaction.current` for the body and calls `Transaction.committed()` right after its COMMIT.
     func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) async throws -> T) async throws -> T
+    /// The backend's long-lived work (PostgreSQL's connection pool and change listener, SQLite's writer), until
+    /// the calling task is cancelled: a service of the server's ServiceGroup (`DatabaseService`), or beside a
+    /// command or a test (`serving`). Statements issued before it starts wait for it; once it has returned,
+    /// writes queued on SQLite have committed and new ones fail.
+    func run() async
+    /// Makes the database ready for Parsley (PostgreSQL: creates the SQL functions); needs `run()` running.
+    /// Cheap after the first call.
+    func prepare() async throws
+    /// Releases what `open` took (files, thread pools), after `run()` has returned or if it never ran.
     func close() async throws
     /// Connections in use, connections available, and writes waiting or running (for metrics).
     var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) { get }
@@ -29,6 +38,36 @@ public protocol SQLDatabase: Sendable {
 
 extension SQLDatabase {
     public var pointReads: PointReadBatcher? { nil }
+    public func prepare() async throws {}
+
+    /// Runs `body` while `run()` works beside it in a child task, then stops it and closes the database: how
+    /// commands and tests use a database outside the server's ServiceGroup.
+    public func serving<T>(_ body: () async throws -> T) async throws -> T {
+        let outcome: Result<T, any Error> = await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.run() }
+            let outcome: Result<T, any Error>
+            do {
+                try await prepare()
+                outcome = .success(try await body())
+            } catch {
+                outcome = .failure(error)
+            }
+            group.cancelAll()
+            await group.waitForAll()
+            return outcome
+        }
+        let closed = await Result { try await close() }
+        let value = try outcome.get()
+        try closed.get()
+        return value
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The outcome of an async throwing call.
+    init(_ body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
 }
 
 /// Errors a backend reports, translated from its driver's codes inside the backend module, so callers tell

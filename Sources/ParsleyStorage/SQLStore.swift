@@ -10,8 +10,9 @@ public struct SQLStore: Sendable {
         self.database = database
     }
 
-    /// Creates the schema table if needed.
+    /// Prepares the backend and creates the schema table if needed.
     public func bootstrap() async throws {
+        try await database.prepare()
         let q = dialect.quote("_SCHEMA")
         _ = try await database.write { db in
             try await db.query(SQLFragment(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(q) (className TEXT PRIMARY KEY, schema TEXT NOT NULL, version BIGINT NOT NULL)"))

@@ -48,14 +48,15 @@ struct Export: AsyncParsableCommand {
             }
             let start = ContinuousClock.now
             do {
-                let store = SQLStore(database: database)
-                let exporter = TransferExporter(store: store, files: files ? FileService(options: options, sql: store).store : nil)
-                let summary = try await exporter.export { line in try writer.write(line) }
-                try writer.flush()
-                try? await database.close()
+                let summary = try await database.serving {
+                    let store = SQLStore(database: database)
+                    let exporter = TransferExporter(store: store, files: files ? FileService(options: options, sql: store).store : nil)
+                    let summary = try await exporter.export { line in try writer.write(line) }
+                    try writer.flush()
+                    return summary
+                }
                 Transfer.note("exported \(summary) from \(shown)\(output.map { " to \($0)" } ?? "") in \(ContinuousClock.now - start)")
             } catch {
-                try? await database.close()
                 if let output { try? FileManager.default.removeItem(atPath: output) }
                 throw error
             }

@@ -36,18 +36,14 @@ struct Import: AsyncParsableCommand {
             try ServerSettings.applyFileSettings(to: &options, dataDir: setup.dataDir, values: setup.values)
             let (database, shown) = try await setup.open()
             let start = ContinuousClock.now
-            do {
+            let summary = try await database.serving {
                 let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
                 let importer = TransferImporter(
                     store: api.services.store, schemas: api.schemas, files: api.services.files.store, force: force)
                 let reader = LineReader(handle)
-                let summary = try await importer.run { try reader.next() }
-                try? await database.close()
-                Transfer.note("imported \(summary) into \(shown) in \(ContinuousClock.now - start)")
-            } catch {
-                try? await database.close()
-                throw error
+                return try await importer.run { try reader.next() }
             }
+            Transfer.note("imported \(summary) into \(shown) in \(ContinuousClock.now - start)")
         }
     }
 }

@@ -90,12 +90,14 @@ extension ServerSettings {
         return operations
     }
 
-    /// Runs the API (and the metrics listener) until SIGTERM or SIGINT; then no new connection is taken,
-    /// requests in flight get `PARSLEY_SHUTDOWN_TIMEOUT` seconds to finish, and the caller closes the database.
+    /// Runs the database, the API (with its background work) and the metrics listener as one ServiceGroup until
+    /// SIGTERM or SIGINT; then, in reverse order, no new connection is taken, requests in flight get
+    /// `PARSLEY_SHUTDOWN_TIMEOUT` seconds to finish, and the database finishes its writes and closes.
     static func runServices(
-        _ app: some Service, metrics: (ParsleyMetrics, Int)?, metricsHost host: String, shutdownTimeout timeout: Int, logger: Logger
+        database: any SQLDatabase, app: some Service, metrics: (ParsleyMetrics, Int)?, metricsHost host: String, shutdownTimeout timeout: Int,
+        logger: Logger
     ) async throws {
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app)]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: DatabaseService(database: database)), .init(service: app)]
         if let (registry, port) = metrics {
             services.append(.init(service: ParsleyServer.metricsApplication(metrics: registry, host: host, port: port, logger: logger)))
             logger.info("metrics at http://\(host):\(port)/metrics")

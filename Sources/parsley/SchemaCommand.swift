@@ -7,6 +7,7 @@ import NIOHTTP1
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
+import ParsleyStorage
 import ParsleySQLite
 
 /// `parsley schema apply Schemas/journal.json` / `parsley schema apply --all`: creates or migrates the classes
@@ -141,18 +142,14 @@ struct SchemaCommand: AsyncParsableCommand {
             var logger = Logger(label: "parsley")
             logger.logLevel = .warning
             let database = try await SQLiteDatabase.open(path: path, readers: 1, logger: logger)
-            do {
+            try await database.serving {
                 let services = try await ParseServices.open(
                     options: ParseServerOptions(applicationId: "parsley", masterKey: "schema-apply-only"), database: database)
                 let plans = try Self.plan(files, current: services.schemas.all())
                 if !dryRun { try await SchemaMigration.apply(plans, to: services.schemas) }
                 Self.report(plans, applied: !dryRun)
                 print(dryRun ? "checked against \(path)" : "applied to \(path)")
-            } catch {
-                try? await database.close()
-                throw error
             }
-            try await database.close()
         }
     }
 }

@@ -28,14 +28,17 @@ struct Serve: AsyncParsableCommand {
 
     func serve(_ s: ServeSetup, logger: Logger) async throws {
         let (database, path) = try await Self.openDatabase(uri: s.databaseURI, storage: s.storage, logger: logger)
-        let api = ParseAPI(services: try await ParseServices.open(options: s.options, database: database))
+        // The services touch the database only once its service runs: they are prepared (the schema table, system
+        // classes, the file store) before the HTTP server starts listening.
+        let api = ParseAPI(services: ParseServices(options: s.options, database: database))
         let operations = ServerSettings.operationsOptions(rateLimits: s.rateLimits, metrics: s.metricsPort != nil, database: database, changes: api.changes)
         let shownHost = s.host == "0.0.0.0" ? "localhost" : s.host
         let (appId, mountPath, masterKey) = (s.options.applicationId, s.options.mountPath, s.options.masterKey)
         // Said once the socket is bound, with the port it got (PORT=0 lets the system choose one).
-        let app = ParsleyServer.application(api: api, host: s.host, port: s.port, logger: logger, operations: operations) { bound in
+        var app = ParsleyServer.application(api: api, host: s.host, port: s.port, logger: logger, operations: operations) { bound in
             logger.info("parsley serving http://\(shownHost):\(bound)\(mountPath) (app id \(appId), database \(path))")
         }
+        app.beforeServerStarts { try await api.services.prepare() }
         if s.masterKeyGenerated {
             // Written straight to the file descriptor: a pipe would otherwise buffer it past a crash.
             FileHandle.standardOutput.write(Data(
@@ -49,15 +52,9 @@ struct Serve: AsyncParsableCommand {
                 """.utf8))
         }
         // SIGTERM/SIGINT: stop accepting, let requests in flight finish, then close the database (queued writes commit).
-        do {
-            try await ServerSettings.runServices(
-                app, metrics: operations.metrics.flatMap { m in s.metricsPort.map { (m, $0) } }, metricsHost: s.metricsHost,
-                shutdownTimeout: s.shutdownTimeout, logger: logger)
-        } catch {
-            try? await database.close()
-            throw error
-        }
-        try await database.close()
+        try await ServerSettings.runServices(
+            database: database, app: app, metrics: operations.metrics.flatMap { m in s.metricsPort.map { (m, $0) } },
+            metricsHost: s.metricsHost, shutdownTimeout: s.shutdownTimeout, logger: logger)
         logger.info("parsley stopped")
     }
 }

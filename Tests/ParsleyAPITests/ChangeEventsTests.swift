@@ -149,7 +149,7 @@ struct ChangeEventsTests {
         try await TestServer.withAPI(backend: .postgres, Self.options()) { api, db, p in
             let url = try #require(db.url)
             let other = try await PostgresDatabase.open(url: url, poolSize: 2, logger: TestDatabase.logger)
-            do {
+            try await other.serving {
                 let node2 = ParseAPI(services: try await ParseServices.open(options: Self.options(), database: other))
                 var it1 = api.changes.subscribe().makeAsyncIterator()
                 var it2 = node2.changes.subscribe().makeAsyncIterator()
@@ -181,11 +181,7 @@ struct ChangeEventsTests {
                     #expect(values == Array(start...(start + 10)), "per-object order of \(id)")
                 }
                 #expect(seen2.last?.object?["big"]?.stringValue?.count == 20_000)
-            } catch {
-                try? await other.close()
-                throw error
             }
-            try await other.close()
         }
     }
 }
@@ -220,6 +216,24 @@ extension ChangeEventsTests {
             for w in writes where text.contains(w) { offenders.append("\(relative): \(w)") }
         }
         #expect(offenders == [], "object writes outside the pipeline")
+    }
+
+    @Test("no unstructured task in Sources: long-lived work runs as a service of the ServiceGroup or as a child task")
+    func noUnstructuredTasks() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let pattern = try Regex(#"\bTask(\.detached)?\s*(\([^)]*\))?\s*\{"#)
+        var offenders: [String] = []
+        let files = FileManager.default.enumerator(at: root.appendingPathComponent("Sources"), includingPropertiesForKeys: nil)!
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+        #expect(files.count > 50)
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                if code.contains(pattern) { offenders.append("\(file.lastPathComponent):\(n + 1): \(line)") }
+            }
+        }
+        #expect(offenders == [], "unstructured tasks")
     }
 }
 

@@ -191,6 +191,8 @@ final class FlakyDatabase: SQLDatabase, @unchecked Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) async throws -> T) async throws -> T {
         try await base.write(body)
     }
+    func run() async { await base.run() }
+    func prepare() async throws { try await base.prepare() }
     func close() async throws { try await base.close() }
     var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) { base.poolUsage }
     var changeChannel: any ChangeChannel { base.changeChannel }

@@ -67,15 +67,16 @@ struct PostgresTLSTests {
                 // (Asked from the maintenance database, so this connection and its own listener are not counted.)
                 let maintenance = try #require(try await PostgresCluster.shared.serverURL())
                 let admin = try await PostgresDatabase.open(url: maintenance, poolSize: 1, logger: TestDatabase.logger)
-                let rows = try await admin.read { executor in
-                    try await executor.query(
-                        SQLFragment(
-                            unsafeSQL: """
-                            SELECT count(*)::text, count(*) FILTER (WHERE s.ssl)::text FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
-                            WHERE a.datname = ? AND a.backend_type = 'client backend'
-                            """, [.text(name)]))
+                let rows = try await admin.serving {
+                    try await admin.read { executor in
+                        try await executor.query(
+                            SQLFragment(
+                                unsafeSQL: """
+                                SELECT count(*)::text, count(*) FILTER (WHERE s.ssl)::text FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
+                                WHERE a.datname = ? AND a.backend_type = 'client backend'
+                                """, [.text(name)]))
+                    }
                 }
-                try await admin.close()
                 let total = Int(rows.first?[0].text ?? "") ?? 0
                 let tls = Int(rows.first?[1].text ?? "") ?? -1
                 #expect(total >= 2, "the node's pool and its listener should be connected")
@@ -89,18 +90,15 @@ struct PostgresTLSTests {
         try await PostgresCluster.shared.withFreshDatabase { plain in
             let required = try await PostgresDatabase.open(
                 url: try Self.url(plain, query: "sslmode=require"), poolSize: 1, logger: TestDatabase.logger)
-            let requiredEncrypted = try await Self.encrypted(required)
-            try await required.close()
+            let requiredEncrypted = try await required.serving { try await Self.encrypted(required) }
             #expect(requiredEncrypted)
 
             let preferred = try await PostgresDatabase.open(url: try Self.url(plain, query: "sslmode=prefer"), poolSize: 1, logger: TestDatabase.logger)
-            let preferredEncrypted = try await Self.encrypted(preferred)
-            try await preferred.close()
+            let preferredEncrypted = try await preferred.serving { try await Self.encrypted(preferred) }
             #expect(preferredEncrypted)
 
             let unencrypted = try await PostgresDatabase.open(url: plain, poolSize: 1, logger: TestDatabase.logger)
-            let defaultEncrypted = try await Self.encrypted(unencrypted)
-            try await unencrypted.close()
+            let defaultEncrypted = try await unencrypted.serving { try await Self.encrypted(unencrypted) }
             #expect(!defaultEncrypted)
         }
     }
@@ -116,11 +114,12 @@ struct PostgresTLSTests {
         let role = LocalCluster.certificateRole
         let maintenance = try #require(try await PostgresCluster.shared.serverURL())
         let admin = try await PostgresDatabase.open(url: maintenance, poolSize: 1, logger: TestDatabase.logger)
-        _ = try await admin.write { executor in
-            try await executor.query(
-                SQLFragment(unsafeSQL: "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role) LOGIN SUPERUSER; END IF; END $$"))
+        _ = try await admin.serving {
+            try await admin.write { executor in
+                try await executor.query(
+                    SQLFragment(unsafeSQL: "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role) LOGIN SUPERUSER; END IF; END $$"))
+            }
         }
-        try await admin.close()
         try await PostgresCluster.shared.withFreshDatabase { plain in
             var components = try #require(URLComponents(string: plain))
             components.user = role
@@ -131,10 +130,11 @@ struct PostgresTLSTests {
             try await Self.servesObjects(withCertificate, className: "ByCertificate")
             // PostgreSQL saw the certificate on the connection.
             let database = try await PostgresDatabase.open(url: withCertificate, poolSize: 1, logger: TestDatabase.logger)
-            let rows = try await database.read { executor in
-                try await executor.query(SQLFragment("SELECT client_dn FROM pg_stat_ssl WHERE pid = pg_backend_pid()"))
+            let rows = try await database.serving {
+                try await database.read { executor in
+                    try await executor.query(SQLFragment("SELECT client_dn FROM pg_stat_ssl WHERE pid = pg_backend_pid()"))
+                }
             }
-            try await database.close()
             #expect(rows.first?.first?.text == "/CN=\(role)")
             // Without the certificate PostgreSQL turns the role away, and the start says why.
             try await Self.refusedAtStart(try Self.url(asRole, host: "localhost", query: tls), saying: "certificate", "no sslcert")

@@ -14,13 +14,7 @@ struct SQLiteStoreErrorTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = try await SQLiteDatabase.open(path: folder.appendingPathComponent("db.sqlite").path, readers: 1, logger: Logger(label: "test"))
-        do {
-            try await body(database)
-            try await database.close()
-        } catch {
-            try? await database.close()
-            throw error
-        }
+        try await database.serving { try await body(database) }
     }
 
     func write(_ database: SQLiteDatabase, _ statements: [SQLFragment]) async throws {

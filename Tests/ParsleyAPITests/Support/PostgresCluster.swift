@@ -64,16 +64,9 @@ struct TestDatabase: Sendable {
         }
     }
 
+    /// Runs the database beside `body` (as `serve` runs it in its ServiceGroup), then closes it.
     private static func run<T: Sendable>(_ db: TestDatabase, _ body: @Sendable (TestDatabase) async throws -> T) async throws -> T {
-        let result: T
-        do {
-            result = try await body(db)
-        } catch {
-            try? await db.database.close()
-            throw error
-        }
-        try await db.database.close()
-        return result
+        try await db.database.serving { try await body(db) }
     }
 }
 
