@@ -41,8 +41,8 @@ enum FilesBench {
         ]
         for (i, backend) in [("filesystem", FilesAdapter.filesystem), ("database", FilesAdapter.database)].enumerated() {
             var options = ParseServerOptions(applicationId: "bench", masterKey: "bench-master-key", maxRequestBytes: Int(bytes) + (1 << 20))
-            options.filesAdapter = backend.1
-            options.filesDirectory = work.appendingPathComponent("files-\(backend.0)").path
+            options.files.adapter = backend.1
+            options.files.directory = work.appendingPathComponent("files-\(backend.0)").path
             let database = try await SQLiteDatabase.open(path: work.appendingPathComponent("files-\(backend.0).sqlite").path, logger: logger)
             let serverPort = port + 10 + i
             try await database.serving {

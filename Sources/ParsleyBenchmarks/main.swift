@@ -84,7 +84,7 @@ try await BenchServer.with(database: database, port: arguments.port, logger: log
     let security = try await SecurityBench.measure(
         fixture, api: api, wrk: wrk, base: base, headers: headers, plainQueryScript: queryScript, arguments: arguments, directory: work)
     // Without the raw baseline (`--security`), rows compare with themselves.
-    table.append(Row(name: "log-in (bcrypt cost \(options.bcryptCost))", result: security.login, baseline: raw?.insert ?? security.login))
+    table.append(Row(name: "log-in (bcrypt cost \(options.accounts.bcryptCost))", result: security.login, baseline: raw?.insert ?? security.login))
     table.append(Row(name: "get by id, session + ACL", result: security.get, baseline: get ?? security.get))
     table.append(
         Row(name: "query, indexed, no ACLs (median of \(SecurityBench.rounds), in turns with the next)", result: security.plainQuery,

@@ -37,7 +37,7 @@ struct LoginAttempts: Sendable {
 
     /// - Throws: 101 locked or invalid credentials, 205 unverified email (with `preventLoginWithUnverifiedEmail`).
     func check(_ user: [String: JSONValue], passwordMatches: Bool) async throws {
-        if let lockout = options.accountLockout, let id = user["objectId"]?.stringValue {
+        if let lockout = options.accounts.lockout, let id = user["objectId"]?.stringValue {
             if lockout.isLocked(user, now: .now) { throw ParseError(.objectNotFound, lockout.message) }
             if passwordMatches {
                 if (user["_failed_login_count"]?.integerValue ?? 0) != 0 || !(user["_account_lockout_expires_at"]?.isNull ?? true) {
@@ -48,7 +48,7 @@ struct LoginAttempts: Sendable {
             }
         }
         guard passwordMatches else { throw ParseError(.objectNotFound, "Invalid username/password.") }
-        if options.verifyUserEmails, options.preventLoginWithUnverifiedEmail, user["emailVerified"] != .bool(true) {
+        if options.email.verifyUserEmails, options.email.preventLoginWithUnverifiedEmail, user["emailVerified"] != .bool(true) {
             throw ParseError(.init(rawValue: 205), "User email is not verified.")
         }
     }

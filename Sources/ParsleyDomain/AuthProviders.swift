@@ -15,7 +15,7 @@ public struct AuthProviders: Sendable {
 
     func validate(_ provider: String, _ data: JSONValue, options: ParseServerOptions) async throws -> String {
         if provider == "anonymous" {
-            guard options.enableAnonymousUsers else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
+            guard options.accounts.enableAnonymousUsers else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
             guard case .string(let id)? = data["id"], !id.isEmpty else { throw ParseError(.init(rawValue: 251), "Invalid anonymous authData") }
             return id
         }

@@ -81,7 +81,7 @@ public struct EmailFlows: Sendable {
     /// expiry needs no column of its own; the whole token must match the stored one, so it cannot be altered).
     func newVerifyToken() -> String {
         let random = ObjectID.make(length: 25)
-        guard let validity = options.emailVerifyTokenValidityDuration else { return random }
+        guard let validity = options.email.verifyTokenValidityDuration else { return random }
         return random + "-" + String(ParseDate.now.milliseconds + validity * 1000, radix: 36)
     }
 
@@ -96,7 +96,7 @@ public struct EmailFlows: Sendable {
     func prepareVerification(
         _ fields: inout [String: JSONValue], values: inout [String: JSONValue], auth: Auth, current: [String: JSONValue]?
     ) -> PendingVerification? {
-        guard options.verifyUserEmails, case .string(let email)? = fields["email"] else { return nil }
+        guard options.email.verifyUserEmails, case .string(let email)? = fields["email"] else { return nil }
         if let current, current["email"]?.stringValue == email { return nil }
         if auth.isMaster, fields["emailVerified"] == .bool(true) { return nil }
         fields["emailVerified"] = .bool(false)
@@ -125,7 +125,7 @@ public struct EmailFlows: Sendable {
     /// Sends through the adapter; a failure is logged, never shown to the client (Parse Server's behaviour).
     func deliver(_ message: EmailMessage) async {
         do {
-            try await options.emailAdapter.send(message)
+            try await options.email.adapter.send(message)
         } catch {
             logger.error("sending email failed", metadata: ["to": .string(message.to), "error": .string("\(error)")])
         }
@@ -135,10 +135,10 @@ public struct EmailFlows: Sendable {
     enum SignUpSession { case create, skip, reject }
 
     func signUpSession(_ fields: [String: JSONValue]) -> SignUpSession {
-        guard options.verifyUserEmails, options.preventLoginWithUnverifiedEmail || options.preventSignupWithUnverifiedEmail,
+        guard options.email.verifyUserEmails, options.email.preventLoginWithUnverifiedEmail || options.email.preventSignupWithUnverifiedEmail,
             fields["emailVerified"] != .bool(true)
         else { return .create }
-        return options.preventSignupWithUnverifiedEmail ? .reject : .skip
+        return options.email.preventSignupWithUnverifiedEmail ? .reject : .skip
     }
 
     // MARK: POST /requestPasswordReset and /verificationEmailRequest
@@ -156,10 +156,10 @@ public struct EmailFlows: Sendable {
     public func requestPasswordReset(_ body: JSONValue, mountURL: String) async throws {
         let email = try Self.email(body)
         guard let user = try await storedUser(Self.equals("email", email)), let id = user["objectId"]?.stringValue else {
-            if options.passwordPolicy?.resetPasswordSuccessOnInvalidEmail ?? true { return }
+            if options.accounts.passwordPolicy?.resetPasswordSuccessOnInvalidEmail ?? true { return }
             throw ParseError(.objectNotFound, "A user with that email does not exist.")
         }
-        let policy = options.passwordPolicy
+        let policy = options.accounts.passwordPolicy
         let now = ParseDate.now
         var token = ObjectID.make(length: 25)
         if policy?.resetTokenReuseIfValid == true, let existing = user["_perishable_token"]?.stringValue, !Self.expired(user, now: now) {
@@ -186,7 +186,7 @@ public struct EmailFlows: Sendable {
     /// `emailVerifySuccessOnInvalidEmail` is false. - Throws: then 205 unknown email, -1 already verified.
     public func requestVerificationEmail(_ body: JSONValue, mountURL: String) async throws {
         let email = try Self.email(body)
-        let quiet = options.emailVerifySuccessOnInvalidEmail
+        let quiet = options.email.verifySuccessOnInvalidEmail
         guard let user = try await storedUser(Self.equals("email", email)) else {
             if quiet { return }
             throw ParseError(.init(rawValue: 205), "No user found with email \(email)")
@@ -208,7 +208,7 @@ public struct EmailFlows: Sendable {
 
     @discardableResult
     func resend(_ user: [String: JSONValue], mountURL: String) async throws -> Bool {
-        guard options.verifyUserEmails, let id = user["objectId"]?.stringValue, let email = user["email"]?.stringValue else { return false }
+        guard options.email.verifyUserEmails, let id = user["objectId"]?.stringValue, let email = user["email"]?.stringValue else { return false }
         let token = newVerifyToken()
         try await updateUser(id, ["_email_verify_token": .string(token)])
         let pending = PendingVerification(email: email, username: user["username"]?.stringValue ?? "", token: token, mountURL: mountURL)
@@ -221,7 +221,7 @@ public struct EmailFlows: Sendable {
     /// `GET /apps/:appId/verify_email`: marks the email verified and spends the token. False for an unknown,
     /// used or expired token.
     public func verifyEmail(token: String?, username: String?) async throws -> Bool {
-        guard options.verifyUserEmails, let token, !token.isEmpty else { return false }
+        guard options.email.verifyUserEmails, let token, !token.isEmpty else { return false }
         var predicate = Self.equals("_email_verify_token", token)
         if let username, !username.isEmpty { predicate = .and([predicate, Self.equals("username", username)]) }
         guard let user = try await storedUser(predicate), let id = user["objectId"]?.stringValue else { return false }
@@ -259,8 +259,8 @@ public struct EmailFlows: Sendable {
         guard case .valid = state, let id = user["objectId"]?.stringValue, let token else { return state }
         guard !newPassword.isEmpty else { throw ParseError(.init(rawValue: 201), "Missing password") }
         var values = try await PasswordPolicy.change(
-            options.passwordPolicy, to: newPassword, username: user["username"]?.stringValue, user: user, hasher: hasher)
-        if options.accountLockout?.unlockOnPasswordReset == true {
+            options.accounts.passwordPolicy, to: newPassword, username: user["username"]?.stringValue, user: user, hasher: hasher)
+        if options.accounts.lockout?.unlockOnPasswordReset == true {
             values["_failed_login_count"] = .int(0)
             values["_account_lockout_expires_at"] = .null
         }

@@ -17,67 +17,20 @@ public struct ParseServerOptions: Sendable {
     public var allowClientClassCreation: Bool
     public var maxBatchSize: Int
     public var maxRequestBytes: Int
-    /// Session lifetime in seconds (Parse Server's `sessionLength`, one year).
-    public var sessionLength: Int64 = 31_536_000
-    /// bcrypt cost for password hashes (Parse Server uses 10).
-    public var bcryptCost: UInt8 = 10
-    /// New users get an ACL readable and writable by themselves only (`enforcePrivateUsers`).
-    public var enforcePrivateUsers = true
-    /// `authData` providers allowed besides the built-in ones (`anonymous`).
-    public var enableAnonymousUsers = true
-
-    // Emails, password policy and account lockout: Parse Server's options of the same names.
     /// The app's name in mails and pages (nil: the application id).
     public var appName: String? = nil
-    /// Sends verification and password-reset mails; the default only logs them.
-    public var emailAdapter: any EmailAdapter = LoggingEmailAdapter()
-    /// Sign-up (and changing the email) sends a verification mail and sets `emailVerified` false.
-    public var verifyUserEmails = false
-    /// With `verifyUserEmails`: no session at sign-up, and log-in of an unverified user answers 205.
-    public var preventLoginWithUnverifiedEmail = false
-    /// With `verifyUserEmails`: sign-up of an unverified user answers 205 (the user is still created).
-    public var preventSignupWithUnverifiedEmail = false
-    /// Seconds a verification link stays valid (nil: until used).
-    public var emailVerifyTokenValidityDuration: Int64? = nil
-    /// Password rules (nil: any non-empty password).
-    public var passwordPolicy: PasswordPolicy? = nil
-    /// Locks an account after repeated failed log-ins (nil: never).
-    public var accountLockout: AccountLockout? = nil
-    /// Base URL of the GitHub API used to check `authData.github` tokens.
-    public var githubAPIURL = "https://api.github.com"
-
-    // Files (Files/FileService.swift); uploads are limited by `maxRequestBytes` (Parse Server's maxUploadSize).
-    /// Where file bytes live: a folder (default), the database, or an adapter of your own.
-    public var filesAdapter: FilesAdapter = .filesystem
-    /// The folder of the filesystem adapter (nil: `parsley-files/<app id>` in the temporary folder).
-    public var filesDirectory: String? = nil
-    /// Who may upload (Parse Server's `fileUpload`).
-    public var fileUpload = FileUploadOptions()
-    /// An upload whose client sends nothing for this long is abandoned (its partial file removed), so a
-    /// stalled or vanished client never holds a request open.
-    public var uploadStallTimeout: Duration = .seconds(30)
-
     /// Committed writes become `ChangeEvent`s on `ParseAPI.changes` (Writes/ChangeFeed.swift). Off by default: it
     /// costs a read of the original and of the saved object per write; on when something consumes them
     /// (`PARSLEY_CHANGE_EVENTS=true`; LiveQuery and cloud code will turn it on).
     public var changeEvents = false
-
-    // Hardening (Parse Server 7's options of the same names).
-    /// `/verificationEmailRequest` answers success for an unknown or already verified e-mail, so it cannot be
-    /// used to learn which e-mails have accounts (`emailVerifySuccessOnInvalidEmail`).
-    public var emailVerifySuccessOnInvalidEmail = true
-    /// Keys (and key/value pairs) refused anywhere in a request body, a `where` or `/config`
-    /// (`requestKeywordDenylist`): 400/105 `Prohibited keyword in request data`.
-    public var requestKeywordDenylist: [KeywordRule] = KeywordRule.parseServerDefault {
-        didSet { keywordDenylist = KeywordDenylist(requestKeywordDenylist) }
-    }
-    /// `requestKeywordDenylist`, compiled once.
-    public private(set) var keywordDenylist = KeywordDenylist(KeywordRule.parseServerDefault)
-    /// Addresses the master key is accepted from (`masterKeyIps`); nil: every address. A master key from elsewhere
-    /// is answered 403 `unauthorized`, as Parse Server does.
-    public var masterKeyIps: [IPRange]? = nil
-    /// Retried requests with the same `X-Parse-Request-Id` are not applied twice (`idempotencyOptions`); nil: off.
-    public var idempotency: IdempotencyOptions? = nil
+    /// Users, sessions, passwords and log-in.
+    public var accounts = AccountOptions()
+    /// Verification and password-reset mails.
+    public var email = EmailOptions()
+    /// Where file bytes live and who may upload.
+    public var files = FileOptions()
+    /// What requests may carry and from where.
+    public var security = SecurityOptions()
 
     public init(
         applicationId: String, masterKey: String, restAPIKey: String? = nil, clientKey: String? = nil, javascriptKey: String? = nil,
@@ -103,6 +56,74 @@ public struct ParseServerOptions: Sendable {
     public var requiresClientKey: Bool {
         [restAPIKey, clientKey, javascriptKey, dotNetKey].contains { $0 != nil }
     }
+}
+
+/// Users, sessions, passwords and log-in: Parse Server's options of the same names.
+public struct AccountOptions: Sendable {
+    /// Session lifetime in seconds (`sessionLength`, one year).
+    public var sessionLength: Int64 = 31_536_000
+    /// bcrypt cost for password hashes (Parse Server uses 10).
+    public var bcryptCost: UInt8 = 10
+    /// New users get an ACL readable and writable by themselves only (`enforcePrivateUsers`).
+    public var enforcePrivateUsers = true
+    /// `authData.anonymous` sign-ups are accepted (`enableAnonymousUsers`).
+    public var enableAnonymousUsers = true
+    /// Password rules (nil: any non-empty password).
+    public var passwordPolicy: PasswordPolicy? = nil
+    /// Locks an account after repeated failed log-ins (`accountLockout`; nil: never).
+    public var lockout: AccountLockout? = nil
+    /// Base URL of the GitHub API used to check `authData.github` tokens.
+    public var githubAPIURL = "https://api.github.com"
+    public init() {}
+}
+
+/// Verification and password-reset mails: Parse Server's options of the same names.
+public struct EmailOptions: Sendable {
+    /// Sends the mails; the default only logs them (`emailAdapter`).
+    public var adapter: any EmailAdapter = LoggingEmailAdapter()
+    /// Sign-up (and changing the email) sends a verification mail and sets `emailVerified` false.
+    public var verifyUserEmails = false
+    /// With `verifyUserEmails`: no session at sign-up, and log-in of an unverified user answers 205.
+    public var preventLoginWithUnverifiedEmail = false
+    /// With `verifyUserEmails`: sign-up of an unverified user answers 205 (the user is still created).
+    public var preventSignupWithUnverifiedEmail = false
+    /// Seconds a verification link stays valid (`emailVerifyTokenValidityDuration`; nil: until used).
+    public var verifyTokenValidityDuration: Int64? = nil
+    /// `/verificationEmailRequest` answers success for an unknown or already verified e-mail, so it cannot be
+    /// used to learn which e-mails have accounts (`emailVerifySuccessOnInvalidEmail`).
+    public var verifySuccessOnInvalidEmail = true
+    public init() {}
+}
+
+/// Files (Files/FileService.swift); uploads are limited by `maxRequestBytes` (Parse Server's maxUploadSize).
+public struct FileOptions: Sendable {
+    /// Where file bytes live: a folder (default), the database, or an adapter of your own (`filesAdapter`).
+    public var adapter: FilesAdapter = .filesystem
+    /// The folder of the filesystem adapter (nil: `parsley-files/<app id>` in the temporary folder).
+    public var directory: String? = nil
+    /// Who may upload (`fileUpload`).
+    public var upload = FileUploadOptions()
+    /// An upload whose client sends nothing for this long is abandoned (its partial file removed), so a
+    /// stalled or vanished client never holds a request open.
+    public var uploadStallTimeout: Duration = .seconds(30)
+    public init() {}
+}
+
+/// What requests may carry and from where (Parse Server 7's options of the same names).
+public struct SecurityOptions: Sendable {
+    /// Keys (and key/value pairs) refused anywhere in a request body, a `where` or `/config`
+    /// (`requestKeywordDenylist`): 400/105 `Prohibited keyword in request data`.
+    public var requestKeywordDenylist: [KeywordRule] = KeywordRule.parseServerDefault {
+        didSet { keywordDenylist = KeywordDenylist(requestKeywordDenylist) }
+    }
+    /// `requestKeywordDenylist`, compiled once.
+    public private(set) var keywordDenylist = KeywordDenylist(KeywordRule.parseServerDefault)
+    /// Addresses the master key is accepted from (`masterKeyIps`); nil: every address. A master key from elsewhere
+    /// is answered 403 `unauthorized`, as Parse Server does.
+    public var masterKeyIps: [IPRange]? = nil
+    /// Retried requests with the same `X-Parse-Request-Id` are not applied twice (`idempotencyOptions`); nil: off.
+    public var idempotency: IdempotencyOptions? = nil
+    public init() {}
 }
 
 /// Who is asking: the master key, a user (later, with sessions), or nobody.

@@ -40,7 +40,7 @@ public struct ParseServices: Sendable {
         self.sessions = sessions
         self.users = UserService(
             store: store, schemas: schemas, objects: objects, queries: queries, sessions: sessions, options: options,
-            providers: AuthProviders([GitHubAuthProvider(apiURL: options.githubAPIURL)]))
+            providers: AuthProviders([GitHubAuthProvider(apiURL: options.accounts.githubAPIURL)]))
         self.roles = RoleService(store: store, schemas: schemas)
         self.config = ConfigService(store: store)
         self.installations = InstallationService(objects: objects, queries: queries)

@@ -69,7 +69,7 @@ public final class SessionService: Sendable {
     /// Creates a session for a user; a previous session of the same user on the same installation is replaced.
     public func create(userId: String, installationId: String?, action: String, authProvider: String) async throws -> Session {
         let token = "r:" + ObjectID.hexToken(length: 32)
-        let expires = ParseDate(milliseconds: ParseDate.now.milliseconds + options.sessionLength * 1000)
+        let expires = ParseDate(milliseconds: ParseDate.now.milliseconds + options.accounts.sessionLength * 1000)
         if let installationId { try await revokeAll(userId: userId, installationId: installationId) }
         var body: [String: JSONValue] = [
             "sessionToken": .string(token),

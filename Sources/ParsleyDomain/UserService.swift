@@ -27,7 +27,7 @@ public struct UserService: Sendable {
         self.queries = queries
         self.sessions = sessions
         self.options = options
-        self.hasher = PasswordHasher(cost: options.bcryptCost)
+        self.hasher = PasswordHasher(cost: options.accounts.bcryptCost)
         self.providers = providers
         self.emails = EmailFlows(store: store, schemas: schemas, objects: objects, sessions: sessions, options: options, hasher: hasher)
         self.attempts = LoginAttempts(objects: objects, options: options)
@@ -62,7 +62,7 @@ public struct UserService: Sendable {
         try checkUserFields(fields, auth: auth)
         fields["password"] = nil
         let id = ObjectID.make()
-        var internalValues = try await PasswordPolicy.change(options.passwordPolicy, to: password, username: username, user: nil, hasher: hasher)
+        var internalValues = try await PasswordPolicy.change(options.accounts.passwordPolicy, to: password, username: username, user: nil, hasher: hasher)
         Self.grantSelf(&fields, id)
         let verification = emails.prepareVerification(&fields, values: &internalValues, auth: auth, current: nil)
         let created = try await mapDuplicates { [fields, internalValues] in
@@ -91,7 +91,7 @@ public struct UserService: Sendable {
     }
 
     func defaultACL(_ id: String) -> ACL {
-        options.enforcePrivateUsers ? ACL(readers: [id], writers: [id]) : ACL(readers: ["*", id], writers: [id])
+        options.accounts.enforcePrivateUsers ? ACL(readers: [id], writers: [id]) : ACL(readers: ["*", id], writers: [id])
     }
 
     /// Email format, and fields only the master key may set.
@@ -266,11 +266,11 @@ public struct UserService: Sendable {
         var internalValues: [String: JSONValue] = [:]
         var passwordChanged = false
         // The stored user, for the password policy (username, history) and for noticing a changed email.
-        let current = fields["password"] != nil || (options.verifyUserEmails && fields["email"] != nil) ? try await emails.storedUser(id: id) : nil
+        let current = fields["password"] != nil || (options.email.verifyUserEmails && fields["email"] != nil) ? try await emails.storedUser(id: id) : nil
         if let password = fields.removeValue(forKey: "password") {
             guard case .string(let p) = password, !p.isEmpty else { throw ParseError(.init(rawValue: 201), "password is required") }
             let username = fields["username"]?.stringValue ?? current?["username"]?.stringValue
-            internalValues = try await PasswordPolicy.change(options.passwordPolicy, to: p, username: username, user: current, hasher: hasher)
+            internalValues = try await PasswordPolicy.change(options.accounts.passwordPolicy, to: p, username: username, user: current, hasher: hasher)
             passwordChanged = true
         }
         let verification = current == nil ? nil : emails.prepareVerification(&fields, values: &internalValues, auth: auth, current: current)

@@ -86,7 +86,7 @@ public struct ParseTransport: HTTPResponder {
                 throw (error as? JSONParser.Failure)?.message.hasPrefix("NUL") == true ? Self.nulRefused : ParseError.invalidJSON("Invalid JSON")
             }
         }
-        if let body { try options.keywordDenylist.check(body) }
+        if let body { try options.security.keywordDenylist.check(body) }
         // JS SDK: credentials and the real method travel in the body.
         var bodyCredentials: [String: String] = [:]
         if case .object(var o)? = body {
@@ -118,7 +118,7 @@ public struct ParseTransport: HTTPResponder {
         }
         if let query = request.uri.query {
             for (k, v) in try Self.queryParameters(query) {
-                try options.keywordDenylist.check(v)
+                try options.security.keywordDenylist.check(v)
                 params[k] = v
             }
         }
@@ -146,7 +146,7 @@ public struct ParseTransport: HTTPResponder {
         let installationId = headers[Self.installationId] ?? body["_InstallationId"]
         if let master {
             guard master == options.masterKey else { throw AccessDenied.unauthorized }
-            if let allowed = options.masterKeyIps, !IPRange.allows(allowed, clientAddress) { throw AccessDenied.unauthorized }
+            if let allowed = options.security.masterKeyIps, !IPRange.allows(allowed, clientAddress) { throw AccessDenied.unauthorized }
             return Auth(isMaster: true, installationId: installationId)
         }
         if options.requiresClientKey {

@@ -171,8 +171,8 @@ final class OptionValues: Sendable {
 enum OptionFlags {
     /// The hidden option the flags become.
     static let carrier = "--parse-option"
-    /// Subcommands with flags of their own (the table's flags apply to serve, export and import).
-    static let ownFlags: Set<String> = ["backup", "schema", "help"]
+    /// Subcommands with flags of their own (the table's flags apply to serve, export, import and schema apply).
+    static let ownFlags: Set<String> = ["backup", "help"]
 
     static func rewrite(_ arguments: [String]) throws -> [String] {
         if let first = arguments.first, ownFlags.contains(first) { return arguments }

@@ -33,13 +33,9 @@ struct SchemaCommand: AsyncParsableCommand {
         @Flag(help: "Apply every *.json file of the schemas folder.") var all = false
         @Option(help: "The schemas folder for --all (default Schemas).") var schemasDir = "Schemas"
         @Flag(help: "Validate and show what would change, change nothing.") var dryRun = false
-        @Option(help: "Parse server URL such as http://localhost:1337/parse (env PARSE_SERVER_URL).") var serverUrl: String?
-        @Option(help: "Application id (env PARSE_SERVER_APPLICATION_ID, default parsley).") var appId: String?
-        @Option(help: "Master key (env PARSE_SERVER_MASTER_KEY, default <data-dir>/master.key).") var masterKey: String?
-        @Option(help: "Database URI, sqlite:<path> (env PARSE_SERVER_DATABASE_URI, default sqlite:<data>/parsley.sqlite).")
-        var databaseUri: String?
-        @Option(help: "Data folder (env PARSLEY_DATA_DIR, default ./parsley-data).") var dataDir: String?
-        @Option(help: "Parse Server JSON config file, as for serve (env PARSE_SERVER_CONFIG).") var config: String?
+        /// The same settings as serve (`--server-url`/`PARSE_SERVER_URL` for a running server, else
+        /// `--database-uri`/`PARSE_SERVER_DATABASE_URI` and `--data-dir`, `--app-id`, `--master-key`, `--config`).
+        @OptionGroup(title: "Server settings (as for serve)") var settings: ServerSettings
 
         struct Failed: Error, CustomStringConvertible {
             let description: String
@@ -105,12 +101,12 @@ struct SchemaCommand: AsyncParsableCommand {
 
         func apply() async throws {
             // Like serve: flags, then the environment, then the config file.
-            let values = try ServerSettings.parsing(config.map { ["--config", $0] } ?? []).values()
+            let values = try settings.values()
             let files = try schemaFiles()
-            let dataDir = dataDir ?? values.string("dataDir") ?? "./parsley-data"
-            if let url = serverUrl ?? (OptionTable.spec("serverURL").env + ["SERVER_URL"]).lazy.compactMap(values.env).first {
-                let appId = appId ?? values.string("appId") ?? "parsley"
-                let key = masterKey ?? values.string("masterKey")
+            let dataDir = values.string("dataDir") ?? "./parsley-data"
+            if let url = values.string("serverURL") ?? values.env("SERVER_URL") {
+                let appId = values.string("appId") ?? "parsley"
+                let key = values.string("masterKey")
                     ?? (try? String(contentsOfFile: dataDir + "/master.key", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
                 guard let key, !key.isEmpty else {
                     throw Failed(description: "a master key is needed for \(url): set PARSE_SERVER_MASTER_KEY or --master-key")
@@ -130,18 +126,9 @@ struct SchemaCommand: AsyncParsableCommand {
                 print(dryRun ? "checked against \(url)" : "applied to \(url)")
                 return
             }
-            let uri = databaseUri ?? values.string("databaseURI") ?? "sqlite:\(dataDir)/parsley.sqlite"
-            guard uri.hasPrefix("sqlite:") else {
-                throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: only sqlite:<path> is supported so far, got '\(uri)'")
-            }
-            var path = String(uri.dropFirst("sqlite:".count))
-            if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
-            try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent,
-                withIntermediateDirectories: true)
-            var logger = Logger(label: "parsley")
-            logger.logLevel = .warning
-            let database = try await SQLiteDatabase.open(path: path, readers: 1, logger: logger)
+            // The database serve would use (SQLite or PostgreSQL), found the same way.
+            let setup = try Transfer.Setup(settings, createFolders: true)
+            let (database, path) = try await setup.open()
             try await database.serving {
                 let services = try await ParseServices.open(
                     options: ParseServerOptions(applicationId: "parsley", masterKey: "schema-apply-only"), database: database)

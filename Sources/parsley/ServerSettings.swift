@@ -43,13 +43,13 @@ extension ServerSettings {
     /// Files: the store (`fs` under `<data>/files`, or `database`) and Parse Server's `fileUpload` rules, from
     /// its JSON and then the single `PARSE_SERVER_FILE_UPLOAD_*` variables.
     static func applyFileSettings(to options: inout ParseServerOptions, dataDir: String, values: OptionValues) throws {
-        options.filesAdapter = try filesAdapter(values)
+        options.files.adapter = try filesAdapter(values)
         let directory = values.string("filesDir") ?? dataDir + "/files"
-        options.filesDirectory = directory
-        if case .filesystem = options.filesAdapter {
+        options.files.directory = directory
+        if case .filesystem = options.files.adapter {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
-        var upload = options.fileUpload
+        var upload = options.files.upload
         if let (json, name) = try values.object("fileUpload") {
             for (key, value) in json {
                 switch key {
@@ -86,10 +86,10 @@ extension ServerSettings {
                 throw Invalid(description: "PARSE_SERVER_FILE_UPLOAD_FILE_EXTENSIONS: '\(pattern)' is not a regular expression")
             }
         }
-        options.fileUpload = upload
+        options.files.upload = upload
         let stall = try values.integer("uploadStallTimeout", default: 30) ?? 30
         guard stall >= 1 else { throw Invalid(description: "PARSLEY_UPLOAD_STALL_TIMEOUT must be at least 1 second") }
-        options.uploadStallTimeout = .seconds(stall)
+        options.files.uploadStallTimeout = .seconds(stall)
     }
 
     /// `filesAdapter`: Parsley's two stores, also under the names of Parse Server's adapters that store files

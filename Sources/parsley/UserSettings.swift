@@ -8,31 +8,31 @@ import ParsleyDomain
 extension ServerSettings {
     static func applyUserSettings(to options: inout ParseServerOptions, values: OptionValues, logger: Logger) throws {
         options.appName = values.string("appName")
-        options.verifyUserEmails = try values.bool("verifyUserEmails", default: false)
-        options.preventLoginWithUnverifiedEmail = try values.bool("preventLoginWithUnverifiedEmail", default: false)
-        options.preventSignupWithUnverifiedEmail = try values.bool("preventSignupWithUnverifiedEmail", default: false)
+        options.email.verifyUserEmails = try values.bool("verifyUserEmails", default: false)
+        options.email.preventLoginWithUnverifiedEmail = try values.bool("preventLoginWithUnverifiedEmail", default: false)
+        options.email.preventSignupWithUnverifiedEmail = try values.bool("preventSignupWithUnverifiedEmail", default: false)
         if let seconds = try values.integer("emailVerifyTokenValidityDuration", default: nil) {
             guard seconds > 0 else { throw Invalid(description: "PARSE_SERVER_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION must be a positive number of seconds") }
-            options.emailVerifyTokenValidityDuration = Int64(seconds)
+            options.email.verifyTokenValidityDuration = Int64(seconds)
         }
-        options.emailVerifySuccessOnInvalidEmail = try values.bool("emailVerifySuccessOnInvalidEmail", default: true)
-        options.enforcePrivateUsers = try values.bool("enforcePrivateUsers", default: true)
+        options.email.verifySuccessOnInvalidEmail = try values.bool("emailVerifySuccessOnInvalidEmail", default: true)
+        options.accounts.enforcePrivateUsers = try values.bool("enforcePrivateUsers", default: true)
         options.changeEvents = try values.bool("changeEvents", default: false)
-        options.enableAnonymousUsers = try values.bool("enableAnonymousUsers", default: true)
+        options.accounts.enableAnonymousUsers = try values.bool("enableAnonymousUsers", default: true)
         if let seconds = try values.integer("sessionLength", default: nil) {
             guard seconds > 0 else { throw Invalid(description: "PARSE_SERVER_SESSION_LENGTH must be a positive number of seconds") }
-            options.sessionLength = Int64(seconds)
+            options.accounts.sessionLength = Int64(seconds)
         }
-        options.passwordPolicy = try passwordPolicy(values)
-        options.accountLockout = try accountLockout(values)
+        options.accounts.passwordPolicy = try passwordPolicy(values)
+        options.accounts.lockout = try accountLockout(values)
         var emailLogger = logger
         emailLogger[metadataKey: "component"] = "email"
         if let adapter = try smtpAdapter(values) {
-            options.emailAdapter = adapter
+            options.email.adapter = adapter
             logger.info("emails are sent through SMTP \(adapter.configuration.host):\(adapter.configuration.port)")
         } else {
-            options.emailAdapter = LoggingEmailAdapter(logger: emailLogger)
-            if options.verifyUserEmails {
+            options.email.adapter = LoggingEmailAdapter(logger: emailLogger)
+            if options.email.verifyUserEmails {
                 logger.warning("PARSE_SERVER_VERIFY_USER_EMAILS is on but PARSLEY_SMTP_HOST is not set: emails are only logged (links at LOG_LEVEL=debug)")
             }
         }
@@ -144,10 +144,10 @@ extension ServerSettings {
     /// (`{paths, ttl}`); they are enforced by the request pipeline.
     static func applyRequestSettings(to options: inout ParseServerOptions, values: OptionValues) throws {
         if let (value, name) = try values.json("requestKeywordDenylist") {
-            options.requestKeywordDenylist = try keywordRules(value, name: name)
+            options.security.requestKeywordDenylist = try keywordRules(value, name: name)
         }
-        options.idempotency = try idempotency(values)
-        options.masterKeyIps = try masterKeyIps(values)
+        options.security.idempotency = try idempotency(values)
+        options.security.masterKeyIps = try masterKeyIps(values)
     }
 
     /// `masterKeyIps`: a JSON array or a comma list of addresses and CIDR ranges (Parse Server's array parser).

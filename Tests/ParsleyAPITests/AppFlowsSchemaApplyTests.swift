@@ -27,6 +27,25 @@ struct AppFlowsSchemaApplyTests {
         return url.path
     }
 
+    @Test("on PostgreSQL with serve's own flag (--database-uri): the classes are created there and a node on it serves them")
+    func directPostgres() async throws {
+        try #require(Backend.all.contains(.postgres), "PostgreSQL is not available")
+        try await PostgresCluster.shared.withFreshDatabase { url in
+            let dir = try ProcessTests.tempDir()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let journal = ParseClient.schemasDir.appendingPathComponent("journal.json").path
+            let first = try await Self.parsley(["schema", "apply", "--database-uri", url, "--data-dir", dir.path, journal], [:])
+            #expect(first.status == 0, "\(first.output)")
+            #expect(first.output.contains("Entry: created with 8 fields, 1 index"), "\(first.output)")
+            let node = try await PostgresProcessTests.node(url, dataDir: dir)
+            defer { node.kill() }
+            try await ProcessTests.client(node.port, PostgresProcessTests.key) { p in
+                let entry = try await p.request(.get, "/schemas/Entry")
+                #expect(entry["fields"]?["mood"] == ["type": "Number", "required": true])
+            }
+        }
+    }
+
     @Test("directly on the database: --all creates every app's classes, a second run changes nothing, serve sees them")
     func direct() async throws {
         let dir = try ProcessTests.tempDir()

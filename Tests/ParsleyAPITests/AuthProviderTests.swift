@@ -23,7 +23,7 @@ struct AuthProviderTests {
     @Test("GitHub authData: a valid token signs up then logs in; a wrong token or id is refused", arguments: Backend.all)
     func github(_ backend: Backend) async throws {
         try await Self.withFakeGitHub { url in
-            try await TestServer.with(backend: backend, TestServer.options { $0.githubAPIURL = url }) { p in
+            try await TestServer.with(backend: backend, TestServer.options { $0.accounts.githubAPIURL = url }) { p in
                 let good: JSONValue = ["authData": ["github": ["id": "4242", "access_token": "good-token"]]]
                 let first = try await p.request(.post, "/users", good, master: false)
                 #expect(first.status == 201)
@@ -44,7 +44,7 @@ struct AuthProviderTests {
 
     @Test("an unreachable provider is a Parse error, not a crash", arguments: Backend.all)
     func unreachable(_ backend: Backend) async throws {
-        try await TestServer.with(backend: backend, TestServer.options { $0.githubAPIURL = "http://127.0.0.1:1" }) { p in
+        try await TestServer.with(backend: backend, TestServer.options { $0.accounts.githubAPIURL = "http://127.0.0.1:1" }) { p in
             let r = try await p.request(.post, "/users", ["authData": ["github": ["id": "4242", "access_token": "good-token"]]], master: false)
             #expect(r.status == 400)
             #expect(r.code == 251)

@@ -18,7 +18,7 @@ struct ChangeEventsTests {
         TestServer.options {
             $0.changeEvents = true
             $0.allowClientClassCreation = true
-            $0.accountLockout = AccountLockout(duration: 5, threshold: 2)
+            $0.accounts.lockout = AccountLockout(duration: 5, threshold: 2)
         }
     }
 

@@ -11,7 +11,7 @@ import Testing
 struct EmailEnumerationTests {
     static func options(_ mail: MailBox, _ configure: (inout ParseServerOptions) -> Void = { _ in }) -> ParseServerOptions {
         EmailTests.options(mail) { o in
-            o.verifyUserEmails = true
+            o.email.verifyUserEmails = true
             configure(&o)
         }
     }
@@ -27,7 +27,7 @@ struct EmailEnumerationTests {
     func successEitherWay(_ backend: Backend) async throws {
         let mail = MailBox()
         try await TestServer.with(backend: backend, Self.options(mail)) { p in
-            #expect(p.options.emailVerifySuccessOnInvalidEmail && p.options.passwordPolicy == nil)
+            #expect(p.options.email.verifySuccessOnInvalidEmail && p.options.accounts.passwordPolicy == nil)
             try await Self.verifiedUser(p, mail, "vera", mailIndex: 0)
             _ = try await p.signUp("uma", "password-1", extra: ["email": "uma@example.com"])
             _ = try await mail.wait(count: 2)
@@ -67,8 +67,8 @@ struct EmailEnumerationTests {
     func errorsWhenConfigured(_ backend: Backend) async throws {
         let mail = MailBox()
         let options = Self.options(mail) {
-            $0.emailVerifySuccessOnInvalidEmail = false
-            $0.passwordPolicy = PasswordPolicy(resetPasswordSuccessOnInvalidEmail: false)
+            $0.email.verifySuccessOnInvalidEmail = false
+            $0.accounts.passwordPolicy = PasswordPolicy(resetPasswordSuccessOnInvalidEmail: false)
         }
         try await TestServer.with(backend: backend, options) { p in
             try await Self.verifiedUser(p, mail, "walt", mailIndex: 0)

@@ -224,9 +224,9 @@ struct SMTPTests {
     func endToEnd(_ backend: Backend) async throws {
         try await SMTPTestServer.with { smtp in
             let options = TestServer.options { o in
-                o.bcryptCost = 4
+                o.accounts.bcryptCost = 4
                 o.appName = "SMTP App"
-                o.emailAdapter = smtp.adapter()
+                o.email.adapter = smtp.adapter()
             }
             try await TestServer.with(backend: backend, options) { p in
                 _ = try await p.signUp("nora", "old-password", extra: ["email": "nora@example.com"])

@@ -74,8 +74,8 @@ func linkParameter(_ link: String, _ name: String) -> String? {
 struct EmailTests {
     static func options(_ mail: MailBox, _ configure: (inout ParseServerOptions) -> Void = { _ in }) -> ParseServerOptions {
         TestServer.options { o in
-            o.bcryptCost = 4
-            o.emailAdapter = mail
+            o.accounts.bcryptCost = 4
+            o.email.adapter = mail
             o.appName = "Test App"
             configure(&o)
         }
@@ -149,7 +149,7 @@ struct EmailTests {
             let sent = await mail.messages
             #expect(sent.isEmpty)
         }
-        let strict = Self.options(mail) { $0.passwordPolicy = PasswordPolicy(resetPasswordSuccessOnInvalidEmail: false) }
+        let strict = Self.options(mail) { $0.accounts.passwordPolicy = PasswordPolicy(resetPasswordSuccessOnInvalidEmail: false) }
         try await TestServer.with(backend: backend, strict) { p in
             let unknown = try await p.request(.post, "/requestPasswordReset", ["email": "nobody@example.com"], master: false)
             #expect(unknown.status == 404)
@@ -160,7 +160,7 @@ struct EmailTests {
     @Test("a reset link expires after passwordPolicy.resetTokenValidityDuration", arguments: Backend.all)
     func resetLinkExpires(_ backend: Backend) async throws {
         let mail = MailBox()
-        try await TestServer.with(backend: backend, Self.options(mail) { $0.passwordPolicy = PasswordPolicy(resetTokenValidityDuration: 5) }) { p in
+        try await TestServer.with(backend: backend, Self.options(mail) { $0.accounts.passwordPolicy = PasswordPolicy(resetTokenValidityDuration: 5) }) { p in
             _ = try await p.signUp("dan", "password-1", extra: ["email": "dan@example.com"])
             _ = try await p.request(.post, "/requestPasswordReset", ["email": "dan@example.com"], master: false)
             let link = try await mail.link(0)
@@ -182,8 +182,8 @@ struct EmailTests {
         let mail = MailBox()
         // The -1 for an already verified email only shows with emailVerifySuccessOnInvalidEmail off (EmailEnumerationTests).
         let options = Self.options(mail) {
-            $0.verifyUserEmails = true
-            $0.emailVerifySuccessOnInvalidEmail = false
+            $0.email.verifyUserEmails = true
+            $0.email.verifySuccessOnInvalidEmail = false
         }
         try await TestServer.with(backend: backend, options) { p in
             let (id, session) = try await p.signUp("frank", "password-1", extra: ["email": "frank@example.com"])
@@ -236,10 +236,10 @@ struct EmailTests {
     func verificationRequests(_ backend: Backend) async throws {
         let mail = MailBox()
         let options = Self.options(mail) {
-            $0.verifyUserEmails = true
+            $0.email.verifyUserEmails = true
             // 3 s: long enough for the fresh link to be followed in time on a loaded machine.
-            $0.emailVerifyTokenValidityDuration = 3
-            $0.emailVerifySuccessOnInvalidEmail = false  // for the 205 (the default answers {}: EmailEnumerationTests)
+            $0.email.verifyTokenValidityDuration = 3
+            $0.email.verifySuccessOnInvalidEmail = false  // for the 205 (the default answers {}: EmailEnumerationTests)
         }
         try await TestServer.with(backend: backend, options) { p in
             let missing = try await p.request(.post, "/verificationEmailRequest", [:], master: false)
@@ -270,8 +270,8 @@ struct EmailTests {
     func preventLogin(_ backend: Backend) async throws {
         let mail = MailBox()
         let options = Self.options(mail) {
-            $0.verifyUserEmails = true
-            $0.preventLoginWithUnverifiedEmail = true
+            $0.email.verifyUserEmails = true
+            $0.email.preventLoginWithUnverifiedEmail = true
         }
         try await TestServer.with(backend: backend, options) { p in
             let signUp = try await p.request(.post, "/users", ["username": "hank", "password": "password-1", "email": "hank@example.com"], master: false)
@@ -288,9 +288,9 @@ struct EmailTests {
             #expect(allowed.status == 200 && allowed["emailVerified"] == true)
         }
         let strict = Self.options(mail) {
-            $0.verifyUserEmails = true
-            $0.preventLoginWithUnverifiedEmail = true
-            $0.preventSignupWithUnverifiedEmail = true
+            $0.email.verifyUserEmails = true
+            $0.email.preventLoginWithUnverifiedEmail = true
+            $0.email.preventSignupWithUnverifiedEmail = true
         }
         try await TestServer.with(backend: backend, strict) { p in
             let signUp = try await p.request(.post, "/users", ["username": "ivy", "password": "password-1", "email": "ivy@example.com"], master: false)
@@ -305,7 +305,7 @@ struct EmailTests {
     func passwordPolicy(_ backend: Backend) async throws {
         let mail = MailBox()
         let policy = PasswordPolicy(validatorPattern: "^(?=.*[0-9]).{8,}$", doNotAllowUsername: true, maxPasswordHistory: 2)
-        try await TestServer.with(backend: backend, Self.options(mail) { $0.passwordPolicy = policy }) { p in
+        try await TestServer.with(backend: backend, Self.options(mail) { $0.accounts.passwordPolicy = policy }) { p in
             let weak = try await p.request(.post, "/users", ["username": "jack", "password": "short"], master: false)
             #expect(weak.status == 400)
             #expect(weak.json == ["code": 142, "error": "Password does not meet the Password Policy requirements."])
@@ -355,7 +355,7 @@ struct EmailTests {
     @Test("account lockout: locked after N failures with Parse Server's message, success resets the count, reset unlocks", arguments: Backend.all)
     func accountLockout(_ backend: Backend) async throws {
         let mail = MailBox()
-        let options = Self.options(mail) { $0.accountLockout = AccountLockout(duration: 5, threshold: 3, unlockOnPasswordReset: true) }
+        let options = Self.options(mail) { $0.accounts.lockout = AccountLockout(duration: 5, threshold: 3, unlockOnPasswordReset: true) }
         let locked = "Your account is locked due to multiple failed login attempts. Please try again after 5 minute(s)"
         try await TestServer.with(backend: backend, options) { p in
             _ = try await p.signUp("kate", "right-pass", extra: ["email": "kate@example.com"])
@@ -391,7 +391,7 @@ struct EmailTests {
     @Test("without unlockOnPasswordReset a reset leaves the lock in place", arguments: Backend.all)
     func lockSurvivesReset(_ backend: Backend) async throws {
         let mail = MailBox()
-        try await TestServer.with(backend: backend, Self.options(mail) { $0.accountLockout = AccountLockout(duration: 1, threshold: 1) }) { p in
+        try await TestServer.with(backend: backend, Self.options(mail) { $0.accounts.lockout = AccountLockout(duration: 1, threshold: 1) }) { p in
             _ = try await p.signUp("mia", "mia-pass-1", extra: ["email": "mia@example.com"])
             _ = try await p.logIn("mia", "wrong")
             _ = try await p.request(.post, "/requestPasswordReset", ["email": "mia@example.com"], master: false)

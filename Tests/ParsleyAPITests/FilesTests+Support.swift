@@ -38,9 +38,9 @@ struct FilesHarness: Sendable {
         try await TestDatabase.with(databaseBackend, logger: logger) { db in
             let files = db.directory.appendingPathComponent("files").path
             let options = TestServer.options {
-                $0.filesAdapter = backend == .filesystem ? .filesystem : .database
-                $0.filesDirectory = files
-                $0.uploadStallTimeout = .seconds(3)
+                $0.files.adapter = backend == .filesystem ? .filesystem : .database
+                $0.files.directory = files
+                $0.files.uploadStallTimeout = .seconds(3)
                 configure(&$0)
             }
             let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))

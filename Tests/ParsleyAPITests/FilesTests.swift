@@ -229,7 +229,7 @@ struct FilesTests {
 
     @Test("an upload whose client stops sending (connection left open) is abandoned after the stall timeout", arguments: FileBackend.allCases)
     func stalledUpload(_ backend: FileBackend) async throws {
-        try await FilesHarness.with(backend, database: .sqlite, { $0.uploadStallTimeout = .milliseconds(500) }) { f in
+        try await FilesHarness.with(backend, database: .sqlite, { $0.files.uploadStallTimeout = .milliseconds(500) }) { f in
             let connection = try RawConnection(port: f.port)
             defer { connection.close() }
             try await connection.send(
@@ -312,7 +312,7 @@ struct FilesTests {
             #expect(badToken.code == 209)
         }
         try await FilesHarness.with(.filesystem, database: database, {
-            $0.fileUpload = FileUploadOptions(enableForPublic: true, enableForAnonymousUser: true, enableForAuthenticatedUser: false)
+            $0.files.upload = FileUploadOptions(enableForPublic: true, enableForAnonymousUser: true, enableForAuthenticatedUser: false)
         }) { f in
             let bytes = Array("hi".utf8)
             let publicUpload = try await f.upload("p.txt", bytes, headers: f.headers(master: false))

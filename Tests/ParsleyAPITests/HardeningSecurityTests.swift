@@ -220,7 +220,7 @@ struct HardeningSecurityTests {
 
     @Test("masterKeyIps: the master key from another address is 403 unauthorized; from a listed one it works", arguments: Backend.all)
     func masterKeyIps(_ backend: Backend) async throws {
-        let elsewhere = TestServer.options { $0.masterKeyIps = [IPRange("10.0.0.0/8")!, IPRange("::2")!] }
+        let elsewhere = TestServer.options { $0.security.masterKeyIps = [IPRange("10.0.0.0/8")!, IPRange("::2")!] }
         try await TestServer.with(backend: backend, elsewhere) { p in
             let r = try await p.request(.get, "/classes/Doc")
             #expect(r.status == 403)
@@ -228,7 +228,7 @@ struct HardeningSecurityTests {
             // Clients are not affected.
             #expect(try await p.request(.get, "/classes/_User", master: false).status == 200)
         }
-        let local = TestServer.options { $0.masterKeyIps = [IPRange("127.0.0.0/8")!, IPRange("::1")!] }
+        let local = TestServer.options { $0.security.masterKeyIps = [IPRange("127.0.0.0/8")!, IPRange("::1")!] }
         try await TestServer.with(backend: backend, local) { p in
             let find = try await p.request(.get, "/classes/Doc")
             let schemas = try await p.request(.get, "/schemas")
@@ -295,7 +295,7 @@ struct HardeningSecurityTests {
             #expect(try await p.find("Doc", ["count": "1", "limit": "0"])["count"] == 1)
         }
         // Configurable: an empty list allows everything; a custom rule refuses its key.
-        try await TestServer.with(backend: backend, TestServer.options { $0.requestKeywordDenylist = [KeywordRule(key: "^forbidden$")] }) { p in
+        try await TestServer.with(backend: backend, TestServer.options { $0.security.requestKeywordDenylist = [KeywordRule(key: "^forbidden$")] }) { p in
             #expect(try await p.create("Doc", ["constructor": 1]).status == 201)
             let r = try await p.create("Doc", ["x": ["forbidden": true]])
             #expect(r.code == 105)
@@ -304,7 +304,7 @@ struct HardeningSecurityTests {
 
     @Test("idempotency: a retried request with the same X-Parse-Request-Id is applied once (159), per path and ttl", arguments: Backend.all)
     func idempotency(_ backend: Backend) async throws {
-        let options = TestServer.options { $0.idempotency = IdempotencyOptions(paths: ["classes/.*", "users"], ttl: 600) }
+        let options = TestServer.options { $0.security.idempotency = IdempotencyOptions(paths: ["classes/.*", "users"], ttl: 600) }
         try await TestServer.with(backend: backend, options) { p in
             let retry = ["X-Parse-Request-Id": "8f7e1c2a-retry-1"]
             let first = try await p.request(.post, "/classes/Order", ["item": "book"], extra: retry)
@@ -330,7 +330,7 @@ struct HardeningSecurityTests {
             #expect(try await p.request(.get, "/classes/_Idempotency", master: false).code == 119)
         }
         // After the ttl the id may be used again.
-        try await TestServer.with(backend: backend, TestServer.options { $0.idempotency = IdempotencyOptions(paths: ["classes/"], ttl: 1) }) { p in
+        try await TestServer.with(backend: backend, TestServer.options { $0.security.idempotency = IdempotencyOptions(paths: ["classes/"], ttl: 1) }) { p in
             let retry = ["X-Parse-Request-Id": "short-lived"]
             #expect(try await p.request(.post, "/classes/Order", ["item": "book"], extra: retry).status == 201)
             try await Task.sleep(for: .milliseconds(1_200))

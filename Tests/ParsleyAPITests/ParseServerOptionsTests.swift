@@ -256,12 +256,12 @@ struct ParseServerOptionsTests {
     @Test("the hardening options: parsed into ParseServerOptions, defaults as Parse Server's, bad JSON refused naming the variable")
     func hardeningOptions() throws {
         let defaults = try Self.setup([:]).options
-        #expect(defaults.emailVerifySuccessOnInvalidEmail == true)
-        #expect(defaults.enforcePrivateUsers == true)
-        #expect(defaults.enableAnonymousUsers == true)
-        #expect(defaults.requestKeywordDenylist == KeywordRule.parseServerDefault)
-        #expect(defaults.idempotency == nil)
-        #expect(defaults.sessionLength == 31_536_000)
+        #expect(defaults.email.verifySuccessOnInvalidEmail == true)
+        #expect(defaults.accounts.enforcePrivateUsers == true)
+        #expect(defaults.accounts.enableAnonymousUsers == true)
+        #expect(defaults.security.requestKeywordDenylist == KeywordRule.parseServerDefault)
+        #expect(defaults.security.idempotency == nil)
+        #expect(defaults.accounts.sessionLength == 31_536_000)
 
         let set = try Self.setup([
             "PARSE_SERVER_EMAIL_VERIFY_SUCCESS_ON_INVALID_EMAIL": "false", "PARSE_SERVER_ENFORCE_PRIVATE_USERS": "false",
@@ -269,18 +269,18 @@ struct ParseServerOptionsTests {
             "PARSE_SERVER_REQUEST_KEYWORD_DENYLIST": #"[{"key":"evil"},{"value":"bad.*"},{"key":"n","value":1},{"key":"b","value":true}]"#,
             "PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS": #"{"paths":["classes/.*","functions/.*"],"ttl":120}"#,
         ]).options
-        #expect(set.emailVerifySuccessOnInvalidEmail == false)
-        #expect(set.enforcePrivateUsers == false)
-        #expect(set.enableAnonymousUsers == false)
-        #expect(set.sessionLength == 3600)
-        #expect(set.requestKeywordDenylist == [
+        #expect(set.email.verifySuccessOnInvalidEmail == false)
+        #expect(set.accounts.enforcePrivateUsers == false)
+        #expect(set.accounts.enableAnonymousUsers == false)
+        #expect(set.accounts.sessionLength == 3600)
+        #expect(set.security.requestKeywordDenylist == [
             KeywordRule(key: "evil"), KeywordRule(value: "bad.*"), KeywordRule(key: "n", value: 1), KeywordRule(key: "b", value: true),
         ])
-        #expect(set.idempotency == IdempotencyOptions(paths: ["classes/.*", "functions/.*"], ttl: 120))
+        #expect(set.security.idempotency == IdempotencyOptions(paths: ["classes/.*", "functions/.*"], ttl: 120))
         let empty = try Self.setup(["PARSE_SERVER_REQUEST_KEYWORD_DENYLIST": "[]"]).options
-        #expect(empty.requestKeywordDenylist.isEmpty)
+        #expect(empty.security.requestKeywordDenylist.isEmpty)
         let flat = try Self.setup(["PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_PATHS": "classes/.*,users", "PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_TTL": "30"])
-        #expect(flat.options.idempotency == IdempotencyOptions(paths: ["classes/.*", "users"], ttl: 30))
+        #expect(flat.options.security.idempotency == IdempotencyOptions(paths: ["classes/.*", "users"], ttl: 30))
 
         for (name, value) in [
             ("PARSE_SERVER_REQUEST_KEYWORD_DENYLIST", "not json"), ("PARSE_SERVER_REQUEST_KEYWORD_DENYLIST", #"{"key":"a"}"#),
@@ -308,7 +308,7 @@ struct ParseServerOptionsTests {
         }
         let policy = try Self.setup([
             "PARSE_SERVER_PASSWORD_POLICY_VALIDATOR_PATTERN": "^.{8,}$", "PARSE_SERVER_PASSWORD_POLICY_RESET_PASSWORD_SUCCESS_ON_INVALID_EMAIL": "false",
-        ]).options.passwordPolicy
+        ]).options.accounts.passwordPolicy
         #expect(policy?.validatorPattern == "^.{8,}$")
         #expect(policy?.resetPasswordSuccessOnInvalidEmail == false)
     }

@@ -81,8 +81,8 @@ enum TransferHarness {
 
     static func options(_ db: TestDatabase, adapter: FilesAdapter) -> ParseServerOptions {
         TestServer.options {
-            $0.filesAdapter = adapter
-            $0.filesDirectory = db.directory.appendingPathComponent("files").path
+            $0.files.adapter = adapter
+            $0.files.directory = db.directory.appendingPathComponent("files").path
         }
     }
 

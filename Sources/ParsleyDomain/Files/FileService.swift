@@ -18,8 +18,8 @@ public struct FileService: Sendable {
 
     public init(options: ParseServerOptions, sql: SQLStore) {
         self.options = options
-        switch options.filesAdapter {
-        case .filesystem: store = LocalFileStore(root: options.filesDirectory ?? Self.defaultDirectory(options.applicationId))
+        switch options.files.adapter {
+        case .filesystem: store = LocalFileStore(root: options.files.directory ?? Self.defaultDirectory(options.applicationId))
         case .database: store = DatabaseFileStore(database: sql.database)
         case .custom(let custom): store = custom
         }
@@ -42,7 +42,7 @@ public struct FileService: Sendable {
     /// Checks the upload rules and names the new file. Nothing is stored yet.
     /// - Throws: 130 when this kind of caller may not upload or the extension is refused; 122 for a bad name.
     public func prepareUpload(filename: String, contentType: String?, by uploader: Uploader) throws(ParseError) -> StoredFile {
-        let rules = options.fileUpload
+        let rules = options.files.upload
         switch uploader {
         case .master: break
         case .anonymousUser where !rules.enableForAnonymousUser:
@@ -67,7 +67,7 @@ public struct FileService: Sendable {
     /// Parse Server's `fileUpload.fileExtensions`: the name's extension, else the content type's subtype, must
     /// match one of the patterns.
     func checkExtension(_ name: String, contentType: String?) throws(ParseError) {
-        let patterns = options.fileUpload.fileExtensions
+        let patterns = options.files.upload.fileExtensions
         if patterns.contains("*") { return }
         var ext: String?
         if let e = FileNames.pathExtension(name) {

@@ -84,7 +84,7 @@ public enum FileStoreError: Error, Sendable, Equatable {
 
 /// Which built-in store to use (Parse Server's `filesAdapter`).
 public enum FilesAdapter: Sendable {
-    /// Files in `ParseServerOptions.filesDirectory` (written to a temporary name, then renamed).
+    /// Files in `ParseServerOptions.files.directory` (written to a temporary name, then renamed).
     case filesystem
     /// Files as chunk rows in the database (`_Files`, `_FileChunks`), so several nodes share them.
     case database

@@ -19,7 +19,7 @@ public struct IdempotencyService: Sendable {
 
     /// Nil when idempotency is off. - Throws: 1 for a path that is not a regular expression (checked at start).
     public init?(options: ParseServerOptions, objects: ObjectService, queries: QueryService) throws {
-        guard let settings = options.idempotency else { return nil }
+        guard let settings = options.security.idempotency else { return nil }
         self.settings = settings
         // As Parse Server: each path matches from the start of the request path (below the mount, no leading '/').
         self.paths = try settings.paths.map { Pattern(regex: try Regex($0.hasPrefix("^") ? $0 : "^" + $0)) }

@@ -39,7 +39,7 @@ struct EmailRouter: ParseRouter {
             // Like /verificationEmailRequest: an unknown or verified user looks like any other
             // (emailVerifySuccessOnInvalidEmail), so the form does not tell which usernames exist.
             let sent = try await emails.resendVerification(username: username, mountURL: req.mountURL)
-            guard sent || options.emailVerifySuccessOnInvalidEmail else { return notSent }
+            guard sent || options.email.verifySuccessOnInvalidEmail else { return notSent }
             return pages.page(200, "Link sent", "<p>A new verification link has been sent. Check your email.</p>")
         }
         table.on(.get, "apps/:appId/request_password_reset") { [emails] req, p in

@@ -50,7 +50,7 @@ extension ParseTransport {
                 let file = try service.prepareUpload(
                     filename: filename, contentType: request.headers[.contentType], by: try await uploader(auth))
                 let body = BodyReader(request.body.makeAsyncIterator())
-                let stall = options.uploadStallTimeout
+                let stall = options.files.uploadStallTimeout
                 stored = try await service.upload(file, expectedLength: contentLength) {
                     do {
                         return try await body.next(within: stall)
@@ -109,7 +109,7 @@ extension ParseTransport {
     func uploader(_ auth: Auth) async throws -> FileService.Uploader {
         if auth.isMaster { return .master }
         guard let userId = auth.userId else { return .publicClient }
-        let rules = options.fileUpload
+        let rules = options.files.upload
         if rules.enableForAnonymousUser == rules.enableForAuthenticatedUser { return .user }
         let user = try? await api.queries.get("_User", objectId: userId, FindOptions(), auth: .master)
         if let anonymous = user?["authData"]?["anonymous"], !anonymous.isNull { return .anonymousUser }
