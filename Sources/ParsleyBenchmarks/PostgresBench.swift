@@ -33,7 +33,7 @@ enum PostgresBench {
         let database = try await PostgresDatabase.open(url: url, poolSize: 20, logger: logger)
         let (headers, port) = (BenchServer.headers, arguments.port)
         var table: [Row] = []
-        let ids = try await BenchServer.with(database: database, port: port, logger: logger) { server in
+        let ids = try await BenchServer.with(database: database, port: port, logger: logger, changeEvents: arguments.changeEvents) { server in
         let (api, base) = (server.api, server.base)
 
         let core = try await CoreScenarios.run(

@@ -6,6 +6,7 @@ import Hummingbird
 import ParsleyHTTP
 import ParsleyStorage
 import SQLiteNIO
+import Synchronization
 
 struct BenchArguments {
     var seconds = 10
@@ -17,6 +18,9 @@ struct BenchArguments {
     var securityOnly = false
     /// `--hold`: once the signed-in scenario is populated, print its session token and keep serving (no measuring).
     var hold = false
+    /// `--change-events`: the server publishes change events and a subscriber in the process takes every one (what
+    /// LiveQuery and cloud code will cost).
+    var changeEvents = false
 
     init(_ args: [String]) {
         var i = 1
@@ -34,6 +38,10 @@ struct BenchArguments {
                 continue
             case "--hold":
                 hold = true
+                i += 1
+                continue
+            case "--change-events":
+                changeEvents = true
                 i += 1
                 continue
             default: break
@@ -316,15 +324,40 @@ struct BenchServer {
     let api: ParseAPI
     let base: String
 
-    /// Runs the database and the server beside `body`; both stop (and the database closes) when it returns.
-    static func with<T>(database: any SQLDatabase, port: Int, logger: Logger, _ body: (BenchServer) async throws -> T) async throws -> T {
+    /// Change events a subscriber took (with `--change-events`), and gaps it was told of.
+    final class EventCount: Sendable {
+        let events = Atomic<Int>(0)
+        let gaps = Atomic<Int>(0)
+    }
+
+    /// Runs the database and the server beside `body`; both stop (and the database closes) when it returns. With
+    /// `changeEvents`, a subscriber takes every change event meanwhile; its count is printed at the end.
+    static func with<T>(
+        database: any SQLDatabase, port: Int, logger: Logger, changeEvents: Bool = false, _ body: (BenchServer) async throws -> T
+    ) async throws -> T {
         try await database.serving {
+            var options = Self.options
+            options.changeEvents = changeEvents
             let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
-            return try await withBackground({ try await app.runService() }) {
-                try await Task.sleep(for: .milliseconds(500))
-                return try await body(BenchServer(api: api, base: "http://127.0.0.1:\(port)"))
+            let count = EventCount()
+            let stream = api.changes.subscribe()
+            let result = try await withBackground({ try await app.runService() }) {
+                try await withBackground({
+                    guard changeEvents else { return }
+                    for await item in stream {
+                        if case .event = item { count.events.add(1, ordering: .relaxed) } else { count.gaps.add(1, ordering: .relaxed) }
+                    }
+                }) {
+                    try await Task.sleep(for: .milliseconds(500))
+                    return try await body(BenchServer(api: api, base: "http://127.0.0.1:\(port)"))
+                }
             }
+            if changeEvents {
+                print("change events: \(count.events.load(ordering: .relaxed)) taken by the subscriber, "
+                    + "\(count.gaps.load(ordering: .relaxed)) gaps, \(api.changes.dropped) dropped")
+            }
+            return result
         }
     }
 }

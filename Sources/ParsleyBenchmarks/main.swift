@@ -37,11 +37,11 @@ if let uri = arguments.databaseURI {
 }
 
 let database = try await SQLiteDatabase.open(path: work.appendingPathComponent("parsley.sqlite").path, logger: logger)
-try await BenchServer.with(database: database, port: arguments.port, logger: logger) { server in
+try await BenchServer.with(database: database, port: arguments.port, logger: logger, changeEvents: arguments.changeEvents) { server in
     let (api, base, headers, options) = (server.api, server.base, BenchServer.headers, BenchServer.options)
     var table: [Row] = []
 
-    print("Parsley benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, SQLite WAL synchronous=FULL")
+    print("Parsley benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, SQLite WAL synchronous=FULL\(arguments.changeEvents ? ", change events on with a subscriber" : "")")
 
     // `--security` skips 1-3 and the unindexed query: the signed-in scenarios and the query they are compared with.
     let full = !arguments.securityOnly

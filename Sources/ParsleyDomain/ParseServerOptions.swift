@@ -138,6 +138,11 @@ public struct Auth: Sendable {
     public var mountURL: String? = nil
     /// The request's `X-Parse-Request-Id` (for change events and logs).
     public var requestId: String? = nil
+    /// The client's address, its headers (lower-case names; kept only when cloud code runs) and the cloud context
+    /// (`X-Parse-Cloud-Context` or the body's `_context`), for cloud code's requests.
+    public var ip: String? = nil
+    public var headers: [String: String] = [:]
+    public var context: [String: JSONValue] = [:]
 
     public init(isMaster: Bool, userId: String? = nil, roles: [String] = [], installationId: String? = nil, sessionToken: String? = nil) {
         self.isMaster = isMaster

@@ -20,6 +20,8 @@ public struct ParseServices: Sendable {
     public let transactions: Transactions
     /// Nil unless `idempotencyOptions` are set.
     public let idempotency: IdempotencyService?
+    /// The app's cloud code (functions and triggers; empty unless the app registered some).
+    public let cloud: CloudRuntime
 
     /// Committed object writes of every server process on the database (`ParseServerOptions.changeEvents`).
     public var changes: ChangeFeed { objects.changes }
@@ -28,11 +30,16 @@ public struct ParseServices: Sendable {
     public var files: FileService { FileService(options: options, sql: store) }
 
     /// Builds the services without touching the database (see `open` for a store that may be new).
-    public init(options: ParseServerOptions, store: SQLStore, schemas: SchemaService) {
+    public init(options: ParseServerOptions, store: SQLStore, schemas: SchemaService, cloud code: CloudCode = CloudCode()) {
+        var options = options
+        // After-triggers run from this process's change events.
+        if code.hasAfterTriggers { options.changeEvents = true }
+        let cloud = CloudRuntime(code: code)
+        self.cloud = cloud
         self.options = options
         self.store = store
         self.schemas = schemas
-        let objects = ObjectService(store: store, schemas: schemas, options: options)
+        let objects = ObjectService(store: store, schemas: schemas, options: options, hooks: cloud.writeHooks)
         let queries = QueryService(store: store, schemas: schemas, options: options)
         let sessions = SessionService(store: store, schemas: schemas, objects: objects, options: options)
         self.objects = objects
@@ -47,18 +54,19 @@ public struct ParseServices: Sendable {
         self.transactions = Transactions(store: store)
         // The paths were checked when the options were read (ServerSettings); a bad one turns idempotency off here.
         self.idempotency = (try? IdempotencyService(options: options, objects: objects, queries: queries)) ?? nil
+        cloud.attach(objects: objects, queries: queries, roles: self.roles)
     }
 
     /// Services over `database` without touching it: `prepare()` must run (with the database's `run()` going)
     /// before the first request. `parsley serve` prepares them before its HTTP server starts listening.
-    public init(options: ParseServerOptions, database: any SQLDatabase) {
+    public init(options: ParseServerOptions, database: any SQLDatabase, cloud: CloudCode = CloudCode()) {
         let store = SQLStore(database: database)
-        self.init(options: options, store: store, schemas: SchemaService(store: store))
+        self.init(options: options, store: store, schemas: SchemaService(store: store), cloud: cloud)
     }
 
     /// Services over `database`, ready to serve (commands and tests).
-    public static func open(options: ParseServerOptions, database: any SQLDatabase) async throws -> ParseServices {
-        let services = ParseServices(options: options, database: database)
+    public static func open(options: ParseServerOptions, database: any SQLDatabase, cloud: CloudCode = CloudCode()) async throws -> ParseServices {
+        let services = ParseServices(options: options, database: database, cloud: cloud)
         try await services.prepare()
         return services
     }

@@ -35,7 +35,7 @@ public struct ParseAPI: Sendable {
             ClassesRouter(objects: objects, queries: queries),
             SchemasRouter(schemas: schemas, queries: queries),
             InstallationsRouter(installations: services.installations, objects: objects, queries: queries),
-            AppRouter(config: services.config, objects: objects),
+            AppRouter(config: services.config, objects: objects, cloud: services.cloud),
         ]
         let base = routers
         let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse = { request in

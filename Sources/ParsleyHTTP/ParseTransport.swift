@@ -13,10 +13,13 @@ public struct ParseTransport: HTTPResponder {
     let api: ParseAPI
     let options: ParseServerOptions
     let mountPrefix: String
+    /// Whether the app registered cloud code (then requests keep their headers for it).
+    let hasCloudCode: Bool
 
     public init(api: ParseAPI) {
         self.api = api
         self.options = api.options
+        self.hasCloudCode = !api.services.cloud.code.isEmpty
         var mount = api.options.mountPath
         if !mount.hasPrefix("/") { mount = "/" + mount }
         while mount.count > 1, mount.hasSuffix("/") { mount.removeLast() }
@@ -89,7 +92,13 @@ public struct ParseTransport: HTTPResponder {
         if let body { try options.security.keywordDenylist.check(body) }
         // JS SDK: credentials and the real method travel in the body.
         var bodyCredentials: [String: String] = [:]
+        var cloudContext = request.headers[Self.cloudContext].flatMap { try? JSONParser.parse($0).objectValue }
         if case .object(var o)? = body {
+            switch o["_context"] {
+            case .object(let c)?: cloudContext = c
+            case .string(let text)?: cloudContext = (try? JSONParser.parse(text))?.objectValue ?? cloudContext
+            default: break
+            }
             for key in ["_ApplicationId", "_JavaScriptKey", "_MasterKey", "_SessionToken", "_InstallationId", "_ClientVersion", "_ContentType"] {
                 switch o.removeValue(forKey: key) {
                 case .string(let v)?: bodyCredentials[key] = v
@@ -109,8 +118,14 @@ public struct ParseTransport: HTTPResponder {
             body = .object(o)
         }
         // `/login` drops any session token it is sent.
-        let auth = try await authenticate(
+        var auth = try await authenticate(
             request.headers, bodyCredentials, ignoresSession: segments == ["login"], clientAddress: context.remoteAddress?.ipAddress)
+        auth.ip = context.remoteAddress?.ipAddress
+        auth.context = cloudContext ?? [:]
+        if hasCloudCode {
+            // Cloud code's requests carry the headers (lower-case names); other requests skip the copy.
+            for field in request.headers { auth.headers[field.name.canonicalName] = field.value }
+        }
         var params: [String: JSONValue] = [:]
         if method == .get, case .object(let o)? = body {
             params = o
@@ -193,6 +208,7 @@ public struct ParseTransport: HTTPResponder {
     static let restKey = HTTPField.Name("X-Parse-REST-API-Key")!
     static let clientKey = HTTPField.Name("X-Parse-Client-Key")!
     static let javascriptKey = HTTPField.Name("X-Parse-Javascript-Key")!
+    static let cloudContext = HTTPField.Name("X-Parse-Cloud-Context")!
     static let windowsKey = HTTPField.Name("X-Parse-Windows-Key")!
     static let sessionToken = HTTPField.Name("X-Parse-Session-Token")!
     static let installationId = HTTPField.Name("X-Parse-Installation-Id")!
@@ -204,7 +220,7 @@ public struct ParseTransport: HTTPResponder {
         h[.accessControlAllowOrigin] = "*"
         h[.accessControlAllowMethods] = "GET,PUT,POST,DELETE,OPTIONS"
         h[.accessControlAllowHeaders] =
-            "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, X-Parse-Client-Version, X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, X-Parse-Request-Id, X-Parse-Client-Key, X-Parse-Installation-Id, Content-Type, Pragma, Cache-Control"
+            "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, X-Parse-Client-Version, X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, X-Parse-Request-Id, X-Parse-Client-Key, X-Parse-Installation-Id, X-Parse-Cloud-Context, Content-Type, Pragma, Cache-Control"
         h[.accessControlExposeHeaders] = "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id"
         return h
     }()

@@ -22,6 +22,12 @@ public struct ChangeEvent: Sendable, Equatable {
     public var requestId: String?
     /// When the write committed its change (the object's `updatedAt` for creates and updates).
     public var time: ParseDate
+    /// The server process that wrote (`ChangeFeed.origin`): after-triggers run there only, once.
+    public var origin: String?
+    /// The writing request's cloud context, address and headers (set when cloud code runs after-triggers).
+    public var context: [String: JSONValue]?
+    public var ip: String?
+    public var headers: [String: String]?
 
     public init(
         className: String, operation: Operation, objectId: String, original: [String: JSONValue]?, object: [String: JSONValue]?,
@@ -50,6 +56,10 @@ public struct ChangeEvent: Sendable, Equatable {
         if let userId { o["user"] = .string(userId) }
         if let installationId { o["installationId"] = .string(installationId) }
         if let requestId { o["requestId"] = .string(requestId) }
+        if let origin { o["origin"] = .string(origin) }
+        if let context { o["context"] = .object(context) }
+        if let ip { o["ip"] = .string(ip) }
+        if let headers { o["headers"] = .object(headers.mapValues(JSONValue.string)) }
         return .object(o)
     }
 
@@ -61,5 +71,9 @@ public struct ChangeEvent: Sendable, Equatable {
             className: className, operation: op, objectId: objectId, original: json["original"]?.objectValue, object: json["object"]?.objectValue,
             userId: json["user"]?.stringValue, isMaster: json["master"]?.boolValue ?? false, installationId: json["installationId"]?.stringValue,
             requestId: json["requestId"]?.stringValue, time: time)
+        origin = json["origin"]?.stringValue
+        context = json["context"]?.objectValue
+        ip = json["ip"]?.stringValue
+        headers = json["headers"]?.objectValue?.compactMapValues(\.stringValue)
     }
 }

@@ -17,6 +17,8 @@ public final class ChangeFeed: Sendable {
     }
 
     public let enabled: Bool
+    /// This server process, as events it writes name it (`ChangeEvent.origin`).
+    public let origin = ObjectID.make(length: 12)
     let channel: any ChangeChannel
     private let droppedCount = Atomic<Int>(0)
 
@@ -45,14 +47,19 @@ public final class ChangeFeed: Sendable {
     }
 }
 
-/// Code that runs before a write is stored: may change the object or refuse the write with a Parse error. Empty
-/// until cloud code fills it (`beforeSave`, `beforeDelete`).
+/// Code that runs before a write is stored: may change the object or refuse the write with a Parse error. Filled by
+/// cloud code (`beforeSave`, `beforeDelete`; `CloudRuntime.writeHooks`).
 public struct WriteHooks: Sendable {
-    public typealias BeforeSave = @Sendable (_ className: String, _ body: JSONValue, _ original: [String: JSONValue]?, _ auth: Auth) async throws -> JSONValue
-    public typealias BeforeDelete = @Sendable (_ className: String, _ original: [String: JSONValue]?, _ auth: Auth) async throws -> Void
+    /// Gets the write's body (operations as sent) and the stored object for an update; returns the body to store.
+    public typealias BeforeSave = @Sendable (
+        _ className: String, _ objectId: String?, _ body: JSONValue, _ original: [String: JSONValue]?, _ auth: Auth
+    ) async throws -> JSONValue
+    public typealias BeforeDelete = @Sendable (_ className: String, _ objectId: String, _ original: [String: JSONValue], _ auth: Auth) async throws -> Void
 
     public var beforeSave: [String: BeforeSave] = [:]
     public var beforeDelete: [String: BeforeDelete] = [:]
+    /// Change events carry the request's context, address and headers (for after-triggers).
+    public var carriesRequest = false
 
     public init() {}
 }

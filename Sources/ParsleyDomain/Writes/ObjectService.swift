@@ -24,12 +24,13 @@ public struct ObjectService: Sendable {
     }
 
     /// The stored object (without internal fields) outside any write transaction, when something will need it.
-    func original(_ className: String, _ objectId: String) async throws -> [String: JSONValue]? {
+    /// With `principals`, only an object they may write is returned.
+    func original(_ className: String, _ objectId: String, principals: [String]? = nil) async throws -> [String: JSONValue]? {
         guard changes.enabled || hooks.beforeSave[className] != nil || hooks.beforeDelete[className] != nil,
             let schema = schemas.schema(className)
         else { return nil }
         return try await store.database.read { [store] db in
-            try await store.writer(db).fetch(className: className, schema: schema, objectId: objectId, writePrincipals: nil)
+            try await store.writer(db).fetch(className: className, schema: schema, objectId: objectId, writePrincipals: principals)
         }
     }
 
@@ -39,9 +40,31 @@ public struct ObjectService: Sendable {
     ) -> ChangeEvent {
         // Internal columns (`_hashed_password`, `_failed_login_count`, tokens) never leave the write.
         func visible(_ o: [String: JSONValue]?) -> [String: JSONValue]? { o?.filter { !$0.key.hasPrefix("_") } }
-        return ChangeEvent(
+        var event = ChangeEvent(
             className: className, operation: operation, objectId: objectId, original: visible(original), object: visible(object), userId: auth.userId,
             isMaster: auth.isMaster, installationId: auth.installationId, requestId: auth.requestId, time: time)
+        event.origin = changes.origin
+        if hooks.carriesRequest {
+            event.context = auth.context
+            event.ip = auth.ip
+            event.headers = auth.headers
+        }
+        return event
+    }
+
+    /// Fields a before-hook set or changed (Parse echoes them to the client).
+    static func changedByHook(_ before: JSONValue, _ after: JSONValue) -> [String] {
+        let (old, new) = (before.objectValue ?? [:], after.objectValue ?? [:])
+        return new.compactMap { key, value in old[key] == value || key.hasPrefix("_") ? nil : key }
+    }
+
+    /// The echo of fields a before-hook changed: their stored value, or an operation's result when one is echoed.
+    static func echoHookChanges(_ keys: [String], body: JSONValue, into echoed: inout [String: JSONValue]) {
+        for key in keys where echoed[key] == nil {
+            guard let value = body.objectValue?[key] else { continue }
+            if value.objectValue?["__op"] != nil { continue }
+            echoed[key] = value
+        }
     }
 
     /// Classes whose special rules (passwords, sessions) come with the security issue; until then only
@@ -104,7 +127,12 @@ public struct ObjectService: Sendable {
         try checkWritable(className, .create, auth: auth, trusted: rules.trusted)
         try permissions.authorizeCreate(className, body: body, auth: auth)
         var body = body
-        if let hook = hooks.beforeSave[className] { body = try await hook(className, body, nil, auth) }
+        var hookChanged: [String] = []
+        if let hook = hooks.beforeSave[className] {
+            let sent = body
+            body = try await hook(className, nil, body, nil, auth)
+            hookChanged = Self.changedByHook(sent, body)
+        }
         try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)  // Files/FileService.swift
         let patch = try WriteParser(isCreate: true).parse(body)
         var required = try Self.requiredTypes(patch)
@@ -142,6 +170,7 @@ public struct ObjectService: Sendable {
                 try await changes.publish(event(className, .create, objectId, original: nil, object: saved, auth: auth, time: now), in: transaction)
             }
         }
+        Self.echoHookChanges(hookChanged, body: body, into: &echoed)
         echoed["objectId"] = .string(objectId)
         echoed["createdAt"] = .string(now.iso)
         return echoed
@@ -156,7 +185,12 @@ public struct ObjectService: Sendable {
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
         let original = try await original(className, objectId)
         var body = body
-        if let hook = hooks.beforeSave[className] { body = try await hook(className, body, original, auth) }
+        var hookChanged: [String] = []
+        if let hook = hooks.beforeSave[className] {
+            let sent = body
+            body = try await hook(className, objectId, body, original, auth)
+            hookChanged = Self.changedByHook(sent, body)
+        }
         try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)
         let patch = try WriteParser(isCreate: false).parse(body)
         var required = try Self.requiredTypes(patch)
@@ -250,6 +284,7 @@ public struct ObjectService: Sendable {
             return echoed
         }
         guard var response = result else { throw ParseError.objectNotFound() }
+        Self.echoHookChanges(hookChanged, body: body, into: &response)
         response["updatedAt"] = .string(now.iso)
         return response
     }
@@ -259,8 +294,12 @@ public struct ObjectService: Sendable {
         try checkWritable(className, .delete, auth: auth, trusted: trusted)
         try await permissions.authorizeDelete(className, objectId: objectId, auth: auth)
         guard let schema = schemas.schema(className) else { throw ParseError.objectNotFound() }
-        let original = try await original(className, objectId)
-        if let hook = hooks.beforeDelete[className] { try await hook(className, original, auth) }
+        let original = try await original(className, objectId, principals: hooks.beforeDelete[className] == nil ? nil : auth.principals)
+        if let hook = hooks.beforeDelete[className] {
+            // Parse loads the object with the caller's rights first: one they cannot delete is not found.
+            guard let original else { throw ParseError.objectNotFound() }
+            try await hook(className, objectId, original, auth)
+        }
         let principals = auth.principals
         let now = ParseDate.now
         let relationFields = schema.fields.compactMap { name, type -> String? in

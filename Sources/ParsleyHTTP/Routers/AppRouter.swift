@@ -1,12 +1,12 @@
 import ParsleyCore
 import ParsleyDomain
 
-/// The small app-level endpoints: `/config`, `/functions/:name` and `/jobs` (no cloud code is configured, so
-/// they answer Parse's "invalid function"), `/events/:name` (analytics, accepted and dropped), `/purge/:className`.
+/// The small app-level endpoints: `/config`, `/functions/:name` (cloud code's functions), `/jobs` (none yet:
+/// Parse's "invalid job"), `/events/:name` (analytics, accepted and dropped), `/purge/:className`.
 struct AppRouter: ParseRouter {
     private var table = RouteTable()
 
-    init(config: ConfigService, objects: ObjectService) {
+    init(config: ConfigService, objects: ObjectService, cloud: CloudRuntime) {
         table.on(.get, "config") { [config] req, _ in .ok(try await config.get(auth: req.auth)) }
         table.on(.put, "config") { [config] req, _ in
             guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
@@ -14,8 +14,11 @@ struct AppRouter: ParseRouter {
             return .ok(["result": true])
         }
         for method in [ParseRequest.Method.post, .get] {
-            table.on(method, "functions/:name") { _, p in
-                throw ParseError(.scriptFailed, "Invalid function: \"\(p["name"]!)\"")  // pattern guarantees the key
+            // The body's parameters with the query string's merged in (they win), as Parse Server does.
+            table.on(method, "functions/:name") { [cloud] req, p in
+                var params = req.body?.objectValue ?? [:]
+                for (k, v) in req.params { params[k] = v }
+                return .ok(["result": try await cloud.run(function: p["name"]!, params: params, auth: req.auth)])  // pattern guarantees the key
             }
         }
         table.on(.post, "jobs") { req, _ in

@@ -22,21 +22,21 @@ enum TestServer {
 
     /// Runs `body` against a live server on a fresh database of `backend`.
     static func with(
-        backend: Backend = .sqlite, _ options: ParseServerOptions = options(),
+        backend: Backend = .sqlite, _ options: ParseServerOptions = options(), cloud: CloudCode = CloudCode(),
         _ body: @escaping @Sendable (ParseClient) async throws -> Void
     ) async throws {
-        try await withAPI(backend: backend, options) { _, _, parse in try await body(parse) }
+        try await withAPI(backend: backend, options, cloud: cloud) { _, _, parse in try await body(parse) }
     }
 
     /// As `with`, also handing over the server's API object and its database (to subscribe to change events,
     /// or to open a second node on the same PostgreSQL database).
     static func withAPI(
-        backend: Backend = .sqlite, _ options: ParseServerOptions = options(),
+        backend: Backend = .sqlite, _ options: ParseServerOptions = options(), cloud: CloudCode = CloudCode(),
         _ body: @escaping @Sendable (ParseAPI, TestDatabase, ParseClient) async throws -> Void
     ) async throws {
         let logger = TestDatabase.logger
         try await TestDatabase.with(backend, logger: logger) { db in
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database, cloud: cloud))
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
             try await app.test(.live) { client in
                 var parse = ParseClient(client: client, options: options)

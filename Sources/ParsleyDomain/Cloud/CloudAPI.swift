@@ -1,0 +1,47 @@
+public import ParsleyCore
+
+/// Parse from inside cloud code, through the same services as REST (same ACLs, class-level permissions and
+/// triggers), not over HTTP: with the caller's rights, or the master's (`asMaster`).
+public struct CloudAPI: Sendable {
+    let runtime: CloudRuntime
+    /// Whose rights the calls use.
+    public let auth: Auth
+
+    /// The same calls with the master key.
+    public var asMaster: CloudAPI { CloudAPI(runtime: runtime, auth: .master) }
+
+    /// One object by id (`include`/`keys` as in REST); 101 when it does not exist or the caller may not read it.
+    public func get(_ className: String, _ objectId: String, _ params: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
+        try await runtime.attached().queries.get(className, objectId: objectId, FindOptions(params: params, isGet: true), auth: auth)
+    }
+
+    /// A query with REST's parameters: `where` (the full query language), `order`, `limit`, `skip`, `keys`, `include`.
+    public func find(_ className: String, _ params: [String: JSONValue] = [:]) async throws -> [[String: JSONValue]] {
+        try await runtime.attached().queries.find(className, FindOptions(params: params), auth: auth).results
+    }
+
+    /// How many objects match `where`.
+    public func count(_ className: String, where whereValue: JSONValue? = nil) async throws -> Int {
+        try await runtime.attached().queries.count(className, where: whereValue, auth: auth)
+    }
+
+    /// Creates an object (its class's `beforeSave` and `afterSave` run); returns `objectId` and `createdAt`.
+    public func create(_ className: String, _ fields: [String: JSONValue]) async throws -> [String: JSONValue] {
+        try await runtime.attached().objects.create(className, body: .object(fields), auth: auth)
+    }
+
+    /// Updates an object with values or operations (`{"__op":"Increment","amount":1}`).
+    public func update(_ className: String, _ objectId: String, _ fields: [String: JSONValue]) async throws -> [String: JSONValue] {
+        try await runtime.attached().objects.update(className, objectId: objectId, body: .object(fields), auth: auth)
+    }
+
+    /// Deletes an object (its class's `beforeDelete` and `afterDelete` run).
+    public func delete(_ className: String, _ objectId: String) async throws {
+        try await runtime.attached().objects.delete(className, objectId: objectId, auth: auth)
+    }
+
+    /// Calls another cloud function with the same rights.
+    public func run(_ function: String, _ params: [String: JSONValue] = [:]) async throws -> JSONValue {
+        try await runtime.run(function: function, params: params, auth: auth)
+    }
+}

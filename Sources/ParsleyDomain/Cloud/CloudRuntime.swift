@@ -1,0 +1,198 @@
+public import Logging
+public import ParsleyCore
+import ParsleyStorage
+import Synchronization
+
+/// Runs an app's `CloudCode` inside the server: functions on request, `beforeSave`/`beforeDelete` as the write
+/// pipeline's before-hooks, and `afterSave`/`afterDelete` from the committed change events of this process
+/// (`runAfterTriggers`, a background service), so a slow or failing after-trigger never slows or fails a write.
+public final class CloudRuntime: Sendable {
+    public let code: CloudCode
+    let logger = Logger(label: "parsley.cloud")
+
+    /// The services cloud code calls, set once they are built (they hold this runtime's hooks).
+    struct Services: Sendable {
+        var objects: ObjectService
+        var queries: QueryService
+        var roles: RoleService
+    }
+    private let services = Mutex<Services?>(nil)
+    /// This process's committed writes, subscribed when the services are built (none is missed).
+    private let afterEvents = Mutex<AsyncMapSequence<AsyncStream<ChangeMessage>, ChangeFeed.Item>?>(nil)
+    private let afterFailures = Atomic<Int>(0)
+    private let afterRuns = Atomic<Int>(0)
+
+    public init(code: CloudCode) {
+        self.code = code
+    }
+
+    /// After-triggers that threw (for metrics and tests), and those that ran.
+    public var afterTriggerFailures: Int { afterFailures.load(ordering: .relaxed) }
+    public var afterTriggersRun: Int { afterRuns.load(ordering: .relaxed) }
+
+    func attach(objects: ObjectService, queries: QueryService, roles: RoleService) {
+        services.withLock { $0 = Services(objects: objects, queries: queries, roles: roles) }
+        if code.hasAfterTriggers {
+            let stream = objects.changes.subscribe()
+            afterEvents.withLock { $0 = stream }
+        }
+    }
+
+    func attached() throws -> Services {
+        guard let s = services.withLock({ $0 }) else { throw ParseError(.internalServerError, "cloud code is not attached to the services") }
+        return s
+    }
+
+    /// The before-hooks the write pipeline calls.
+    var writeHooks: WriteHooks {
+        var hooks = WriteHooks()
+        for className in code.classes(with: .beforeSave) {
+            hooks.beforeSave[className] = { [self] className, objectId, body, original, auth in
+                try await beforeSave(className, objectId: objectId, body: body, original: original, auth: auth)
+            }
+        }
+        for className in code.classes(with: .beforeDelete) {
+            hooks.beforeDelete[className] = { [self] className, objectId, original, auth in
+                try await beforeDelete(className, objectId: objectId, original: original, auth: auth)
+            }
+        }
+        hooks.carriesRequest = code.hasAfterTriggers
+        return hooks
+    }
+
+    // MARK: Requests
+
+    /// The caller as cloud code sees it: the user's object (read as its owner reads it), or none with the master key.
+    func caller(_ auth: Auth) async throws -> CloudCaller {
+        var user: [String: JSONValue]?
+        if !auth.isMaster, let userId = auth.userId {
+            user = try? await attached().queries.get("_User", objectId: userId, FindOptions(), auth: auth)
+            user?["className"] = "_User"
+            if let token = auth.sessionToken { user?["sessionToken"] = .string(token) }
+        }
+        return CloudCaller(
+            master: auth.isMaster, user: user, installationId: auth.installationId, ip: auth.ip, headers: auth.headers, context: auth.context)
+    }
+
+    /// What a handler's error answers: a Parse error as it is, anything else as 141 with its text.
+    static func parseError(_ error: any Error, default code: ParseError.Code = .scriptFailed) -> ParseError {
+        if let e = error as? ParseError { return e }
+        let text = "\(error)"
+        return ParseError(code, text.isEmpty ? "Script failed." : text)
+    }
+
+    // MARK: Functions
+
+    /// `POST /functions/:name`: 141 `Invalid function: "<name>"` for an unknown one; validators answer 142.
+    public func run(function name: String, params: [String: JSONValue], auth: Auth) async throws -> JSONValue {
+        guard let entry = code.functions[name] else { throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"") }
+        let caller = try await caller(auth)
+        var params = params
+        if let validator = entry.validator {
+            params = try await validate(validator, params, caller: caller, auth: auth)
+            if validator.skipWithMasterKey && caller.master { return .null }
+        }
+        let request = FunctionRequest(
+            functionName: name, params: params, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth))
+        let outcome: Result<JSONValue, ParseError>
+        do { outcome = .success(try await entry.handler(request)) } catch { outcome = .failure(Self.parseError(error)) }
+        return try outcome.get()
+    }
+
+    func validate(_ validator: CloudValidator, _ values: [String: JSONValue], caller: CloudCaller, auth: Auth) async throws -> [String: JSONValue] {
+        let roles = { [self] () async throws -> [String] in
+            guard let userId = caller.userId else { return [] }
+            return try await attached().roles.roleNames(forUser: userId)
+        }
+        do {
+            return try await validator.check(values, caller: caller, roles: roles)
+        } catch {
+            throw Self.parseError(error, default: .validationError)
+        }
+    }
+
+    // MARK: Before-triggers
+
+    func beforeSave(_ className: String, objectId: String?, body: JSONValue, original: [String: JSONValue]?, auth: Auth) async throws -> JSONValue {
+        guard let entry = code.trigger(.beforeSave, className) else { return body }
+        let caller = try await caller(auth)
+        let object = CloudObject(className: className, objectId: objectId, stored: original ?? [:], changes: body.objectValue ?? [:])
+        if let validator = entry.validator {
+            let filled = try await validate(validator, object.json, caller: caller, auth: auth)
+            for (key, value) in filled where object[key] == nil { object[key] = value }
+            if validator.skipWithMasterKey && caller.master { return .object(object.changes) }
+        }
+        let request = TriggerRequest(
+            triggerName: .beforeSave, object: object, original: original.map { CloudObject(className: className, objectId: objectId, stored: $0) },
+            caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth))
+        let failure: ParseError?
+        do {
+            try await entry.handler(request)
+            failure = nil
+        } catch {
+            failure = Self.parseError(error)
+        }
+        if let failure { throw failure }
+        return .object(object.changes)
+    }
+
+    func beforeDelete(_ className: String, objectId: String, original: [String: JSONValue], auth: Auth) async throws {
+        guard let entry = code.trigger(.beforeDelete, className) else { return }
+        let caller = try await caller(auth)
+        let object = CloudObject(className: className, objectId: objectId, stored: original)
+        if let validator = entry.validator {
+            _ = try await validate(validator, object.json, caller: caller, auth: auth)
+            if validator.skipWithMasterKey && caller.master { return }
+        }
+        let request = TriggerRequest(
+            triggerName: .beforeDelete, object: object, original: nil, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth))
+        let failure: ParseError?
+        do {
+            try await entry.handler(request)
+            failure = nil
+        } catch {
+            failure = Self.parseError(error)
+        }
+        if let failure { throw failure }
+    }
+
+    // MARK: After-triggers
+
+    /// Runs `afterSave`/`afterDelete` for this process's committed writes, one at a time in commit order, until
+    /// the task is cancelled. Failures are logged and counted; they never reach the client.
+    public func runAfterTriggers() async {
+        guard let events = afterEvents.withLock({ $0 }) else { return }
+        let origin = (try? attached())?.objects.changes.origin
+        for await item in events {
+            guard case .event(let event) = item, event.origin == origin else { continue }
+            let name: TriggerName = event.operation == .delete ? .afterDelete : .afterSave
+            guard let entry = code.trigger(name, event.className) else { continue }
+            afterRuns.add(1, ordering: .relaxed)
+            do {
+                try await runAfter(name, entry, event)
+            } catch {
+                afterFailures.add(1, ordering: .relaxed)
+                logger.warning(
+                    "\(name.rawValue) failed", metadata: ["className": "\(event.className)", "objectId": "\(event.objectId)", "error": "\(error)"])
+            }
+        }
+    }
+
+    private func runAfter(_ name: TriggerName, _ entry: CloudCode.TriggerEntry, _ event: ChangeEvent) async throws {
+        var auth = Auth(isMaster: event.isMaster, userId: event.userId, installationId: event.installationId)
+        if let userId = event.userId, !event.isMaster { auth.roles = (try? await attached().roles.roleNames(forUser: userId)) ?? [] }
+        auth.context = event.context ?? [:]
+        auth.ip = event.ip
+        auth.headers = event.headers ?? [:]
+        let caller = try await caller(auth)
+        let stored = (name == .afterDelete ? event.original : event.object) ?? [:]
+        let object = CloudObject(className: event.className, objectId: event.objectId, stored: stored)
+        let original = name == .afterDelete ? nil : event.original.map { CloudObject(className: event.className, objectId: event.objectId, stored: $0) }
+        if let validator = entry.validator {
+            _ = try await validate(validator, object.json, caller: caller, auth: auth)
+            if validator.skipWithMasterKey && caller.master { return }
+        }
+        try await entry.handler(
+            TriggerRequest(triggerName: name, object: object, original: original, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth)))
+    }
+}

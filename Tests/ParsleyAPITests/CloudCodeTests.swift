@@ -1,0 +1,259 @@
+import Foundation
+import HTTPTypes
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
+import Synchronization
+import Testing
+
+/// Swift cloud code through the real server: functions with Parse's answers and validators, before-triggers that
+/// edit or refuse writes on every path (REST, transactional batch, cloud code's own saves), after-triggers from
+/// committed writes only, and the server-side API with the caller's rights.
+@Suite("Cloud code")
+struct CloudCodeTests {
+    struct Oops: Error, CustomStringConvertible {
+        var description: String { "something broke" }
+    }
+
+    /// The app's cloud code the tests run against.
+    static func cloud(afterLog: AfterLog = AfterLog()) -> CloudCode {
+        var cloud = CloudCode()
+        cloud.define("hello") { req in "Hello \(req.param("name", as: String.self) ?? "world")" }
+        cloud.define("echo") { req in JSONValue.object(req.params) }
+        cloud.define("whoami") { req in
+            ["master": .bool(req.master), "user": req.user?["username"] ?? .null, "context": .object(req.context)] as JSONValue
+        }
+        cloud.define("parseError") { _ -> String in throw ParseError(.duplicateValue, "already taken") }
+        cloud.define("otherError") { _ -> String in throw Oops() }
+        cloud.define("typed") { _ in
+            ["date": ParseDate(milliseconds: 0).cloudJSON, "list": [1, 2, 3].cloudJSON, "pointer": Pointer(className: "Post", objectId: "p1").cloudJSON]
+                as JSONValue
+        }
+        cloud.define("signedIn", validator: CloudValidator(requireUser: true)) { _ in "ok" }
+        cloud.define("masterOnly", validator: CloudValidator(requireMaster: true)) { _ in "ok" }
+        cloud.define("admins", validator: CloudValidator(requireAnyUserRoles: ["Admin"])) { _ in "ok" }
+        cloud.define(
+            "fields",
+            validator: CloudValidator(fields: [
+                "name": .init(type: .string, required: true),
+                "size": .init(options: ["S", "M", "L"]),
+                "count": .init(type: .number, default: 1),
+            ])
+        ) { req in JSONValue.object(req.params) }
+        // What the caller may read, through the same services as REST.
+        cloud.define("countNotes") { req in try await req.parse.count("Note") }
+        cloud.define("countNotesAsMaster") { req in try await req.parse.asMaster.count("Note") }
+
+        cloud.beforeSave("Post") { req in
+            guard let title = req.object["title", as: String.self], !title.isEmpty else {
+                throw ParseError(.scriptFailed, "a post needs a title")
+            }
+            req.object["slug"] = .string(title.lowercased().replacingOccurrences(of: " ", with: "-"))
+            if req.object["draft"] != nil { req.object.unset("draft") }
+            if let previous = req.original?["title", as: String.self], previous != title { req.object["previousTitle"] = .string(previous) }
+            if let tag = req.context["tag"] { req.object["tag"] = tag }
+        }
+        cloud.beforeDelete("Post") { req in
+            if req.object["locked", as: Bool.self] == true { throw ParseError(.scriptFailed, "this post is locked") }
+        }
+        cloud.afterSave("Post") { req in
+            afterLog.add("save \(req.object["title", as: String.self] ?? "?") new=\(req.original == nil) tag=\(req.context["tag"]?.stringValue ?? "-")")
+            if req.object["title", as: String.self] == "explode" { throw Oops() }
+            // Keeps a counter, with the master's rights (the counter's ACL lets nobody else write).
+            let counters = try await req.parse.asMaster.find("Counter", ["where": ["name": "posts"]])
+            if let id = counters.first?["objectId"]?.stringValue {
+                _ = try await req.parse.asMaster.update("Counter", id, ["n": ["__op": "Increment", "amount": 1]])
+            }
+        }
+        cloud.afterDelete("Post") { req in afterLog.add("delete \(req.object["title", as: String.self] ?? "?")") }
+        return cloud
+    }
+
+    /// What after-triggers did, in order.
+    final class AfterLog: Sendable {
+        private let lines = Mutex<[String]>([])
+        func add(_ line: String) { lines.withLock { $0.append(line) } }
+        var all: [String] { lines.withLock { $0 } }
+
+        /// Waits (up to 10 s) until `count` lines are in.
+        func wait(for count: Int) async throws -> [String] {
+            for _ in 0..<200 {
+                if all.count >= count { return all }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return all
+        }
+    }
+
+    @Test("functions: result, params from body and query, Parse errors kept, others 141, unknown 141", arguments: Backend.all)
+    func functions(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
+            let hello = try await p.request(.post, "/functions/hello", ["name": "Ann"], master: false)
+            #expect(hello.status == 200)
+            #expect(hello.json == ["result": "Hello Ann"])
+            #expect(try await p.request(.post, "/functions/hello", [:], master: false).json == ["result": "Hello world"])
+            let echoed = try await p.request(.post, "/functions/echo?b=query", ["a": 1, "b": "body"], master: false)
+            #expect(echoed.json == ["result": ["a": 1, "b": "query"]])
+            let viaGet = try await p.request(.get, "/functions/hello?name=Bo", master: false)
+            #expect(viaGet.json == ["result": "Hello Bo"])
+            let typed = try await p.request(.post, "/functions/typed", [:], master: false)
+            #expect(typed["result"]?["date"] == ["__type": "Date", "iso": "1970-01-01T00:00:00.000Z"])
+            #expect(typed["result"]?["list"] == [1, 2, 3])
+            #expect(typed["result"]?["pointer"] == ["__type": "Pointer", "className": "Post", "objectId": "p1"])
+
+            let parseError = try await p.request(.post, "/functions/parseError", [:], master: false)
+            #expect(parseError.status == 400)
+            #expect(parseError.json == ["code": 137, "error": "already taken"])
+            let other = try await p.request(.post, "/functions/otherError", [:], master: false)
+            #expect(other.status == 400)
+            #expect(other.json == ["code": 141, "error": "something broke"])
+            let unknown = try await p.request(.post, "/functions/nope", [:], master: false)
+            #expect(unknown.status == 400)
+            #expect(unknown.json == ["code": 141, "error": "Invalid function: \"nope\""])
+        }
+    }
+
+    @Test("function requests carry the user, the master flag and the cloud context (header or _context)", arguments: Backend.all)
+    func callerAndContext(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
+            let ann = try await p.signUp("ann")
+            let asAnn = try await p.request(
+                .post, "/functions/whoami", [:], master: false, extra: ["X-Parse-Session-Token": ann.token, "X-Parse-Cloud-Context": #"{"a":1}"#])
+            #expect(asAnn.json == ["result": ["master": false, "user": "ann", "context": ["a": 1]]])
+            let asMaster = try await p.request(.post, "/functions/whoami", ["_context": ["b": true]])
+            #expect(asMaster.json == ["result": ["master": true, "user": nil, "context": ["b": true]]])
+        }
+    }
+
+    @Test("validators: requireUser, requireMaster, roles and field rules answer 142 with Parse Server's messages; the master key skips them",
+        arguments: Backend.all)
+    func validators(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
+            let anonymous = try await p.request(.post, "/functions/signedIn", [:], master: false)
+            #expect(anonymous.status == 400)
+            #expect(anonymous.json == ["code": 142, "error": "Validation failed. Please login to continue."])
+            let ann = try await p.signUp("ann")
+            #expect(try await p.asUser(ann.token, .post, "/functions/signedIn", [:]).json == ["result": "ok"])
+            let notMaster = try await p.asUser(ann.token, .post, "/functions/masterOnly", [:])
+            #expect(notMaster.json == ["code": 142, "error": "Validation failed. Master key is required to complete this request."])
+            #expect(try await p.request(.post, "/functions/masterOnly", [:]).json == ["result": "ok"])
+
+            let noRole = try await p.asUser(ann.token, .post, "/functions/admins", [:])
+            #expect(noRole.json == ["code": 142, "error": "Validation failed. User does not match the required roles."])
+            let role = try await p.request(.post, "/roles", [
+                "name": "Admin", "ACL": ["*": ["read": true]],
+                "users": ["__op": "AddRelation", "objects": [["__type": "Pointer", "className": "_User", "objectId": .string(ann.id)]]],
+            ])
+            #expect(role.status == 201, "\(role.json)")
+            #expect(try await p.asUser(ann.token, .post, "/functions/admins", [:]).json == ["result": "ok"])
+
+            let missing = try await p.request(.post, "/functions/fields", ["size": "M"], master: false)
+            #expect(missing.json == ["code": 142, "error": "Validation failed. Please specify data for name."])
+            let wrongType = try await p.request(.post, "/functions/fields", ["name": 5], master: false)
+            #expect(wrongType.json == ["code": 142, "error": "Validation failed. Invalid type for name. Expected: string"])
+            let badOption = try await p.request(.post, "/functions/fields", ["name": "x", "size": "XL"], master: false)
+            #expect(badOption.json == ["code": 142, "error": "Validation failed. Invalid option for size. Expected: S, M, L"])
+            let filled = try await p.request(.post, "/functions/fields", ["name": "x"], master: false)
+            #expect(filled.json == ["result": ["name": "x", "count": 1]])
+            // The master key skips validators (Parse Server's default).
+            #expect(try await p.request(.post, "/functions/fields", [:]).json == ["result": [:]])
+        }
+    }
+
+    @Test("beforeSave edits what is stored and echoes it; a refusal stores nothing; updates see the original", arguments: Backend.all)
+    func beforeSave(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
+            // The first write creates the class (the master key may; clients may not by default).
+            let created = try await p.request(.post, "/classes/Post", ["title": "Hello World", "draft": true])
+            #expect(created.status == 201, "\(created.json)")
+            #expect(created["slug"] == "hello-world", "fields a beforeSave changed are echoed: \(created.json)")
+            let id = try #require(created["objectId"]?.stringValue)
+            let stored = try await p.get("Post", id)
+            #expect(stored["slug"] == "hello-world")
+            #expect(stored["draft"] == nil, "the trigger removed draft")
+
+            let refused = try await p.request(.post, "/classes/Post", ["title": ""], master: false)
+            #expect(refused.status == 400)
+            #expect(refused.json == ["code": 141, "error": "a post needs a title"])
+            #expect(try await p.find("Post").results.count == 1)
+
+            let updated = try await p.update("Post", id, ["title": "Second Take"], master: false)
+            #expect(updated.status == 200, "\(updated.json)")
+            #expect(updated["slug"] == "second-take")
+            #expect(updated["previousTitle"] == "Hello World")
+            let refusedUpdate = try await p.update("Post", id, ["title": ""], master: false)
+            #expect(refusedUpdate.json == ["code": 141, "error": "a post needs a title"])
+            #expect(try await p.get("Post", id)["title"] == "Second Take")
+            // The context travels from the request to the trigger.
+            let tagged = try await p.request(.post, "/classes/Post", ["title": "Tagged"], master: false, extra: ["X-Parse-Cloud-Context": #"{"tag":"t1"}"#])
+            #expect(tagged["tag"] == "t1")
+        }
+    }
+
+    @Test("a beforeSave refusal inside a transactional batch rolls the whole batch back; a plain batch answers per request",
+        arguments: Backend.all)
+    func beforeSaveInBatch(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
+            let failing = try await p.request(.post, "/batch", [
+                "transaction": true,
+                "requests": [
+                    ["method": "POST", "path": "/parse/classes/Post", "body": ["title": "One"]],
+                    ["method": "POST", "path": "/parse/classes/Post", "body": ["title": ""]],
+                ],
+            ])
+            #expect(failing.status == 400)
+            #expect(failing.code == 141)
+            #expect(try await p.find("Post").results.isEmpty, "nothing of the failed transaction is stored")
+            let plain = try await p.request(.post, "/batch", [
+                "requests": [
+                    ["method": "POST", "path": "/parse/classes/Post", "body": ["title": "One"]],
+                    ["method": "POST", "path": "/parse/classes/Post", "body": ["title": ""]],
+                ]
+            ])
+            let answers = plain.json.arrayValue ?? []
+            #expect(answers.count == 2)
+            #expect(answers.first?["success"]?["slug"] == "one")
+            #expect(answers.last?["error"] == ["code": 141, "error": "a post needs a title"])
+            #expect(try await p.find("Post").results.count == 1)
+        }
+    }
+
+    @Test("beforeDelete may refuse; after-triggers run once per committed write with the saved object, their failures never reach the client",
+        arguments: Backend.all)
+    func deletesAndAfterTriggers(_ backend: Backend) async throws {
+        let log = AfterLog()
+        try await TestServer.withAPI(backend: backend, cloud: Self.cloud(afterLog: log)) { api, _, p in
+            let counter = try await p.createId("Counter", ["name": "posts", "n": 0, "ACL": [:]])
+            let locked = try await p.createId("Post", ["title": "Locked", "locked": true])
+            let refused = try await p.delete("Post", locked)
+            #expect(refused.json == ["code": 141, "error": "this post is locked"])
+            #expect(try await p.get("Post", locked).status == 200)
+            let open = try await p.createId("Post", ["title": "Open"])
+            #expect(try await p.delete("Post", open).status == 200)
+            // A refused write fires nothing.
+            _ = try await p.request(.post, "/classes/Post", ["title": ""])
+            let exploded = try await p.request(.post, "/classes/Post", ["title": "explode"], extra: ["X-Parse-Cloud-Context": #"{"tag":"x"}"#])
+            #expect(exploded.status == 201, "an afterSave failure does not change the answer")
+            let lines = try await log.wait(for: 4)
+            #expect(lines == ["save Locked new=true tag=-", "save Open new=true tag=-", "delete Open", "save explode new=true tag=x"])
+            // The afterSave counted the three saves whose trigger got that far (the exploding one threw first).
+            for _ in 0..<100 where try await p.get("Counter", counter)["n"] != 2 { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(try await p.get("Counter", counter)["n"] == 2)
+            #expect(api.services.cloud.afterTriggerFailures == 1)
+        }
+    }
+
+    @Test("cloud code's queries run with the caller's rights (ACLs apply), or the master's on request", arguments: Backend.all)
+    func serverSideAPI(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
+            let ann = try await p.signUp("ann")
+            let bob = try await p.signUp("bob")
+            _ = try await p.createId("Note", ["text": "ann's", "ACL": .object([ann.id: ["read": true, "write": true]])])
+            _ = try await p.createId("Note", ["text": "public", "ACL": ["*": ["read": true]]])
+            #expect(try await p.asUser(ann.token, .post, "/functions/countNotes", [:]).json == ["result": 2])
+            #expect(try await p.asUser(bob.token, .post, "/functions/countNotes", [:]).json == ["result": 1])
+            #expect(try await p.request(.post, "/functions/countNotes", [:], master: false).json == ["result": 1])
+            #expect(try await p.asUser(bob.token, .post, "/functions/countNotesAsMaster", [:]).json == ["result": 2])
+        }
+    }
+}
