@@ -11,6 +11,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "parsley", targets: ["parsley"]),
+        // The server as a library: an app's own package depends on it to run Swift cloud code
+        // (`Parsley.main(cloud:)`; see examples/cloud-swift).
+        .library(name: "ParsleyCloud", targets: ["ParsleyCloud"]),
         .executable(name: "parsley-bench", targets: ["ParsleyBenchmarks"]),
         // The pure core on its own, for the fuzz package in Fuzz/ (which builds nothing else).
         .library(name: "ParsleyCore", targets: ["ParsleyCore"]),
@@ -91,8 +94,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(
-            name: "parsley",
+        // The command line (serve, schema, export, import, backup) and configuration, as a library.
+        .target(
+            name: "ParsleyCloud",
             dependencies: [
                 "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -104,6 +108,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The cloud code of examples/cloud-swift (Glimp's notifications, Social Fitness's deadline alert), built here
+        // too so the app-flow tests run it through the real server.
+        .target(name: "ExampleAppCloud", dependencies: ["ParsleyCloud"], path: "examples/cloud-swift/Sources/AppCloud", swiftSettings: swiftSettings),
+        // `parsley`: the server without Swift cloud code.
+        .executableTarget(name: "parsley", dependencies: ["ParsleyCloud"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "ParsleyBenchmarks",
             dependencies: [
@@ -129,7 +138,7 @@ let package = Package(
         .testTarget(
             name: "ParsleyAPITests",
             dependencies: [
-                "parsley",
+                "parsley", "ParsleyCloud", "ExampleAppCloud",
                 "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
