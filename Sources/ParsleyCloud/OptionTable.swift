@@ -307,7 +307,7 @@ enum OptionTable {
             "only `email` is protected on `_User` by default; ignoring more fields would expose them", harmless: Harmless.list([["email"], []])),
         supported("verbose", ["VERBOSE"], .bool, .parseServer, "`true`: logLevel `debug` unless logLevel is set"),
         supported("verifyUserEmails", ["PARSE_SERVER_VERIFY_USER_EMAILS"], .bool),
-        ignored("webhookKey", "PARSE_SERVER_WEBHOOK_KEY", .value, noCloudCode),
+        supported("webhookKey", ["PARSE_SERVER_WEBHOOK_KEY"], .value, .parseServer, "sent as `X-Parse-Webhook-Key` with every webhook call"),
 
         // Parsley's own settings.
         supported("batchLimit", ["PARSE_SERVER_BATCH_LIMIT"], .value, .parsley, "most requests in one /batch, default 1000"),
@@ -323,6 +323,7 @@ enum OptionTable {
         supported("metricsPort", ["PARSLEY_METRICS_PORT"], .value, .parsley, "default off"),
         supported("metricsHost", ["PARSLEY_METRICS_HOST"], .value, .parsley, "default `127.0.0.1`"),
         supported("shutdownTimeout", ["PARSLEY_SHUTDOWN_TIMEOUT"], .value, .parsley, "seconds, default 30"),
+        supported("webhookTimeout", ["PARSLEY_WEBHOOK_TIMEOUT_MS"], .value, .parsley, "milliseconds a webhook may take, default 10000"),
         supported("smtpHost", ["PARSLEY_SMTP_HOST"], .value, .parsley, "default none: mails are logged"),
         supported("smtpPort", ["PARSLEY_SMTP_PORT"], .value, .parsley, "default 25"),
         supported("smtpUsername", ["PARSLEY_SMTP_USERNAME"], .value, .parsley),

@@ -148,6 +148,11 @@ extension ServerSettings {
         }
         options.security.idempotency = try idempotency(values)
         options.security.masterKeyIps = try masterKeyIps(values)
+        options.webhookKey = values.string("webhookKey")
+        if let ms = try values.integer("webhookTimeout", default: nil) {
+            guard ms >= 1 else { throw Invalid(description: "\(OptionTable.spec("webhookTimeout").shownName) must be at least 1") }
+            options.webhookTimeout = .milliseconds(ms)
+        }
     }
 
     /// `masterKeyIps`: a JSON array or a comma list of addresses and CIDR ranges (Parse Server's array parser).

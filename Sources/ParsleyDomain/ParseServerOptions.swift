@@ -23,6 +23,10 @@ public struct ParseServerOptions: Sendable {
     /// costs a read of the original and of the saved object per write; on when something consumes them
     /// (`PARSLEY_CHANGE_EVENTS=true`; LiveQuery and cloud code will turn it on).
     public var changeEvents = false
+    /// Sent as `X-Parse-Webhook-Key` with every webhook call, so receivers can tell Parsley's calls (`webhookKey`).
+    public var webhookKey: String? = nil
+    /// A webhook that has not answered in this time fails its call (141).
+    public var webhookTimeout: Duration = .seconds(10)
     /// Users, sessions, passwords and log-in.
     public var accounts = AccountOptions()
     /// Verification and password-reset mails.

@@ -34,7 +34,7 @@ public struct ParseServices: Sendable {
         var options = options
         // After-triggers run from this process's change events.
         if code.hasAfterTriggers { options.changeEvents = true }
-        let cloud = CloudRuntime(code: code)
+        let cloud = CloudRuntime(code: code, webhookKey: options.webhookKey, webhookTimeout: options.webhookTimeout)
         self.cloud = cloud
         self.options = options
         self.store = store
@@ -78,6 +78,7 @@ public struct ParseServices: Sendable {
         try await schemas.reload()
         try await bootstrap()
         try await files.store.prepare()
+        try await cloud.reloadWebhooks()
     }
 
     /// Creates the system classes the server relies on.
@@ -101,6 +102,9 @@ public struct ParseServices: Sendable {
             if topic == "*" || topic == "roles" { roles.forgetCached() }
             if topic == "*" || topic == "sessions" { sessions.forgetCached() }
             if topic.hasPrefix("session:") { sessions.invalidate(token: String(topic.dropFirst("session:".count))) }
+            if topic == "*" || topic == "hooks" {
+                do { try await cloud.reloadWebhooks() } catch { logger.warning("webhooks reload failed: \(error)") }
+            }
         }
     }
 

@@ -36,6 +36,7 @@ public struct ParseAPI: Sendable {
             SchemasRouter(schemas: schemas, queries: queries),
             InstallationsRouter(installations: services.installations, objects: objects, queries: queries),
             AppRouter(config: services.config, objects: objects, cloud: services.cloud),
+            HooksRouter(cloud: services.cloud),
         ]
         let base = routers
         let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse = { request in

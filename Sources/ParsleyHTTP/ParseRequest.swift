@@ -38,6 +38,8 @@ public struct ParseResponse: Sendable {
     public var location: String?
     /// Set for a non-JSON answer (the HTML pages under `/apps`): `body` is then a `.string` sent as is.
     public var contentType: String? = nil
+    /// Further headers (`X-Parse-Job-Status-Id`).
+    public var headers: [String: String] = [:]
 
     public init(status: Int = 200, body: JSONValue, location: String? = nil) {
         self.status = status

@@ -148,6 +148,7 @@ public struct ParseTransport: HTTPResponder {
         let response = try await api.handle(parseRequest)
         var headers = Self.baseHeaders
         if let location = response.location { headers[.location] = location }
+        for (name, value) in response.headers { if let field = HTTPField.Name(name) { headers[field] = value } }
         // Files in objects are stored by name; every answer carries their URL.
         let answer = FileService.addingURLs(response.body, base: "\(mountURL)/files/\(FileNames.urlEncode(options.applicationId))/") ?? response.body
         return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(answer))))

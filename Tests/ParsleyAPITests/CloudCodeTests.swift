@@ -44,6 +44,13 @@ struct CloudCodeTests {
         cloud.define("countNotes") { req in try await req.parse.count("Note") }
         cloud.define("countNotesAsMaster") { req in try await req.parse.asMaster.count("Note") }
 
+        cloud.job("tally") { req in
+            try await req.message("counting")
+            let n = try await req.parse.count("Note")
+            return .string("counted \(n) for \(req.params["label"]?.stringValue ?? "-")")
+        }
+        cloud.job("broken") { _ in throw ParseError(.scriptFailed, "job broke") }
+
         cloud.beforeSave("Post") { req in
             guard let title = req.object["title", as: String.self], !title.isEmpty else {
                 throw ParseError(.scriptFailed, "a post needs a title")
@@ -254,6 +261,50 @@ struct CloudCodeTests {
             #expect(try await p.asUser(bob.token, .post, "/functions/countNotes", [:]).json == ["result": 1])
             #expect(try await p.request(.post, "/functions/countNotes", [:], master: false).json == ["result": 1])
             #expect(try await p.asUser(bob.token, .post, "/functions/countNotesAsMaster", [:]).json == ["result": 2])
+        }
+    }
+
+    /// The run's `_JobStatus` once it has finished (waits up to 10 s).
+    static func finishedStatus(_ p: ParseClient, _ id: String) async throws -> Reply {
+        var status = try await p.get("_JobStatus", id)
+        for _ in 0..<200 where status["status"] == "running" {
+            try await Task.sleep(for: .milliseconds(50))
+            status = try await p.get("_JobStatus", id)
+        }
+        return status
+    }
+
+    @Test("jobs: POST /jobs/:name answers {} with X-Parse-Job-Status-Id and runs in the background; _JobStatus records the run",
+        arguments: Backend.all)
+    func jobs(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
+            _ = try await p.createId("Note", ["text": "one"])
+            let started = try await p.request(.post, "/jobs/tally", ["label": "today"])
+            #expect(started.status == 200)
+            #expect(started.json == [:])
+            let id = try #require(started.headers[HTTPField.Name("X-Parse-Job-Status-Id")!])
+            let status = try await Self.finishedStatus(p, id)
+            #expect(status["status"] == "succeeded", "\(status.json)")
+            #expect(status["jobName"] == "tally")
+            #expect(status["source"] == "api")
+            #expect(status["params"] == ["label": "today"])
+            #expect(status["message"] == "counted 1 for today")
+            #expect(status["finishedAt"]?["__type"] == "Date")
+            #expect(status["startedAt"]?["__type"] == "Date")
+
+            // Parse Dashboard's form: POST /jobs with jobName and input.
+            let viaDashboard = try await p.request(.post, "/jobs", ["jobName": "broken", "input": [:]])
+            let failedId = try #require(viaDashboard.headers[HTTPField.Name("X-Parse-Job-Status-Id")!])
+            let failed = try await Self.finishedStatus(p, failedId)
+            #expect(failed["status"] == "failed")
+            #expect(failed["message"] == "job broke")
+
+            let unknown = try await p.request(.post, "/jobs/nope", [:])
+            #expect(unknown.json == ["code": 141, "error": "Invalid job."])
+            #expect(try await p.request(.post, "/jobs/tally", [:], master: false).status == 403)
+            #expect(try await p.get("_JobStatus", id, master: false).code == 119, "_JobStatus is the master's")
+            let data = try await p.request(.get, "/cloud_code/jobs/data")
+            #expect(data.json == ["jobs": ["broken", "tally"], "in_use": []])
         }
     }
 }

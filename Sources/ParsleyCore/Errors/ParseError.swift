@@ -29,6 +29,7 @@ public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let duplicateValue = Code(rawValue: 137)
         public static let scriptFailed = Code(rawValue: 141)
         public static let validationError = Code(rawValue: 142)
+        public static let webhookError = Code(rawValue: 143)
         public static let duplicateRequest = Code(rawValue: 159)
         public static let invalidValue = Code(rawValue: 162)
         public static let invalidSessionToken = Code(rawValue: 209)

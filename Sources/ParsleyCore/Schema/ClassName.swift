@@ -2,7 +2,7 @@
 public enum Naming {
     public static let systemClasses: Set<String> = [
         "_User", "_Installation", "_Role", "_Session", "_Product", "_PushStatus", "_JobStatus", "_JobSchedule",
-        "_Audience", "_Idempotency",
+        "_Audience", "_Idempotency", "_Hooks",
     ]
 
     /// `^[A-Za-z][A-Za-z0-9_]*$`

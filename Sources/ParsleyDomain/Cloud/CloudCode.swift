@@ -31,6 +31,11 @@ public struct CloudCode: Sendable {
 
     private(set) var functions: [String: FunctionEntry] = [:]
     private(set) var triggers: [TriggerKey: TriggerEntry] = [:]
+    /// Jobs by name (`job(_:_:)`, CloudJobs.swift).
+    var jobs: [String: Job] = [:]
+
+    /// The names of the registered jobs.
+    public var jobNames: [String] { jobs.keys.sorted() }
 
     public init() {}
 
@@ -80,7 +85,7 @@ public struct CloudCode: Sendable {
     }
 
     /// Whether nothing is registered.
-    public var isEmpty: Bool { functions.isEmpty && triggers.isEmpty }
+    public var isEmpty: Bool { functions.isEmpty && triggers.isEmpty && jobs.isEmpty }
 
     /// Whether any `afterSave`/`afterDelete` is registered (they run from change events, which must then be on).
     var hasAfterTriggers: Bool { triggers.keys.contains { $0.name.isAfter } }

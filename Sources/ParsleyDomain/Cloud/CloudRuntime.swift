@@ -19,11 +19,17 @@ public final class CloudRuntime: Sendable {
     private let services = Mutex<Services?>(nil)
     /// This process's committed writes, subscribed when the services are built (none is missed).
     private let afterEvents = Mutex<AsyncMapSequence<AsyncStream<ChangeMessage>, ChangeFeed.Item>?>(nil)
+    /// Job runs waiting for `runJobs`.
+    let jobQueue = JobQueue()
     private let afterFailures = Atomic<Int>(0)
     private let afterRuns = Atomic<Int>(0)
 
-    public init(code: CloudCode) {
+    /// Functions and triggers registered as webhooks (`/hooks`); they take precedence over Swift handlers.
+    public let webhooks: Webhooks
+
+    public init(code: CloudCode, webhookKey: String? = nil, webhookTimeout: Duration = .seconds(10)) {
         self.code = code
+        self.webhooks = Webhooks(key: webhookKey, timeout: webhookTimeout)
     }
 
     /// After-triggers that threw (for metrics and tests), and those that ran.
@@ -32,10 +38,9 @@ public final class CloudRuntime: Sendable {
 
     func attach(objects: ObjectService, queries: QueryService, roles: RoleService) {
         services.withLock { $0 = Services(objects: objects, queries: queries, roles: roles) }
-        if code.hasAfterTriggers {
-            let stream = objects.changes.subscribe()
-            afterEvents.withLock { $0 = stream }
-        }
+        // Subscribed always (a webhook after-trigger may be registered later); no event flows while events are off.
+        let stream = objects.changes.subscribe()
+        afterEvents.withLock { $0 = stream }
     }
 
     func attached() throws -> Services {
@@ -43,20 +48,22 @@ public final class CloudRuntime: Sendable {
         return s
     }
 
-    /// The before-hooks the write pipeline calls.
+    /// The before-hooks the write pipeline calls: a class has one when a webhook or a Swift handler is registered.
     var writeHooks: WriteHooks {
         var hooks = WriteHooks()
-        for className in code.classes(with: .beforeSave) {
-            hooks.beforeSave[className] = { [self] className, objectId, body, original, auth in
+        hooks.beforeSave = { [self] className in
+            guard webhooks.trigger(.beforeSave, className) != nil || code.trigger(.beforeSave, className) != nil else { return nil }
+            return { [self] className, objectId, body, original, auth in
                 try await beforeSave(className, objectId: objectId, body: body, original: original, auth: auth)
             }
         }
-        for className in code.classes(with: .beforeDelete) {
-            hooks.beforeDelete[className] = { [self] className, objectId, original, auth in
+        hooks.beforeDelete = { [self] className in
+            guard webhooks.trigger(.beforeDelete, className) != nil || code.trigger(.beforeDelete, className) != nil else { return nil }
+            return { [self] className, objectId, original, auth in
                 try await beforeDelete(className, objectId: objectId, original: original, auth: auth)
             }
         }
-        hooks.carriesRequest = code.hasAfterTriggers
+        hooks.carriesRequest = { [self] in code.hasAfterTriggers || webhooks.hasAfterTriggers }
         return hooks
     }
 
@@ -81,10 +88,29 @@ public final class CloudRuntime: Sendable {
         return ParseError(code, text.isEmpty ? "Script failed." : text)
     }
 
+    /// What every webhook call carries about the caller (Parse Server's webhook body): `master`, `user` when signed
+    /// in, `installationId` when known, `headers`, `ip`, `context`.
+    static func webhookBody(_ caller: CloudCaller) -> [String: JSONValue] {
+        var body: [String: JSONValue] = [
+            "master": .bool(caller.master), "headers": .object(caller.headers.mapValues(JSONValue.string)), "context": .object(caller.context),
+        ]
+        if let user = caller.user { body["user"] = .object(user) }
+        if let installationId = caller.installationId { body["installationId"] = .string(installationId) }
+        if let ip = caller.ip { body["ip"] = .string(ip) }
+        return body
+    }
+
     // MARK: Functions
 
     /// `POST /functions/:name`: 141 `Invalid function: "<name>"` for an unknown one; validators answer 142.
     public func run(function name: String, params: [String: JSONValue], auth: Auth) async throws -> JSONValue {
+        if let hook = webhooks.function(name) {
+            let caller = try await caller(auth)
+            var body = Self.webhookBody(caller)
+            body["functionName"] = .string(name)
+            body["params"] = .object(params)
+            return try Webhooks.unwrap(try await webhooks.call(hook, body))
+        }
         guard let entry = code.functions[name] else { throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"") }
         let caller = try await caller(auth)
         var params = params
@@ -114,9 +140,19 @@ public final class CloudRuntime: Sendable {
     // MARK: Before-triggers
 
     func beforeSave(_ className: String, objectId: String?, body: JSONValue, original: [String: JSONValue]?, auth: Auth) async throws -> JSONValue {
-        guard let entry = code.trigger(.beforeSave, className) else { return body }
         let caller = try await caller(auth)
         let object = CloudObject(className: className, objectId: objectId, stored: original ?? [:], changes: body.objectValue ?? [:])
+        if let hook = webhooks.trigger(.beforeSave, className) {
+            var request = Self.webhookBody(caller)
+            request["triggerName"] = "beforeSave"
+            request["object"] = .object(object.json)
+            if let original { request["original"] = .object(CloudObject(className: className, objectId: objectId, stored: original).json) }
+            // `success` is the object to store: it replaces the write's data (Parse Server's rule); anything else changes nothing.
+            guard case .object(var saved) = try Webhooks.unwrap(try await webhooks.call(hook, request)) else { return body }
+            for key in ["className", "objectId", "createdAt", "updatedAt"] { saved[key] = nil }
+            return .object(saved)
+        }
+        guard let entry = code.trigger(.beforeSave, className) else { return body }
         if let validator = entry.validator {
             let filled = try await validate(validator, object.json, caller: caller, auth: auth)
             for (key, value) in filled where object[key] == nil { object[key] = value }
@@ -137,9 +173,16 @@ public final class CloudRuntime: Sendable {
     }
 
     func beforeDelete(_ className: String, objectId: String, original: [String: JSONValue], auth: Auth) async throws {
-        guard let entry = code.trigger(.beforeDelete, className) else { return }
         let caller = try await caller(auth)
         let object = CloudObject(className: className, objectId: objectId, stored: original)
+        if let hook = webhooks.trigger(.beforeDelete, className) {
+            var request = Self.webhookBody(caller)
+            request["triggerName"] = "beforeDelete"
+            request["object"] = .object(object.json)
+            _ = try Webhooks.unwrap(try await webhooks.call(hook, request))
+            return
+        }
+        guard let entry = code.trigger(.beforeDelete, className) else { return }
         if let validator = entry.validator {
             _ = try await validate(validator, object.json, caller: caller, auth: auth)
             if validator.skipWithMasterKey && caller.master { return }
@@ -166,10 +209,12 @@ public final class CloudRuntime: Sendable {
         for await item in events {
             guard case .event(let event) = item, event.origin == origin else { continue }
             let name: TriggerName = event.operation == .delete ? .afterDelete : .afterSave
-            guard let entry = code.trigger(name, event.className) else { continue }
+            let hook = webhooks.trigger(name, event.className)
+            let entry = code.trigger(name, event.className)
+            guard hook != nil || entry != nil else { continue }
             afterRuns.add(1, ordering: .relaxed)
             do {
-                try await runAfter(name, entry, event)
+                try await runAfter(name, hook: hook, entry: entry, event)
             } catch {
                 afterFailures.add(1, ordering: .relaxed)
                 logger.warning(
@@ -178,7 +223,7 @@ public final class CloudRuntime: Sendable {
         }
     }
 
-    private func runAfter(_ name: TriggerName, _ entry: CloudCode.TriggerEntry, _ event: ChangeEvent) async throws {
+    private func runAfter(_ name: TriggerName, hook: Webhooks.Hook?, entry: CloudCode.TriggerEntry?, _ event: ChangeEvent) async throws {
         var auth = Auth(isMaster: event.isMaster, userId: event.userId, installationId: event.installationId)
         if let userId = event.userId, !event.isMaster { auth.roles = (try? await attached().roles.roleNames(forUser: userId)) ?? [] }
         auth.context = event.context ?? [:]
@@ -188,6 +233,16 @@ public final class CloudRuntime: Sendable {
         let stored = (name == .afterDelete ? event.original : event.object) ?? [:]
         let object = CloudObject(className: event.className, objectId: event.objectId, stored: stored)
         let original = name == .afterDelete ? nil : event.original.map { CloudObject(className: event.className, objectId: event.objectId, stored: $0) }
+        if let hook {
+            var request = Self.webhookBody(caller)
+            request["triggerName"] = .string(name.rawValue)
+            request["object"] = .object(object.json)
+            if let original { request["original"] = .object(original.json) }
+            // The answer is ignored; a transport failure is retried (after-triggers only).
+            _ = try Webhooks.unwrap(try await webhooks.call(hook, request, attempts: 3))
+            return
+        }
+        guard let entry else { return }
         if let validator = entry.validator {
             _ = try await validate(validator, object.json, caller: caller, auth: auth)
             if validator.skipWithMasterKey && caller.master { return }

@@ -16,7 +16,10 @@ public final class ChangeFeed: Sendable {
         case gap
     }
 
-    public let enabled: Bool
+    /// Whether writes publish events; turned on (never off) when a consumer appears at run time (a webhook
+    /// after-trigger).
+    public var enabled: Bool { on.load(ordering: .relaxed) }
+    private let on: Atomic<Bool>
     /// This server process, as events it writes name it (`ChangeEvent.origin`).
     public let origin = ObjectID.make(length: 12)
     let channel: any ChangeChannel
@@ -24,8 +27,11 @@ public final class ChangeFeed: Sendable {
 
     public init(channel: any ChangeChannel, enabled: Bool) {
         self.channel = channel
-        self.enabled = enabled
+        self.on = Atomic(enabled)
     }
+
+    /// Publishes events from now on.
+    public func enable() { on.store(true, ordering: .relaxed) }
 
     /// Events dropped because a subscriber's buffer was full (for metrics).
     public var dropped: Int { droppedCount.load(ordering: .relaxed) }
@@ -48,7 +54,7 @@ public final class ChangeFeed: Sendable {
 }
 
 /// Code that runs before a write is stored: may change the object or refuse the write with a Parse error. Filled by
-/// cloud code (`beforeSave`, `beforeDelete`; `CloudRuntime.writeHooks`).
+/// cloud code (Swift `beforeSave`/`beforeDelete`, or webhooks registered at run time: `CloudRuntime.writeHooks`).
 public struct WriteHooks: Sendable {
     /// Gets the write's body (operations as sent) and the stored object for an update; returns the body to store.
     public typealias BeforeSave = @Sendable (
@@ -56,10 +62,12 @@ public struct WriteHooks: Sendable {
     ) async throws -> JSONValue
     public typealias BeforeDelete = @Sendable (_ className: String, _ objectId: String, _ original: [String: JSONValue], _ auth: Auth) async throws -> Void
 
-    public var beforeSave: [String: BeforeSave] = [:]
-    public var beforeDelete: [String: BeforeDelete] = [:]
-    /// Change events carry the request's context, address and headers (for after-triggers).
-    public var carriesRequest = false
+    /// The class's `beforeSave`, if it has one now.
+    public var beforeSave: @Sendable (_ className: String) -> BeforeSave? = { _ in nil }
+    /// The class's `beforeDelete`, if it has one now.
+    public var beforeDelete: @Sendable (_ className: String) -> BeforeDelete? = { _ in nil }
+    /// Whether change events carry the request's context, address and headers (for after-triggers).
+    public var carriesRequest: @Sendable () -> Bool = { false }
 
     public init() {}
 }

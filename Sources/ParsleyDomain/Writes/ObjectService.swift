@@ -12,7 +12,7 @@ public struct ObjectService: Sendable {
     public let options: ParseServerOptions
     /// Committed writes, from this process and the others on the database.
     public let changes: ChangeFeed
-    /// Before-hooks (cloud code's `beforeSave`, `beforeDelete`); empty for now.
+    /// Before-hooks (cloud code's `beforeSave`, `beforeDelete`, Swift or webhooks).
     public let hooks: WriteHooks
 
     public init(store: SQLStore, schemas: SchemaService, options: ParseServerOptions, hooks: WriteHooks = WriteHooks()) {
@@ -26,7 +26,7 @@ public struct ObjectService: Sendable {
     /// The stored object (without internal fields) outside any write transaction, when something will need it.
     /// With `principals`, only an object they may write is returned.
     func original(_ className: String, _ objectId: String, principals: [String]? = nil) async throws -> [String: JSONValue]? {
-        guard changes.enabled || hooks.beforeSave[className] != nil || hooks.beforeDelete[className] != nil,
+        guard changes.enabled || hooks.beforeSave(className) != nil || hooks.beforeDelete(className) != nil,
             let schema = schemas.schema(className)
         else { return nil }
         return try await store.database.read { [store] db in
@@ -44,7 +44,7 @@ public struct ObjectService: Sendable {
             className: className, operation: operation, objectId: objectId, original: visible(original), object: visible(object), userId: auth.userId,
             isMaster: auth.isMaster, installationId: auth.installationId, requestId: auth.requestId, time: time)
         event.origin = changes.origin
-        if hooks.carriesRequest {
+        if hooks.carriesRequest() {
             event.context = auth.context
             event.ip = auth.ip
             event.headers = auth.headers
@@ -128,7 +128,7 @@ public struct ObjectService: Sendable {
         try permissions.authorizeCreate(className, body: body, auth: auth)
         var body = body
         var hookChanged: [String] = []
-        if let hook = hooks.beforeSave[className] {
+        if let hook = hooks.beforeSave(className) {
             let sent = body
             body = try await hook(className, nil, body, nil, auth)
             hookChanged = Self.changedByHook(sent, body)
@@ -186,7 +186,7 @@ public struct ObjectService: Sendable {
         let original = try await original(className, objectId)
         var body = body
         var hookChanged: [String] = []
-        if let hook = hooks.beforeSave[className] {
+        if let hook = hooks.beforeSave(className) {
             let sent = body
             body = try await hook(className, objectId, body, original, auth)
             hookChanged = Self.changedByHook(sent, body)
@@ -294,8 +294,9 @@ public struct ObjectService: Sendable {
         try checkWritable(className, .delete, auth: auth, trusted: trusted)
         try await permissions.authorizeDelete(className, objectId: objectId, auth: auth)
         guard let schema = schemas.schema(className) else { throw ParseError.objectNotFound() }
-        let original = try await original(className, objectId, principals: hooks.beforeDelete[className] == nil ? nil : auth.principals)
-        if let hook = hooks.beforeDelete[className] {
+        let beforeDelete = hooks.beforeDelete(className)
+        let original = try await original(className, objectId, principals: beforeDelete == nil ? nil : auth.principals)
+        if let hook = beforeDelete {
             // Parse loads the object with the caller's rights first: one they cannot delete is not found.
             guard let original else { throw ParseError.objectNotFound() }
             try await hook(className, objectId, original, auth)

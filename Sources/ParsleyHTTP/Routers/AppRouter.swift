@@ -1,8 +1,8 @@
 import ParsleyCore
 import ParsleyDomain
 
-/// The small app-level endpoints: `/config`, `/functions/:name` (cloud code's functions), `/jobs` (none yet:
-/// Parse's "invalid job"), `/events/:name` (analytics, accepted and dropped), `/purge/:className`.
+/// The small app-level endpoints: `/config`, `/functions/:name` and `/jobs/:name` (cloud code's functions and
+/// jobs), `/cloud_code/jobs/data`, `/events/:name` (analytics, accepted and dropped), `/purge/:className`.
 struct AppRouter: ParseRouter {
     private var table = RouteTable()
 
@@ -21,13 +21,26 @@ struct AppRouter: ParseRouter {
                 return .ok(["result": try await cloud.run(function: p["name"]!, params: params, auth: req.auth)])  // pattern guarantees the key
             }
         }
-        table.on(.post, "jobs") { req, _ in
+        // Jobs start in the background: `{}` at once, with the run's `_JobStatus` id in a header. `POST /jobs` takes
+        // `{"jobName": ..., "input": ...}` (Parse Dashboard's "Run now").
+        let startJob: @Sendable (ParseRequest, String, [String: JSONValue]) async throws -> ParseResponse = { [cloud] req, name, params in
             guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
-            throw ParseError(.scriptFailed, "Invalid job.")
+            var response = ParseResponse.ok([:])
+            response.headers["X-Parse-Job-Status-Id"] = try await cloud.startJob(name, params: params, auth: req.auth)
+            return response
         }
-        table.on(.post, "jobs/:name") { req, _ in
+        table.on(.post, "jobs") { req, _ in
+            let body = req.body?.objectValue ?? [:]
+            return try await startJob(req, body["jobName"]?.stringValue ?? "", body["input"]?.objectValue ?? [:])
+        }
+        table.on(.post, "jobs/:name") { req, p in
+            var params = req.body?.objectValue ?? [:]
+            for (k, v) in req.params { params[k] = v }
+            return try await startJob(req, p["name"]!, params)  // pattern guarantees the key
+        }
+        table.on(.get, "cloud_code/jobs/data") { [cloud] req, _ in
             guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
-            throw ParseError(.scriptFailed, "Invalid job.")
+            return .ok(["jobs": .array(cloud.code.jobNames.map(JSONValue.string)), "in_use": []])
         }
         table.on(.post, "events/:name") { _, _ in .ok([:]) }
         table.on(.delete, "purge/:className") { [objects] req, p in

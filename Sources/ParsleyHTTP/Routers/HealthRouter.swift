@@ -13,8 +13,8 @@ struct HealthRouter: ParseRouter {
                 "parseServerVersion": .string(Self.version),
                 "features": [
                     "globalConfig": ["create": false, "read": false, "update": false, "delete": false],
-                    "hooks": ["create": false, "read": false, "update": false, "delete": false],
-                    "cloudCode": ["jobs": false],
+                    "hooks": ["create": true, "read": true, "update": true, "delete": true],
+                    "cloudCode": ["jobs": true],
                     "logs": ["level": false, "size": false, "order": false, "until": false, "from": false],
                     "push": ["immediatePush": false, "scheduledPush": false, "storedPushData": false, "pushAudiences": false, "localization": false],
                     "schemas": [

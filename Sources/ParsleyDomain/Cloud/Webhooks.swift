@@ -1,0 +1,153 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+public import ParsleyCore
+import Synchronization
+
+/// Cloud code in any language: functions and triggers registered through `/hooks` (stored in `_Hooks`, shared by
+/// every node) and called over HTTP with Parse Server's webhook protocol. A webhook for a name takes precedence
+/// over a Swift handler of the same name.
+public final class Webhooks: Sendable {
+    /// One registered hook: a function (`functionName`) or a trigger (`className` + `triggerName`).
+    public struct Hook: Sendable, Equatable {
+        public var functionName: String?
+        public var className: String?
+        public var triggerName: String?
+        public var url: String
+
+        /// As `/hooks` answers it.
+        public var json: JSONValue {
+            var o: [String: JSONValue] = ["url": .string(url)]
+            if let functionName { o["functionName"] = .string(functionName) }
+            if let className { o["className"] = .string(className) }
+            if let triggerName { o["triggerName"] = .string(triggerName) }
+            return .object(o)
+        }
+    }
+
+    struct Registry: Sendable {
+        var functions: [String: Hook] = [:]
+        var triggers: [String: Hook] = [:]  // "<className>/<triggerName>"
+    }
+    private let registry = Mutex(Registry())
+    let key: String?
+    let timeout: Duration
+    private let breakers = Mutex<[String: Breaker]>([:])
+    private let logger = Logger(label: "parsley.webhooks")
+    /// Calls per URL that failed, for metrics.
+    private let failures = Mutex<[String: Int]>([:])
+
+    /// A URL that failed `threshold` times in a row is not called for `cooldown` (answers fail at once).
+    struct Breaker: Sendable {
+        var consecutiveFailures = 0
+        var openUntil: ContinuousClock.Instant?
+    }
+    static let threshold = 5
+    static let cooldown: Duration = .seconds(30)
+
+    init(key: String?, timeout: Duration) {
+        self.key = key
+        self.timeout = timeout
+    }
+
+    // MARK: Registry
+
+    func replace(with hooks: [Hook]) {
+        var r = Registry()
+        for h in hooks {
+            if let f = h.functionName { r.functions[f] = h }
+            if let c = h.className, let t = h.triggerName { r.triggers["\(c)/\(t)"] = h }
+        }
+        registry.withLock { $0 = r }
+    }
+
+    public var functions: [Hook] { registry.withLock { Array($0.functions.values) }.sorted { ($0.functionName ?? "") < ($1.functionName ?? "") } }
+    public var triggers: [Hook] {
+        registry.withLock { Array($0.triggers.values) }.sorted { ($0.className ?? "", $0.triggerName ?? "") < ($1.className ?? "", $1.triggerName ?? "") }
+    }
+    func function(_ name: String) -> Hook? { registry.withLock { $0.functions[name] } }
+    func trigger(_ name: TriggerName, _ className: String) -> Hook? { registry.withLock { $0.triggers["\(className)/\(name.rawValue)"] } }
+    var hasAfterTriggers: Bool { registry.withLock { $0.triggers.values.contains { $0.triggerName?.hasPrefix("after") == true } } }
+
+    /// Failed calls per URL (for metrics and tests).
+    public var failureCounts: [String: Int] { failures.withLock { $0 } }
+
+    // MARK: Calls
+
+    /// POSTs `body` to the hook's URL with `X-Parse-Webhook-Key`; returns the `success` value. An `error` answer, a
+    /// non-JSON or non-200 answer, a timeout or a refused connection is a 141 Parse error. `attempts` > 1 retries
+    /// failures of transport (after-triggers only).
+    func call(_ hook: Hook, _ body: [String: JSONValue], attempts: Int = 1) async throws -> JSONValue {
+        var lastError = ParseError(.scriptFailed, "webhook failed")
+        for attempt in 1...max(1, attempts) {
+            if attempt > 1 { try? await Task.sleep(for: .milliseconds(200 * (attempt - 1))) }
+            if let openUntil = breakers.withLock({ $0[hook.url]?.openUntil }), ContinuousClock.now < openUntil {
+                throw ParseError(.scriptFailed, "Webhook \(hook.url) is unavailable (too many failures)")
+            }
+            let outcome = await send(hook.url, body)
+            switch outcome {
+            case .success(let answer):
+                record(hook.url, failed: false)
+                return answer
+            case .failure(let error):
+                record(hook.url, failed: true)
+                lastError = error
+                logger.warning("webhook call failed", metadata: ["url": "\(hook.url)", "attempt": "\(attempt)", "error": "\(error.message)"])
+            }
+        }
+        throw lastError
+    }
+
+    private func send(_ url: String, _ body: [String: JSONValue]) async -> Result<JSONValue, ParseError> {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let key { request.headers.add(name: "X-Parse-Webhook-Key", value: key) }
+        request.body = .bytes(ByteBuffer(bytes: JSONWriter.bytes(.object(body))))
+        let seconds = Int64(timeout.components.seconds) * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        let bytes: ByteBuffer
+        do {
+            let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(max(1, seconds)))
+            bytes = try await response.body.collect(upTo: 16 << 20)
+            guard let json = try? bytes.withUnsafeReadableBytes({ try JSONParser.parse($0) }), case .object(let o) = json else {
+                return .failure(ParseError(.scriptFailed, "Malformed response"))
+            }
+            // An answer the hook sent on purpose (`{"error": ...}`) is a refusal, not a failure of the URL.
+            if let error = o["error"] {
+                let message = error.stringValue ?? error["message"]?.stringValue ?? error["error"]?.stringValue ?? JSONWriter.string(error)
+                return .success(.object(["__webhookError": .string(message)]))
+            }
+            guard response.status == .ok, let success = o["success"] else { return .failure(ParseError(.scriptFailed, "Malformed response")) }
+            return .success(success)
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+            return .failure(ParseError(.scriptFailed, "Webhook \(url) timed out"))
+        } catch {
+            return .failure(ParseError(.scriptFailed, "Webhook \(url) failed: \(error)"))
+        }
+    }
+
+    private func record(_ url: String, failed: Bool) {
+        if failed { failures.withLock { $0[url, default: 0] += 1 } }
+        breakers.withLock { all in
+            var b = all[url] ?? Breaker()
+            if failed {
+                b.consecutiveFailures += 1
+                if b.consecutiveFailures >= Self.threshold {
+                    b.openUntil = .now + Self.cooldown
+                    b.consecutiveFailures = 0
+                }
+            } else {
+                b = Breaker()
+            }
+            all[url] = b
+        }
+    }
+
+    /// The `success` value of an answer, or the hook's own `error` as a 141.
+    static func unwrap(_ answer: JSONValue) throws -> JSONValue {
+        if let message = answer.objectValue?["__webhookError"]?.stringValue { throw ParseError(.scriptFailed, message) }
+        return answer
+    }
+}
