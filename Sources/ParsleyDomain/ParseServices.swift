@@ -40,14 +40,14 @@ public struct ParseServices: Sendable {
         self.store = store
         self.schemas = schemas
         let objects = ObjectService(store: store, schemas: schemas, options: options, hooks: cloud.writeHooks)
-        let queries = QueryService(store: store, schemas: schemas, options: options)
+        let queries = QueryService(store: store, schemas: schemas, options: options, hooks: cloud.queryHooks)
         let sessions = SessionService(store: store, schemas: schemas, objects: objects, options: options)
         self.objects = objects
         self.queries = queries
         self.sessions = sessions
         self.users = UserService(
             store: store, schemas: schemas, objects: objects, queries: queries, sessions: sessions, options: options,
-            providers: AuthProviders([GitHubAuthProvider(apiURL: options.accounts.githubAPIURL)]))
+            providers: AuthProviders([GitHubAuthProvider(apiURL: options.accounts.githubAPIURL)]), loginHooks: cloud.loginHooks)
         self.roles = RoleService(store: store, schemas: schemas)
         self.config = ConfigService(store: store)
         self.installations = InstallationService(objects: objects, queries: queries)

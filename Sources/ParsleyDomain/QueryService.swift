@@ -1,16 +1,34 @@
 public import ParsleyCore
 public import ParsleyStorage
 
+/// Code that runs around a find: `beforeFind` may change the query or refuse it, `afterFind` may change the results.
+/// Filled by cloud code (`CloudRuntime.queryHooks`).
+public struct QueryHooks: Sendable {
+    public typealias BeforeFind = @Sendable (_ className: String, _ find: FindOptions, _ isGet: Bool, _ auth: Auth) async throws -> FindOptions
+    public typealias AfterFind = @Sendable (
+        _ className: String, _ objects: [[String: JSONValue]], _ find: FindOptions, _ auth: Auth
+    ) async throws -> [[String: JSONValue]]
+
+    public var beforeFind: @Sendable (_ className: String) -> BeforeFind? = { _ in nil }
+    public var afterFind: @Sendable (_ className: String) -> AfterFind? = { _ in nil }
+
+    public init() {}
+}
+
 /// Finds, gets and counts Parse objects, resolving `include` with one query per class and path level.
 public struct QueryService: Sendable {
     public let store: SQLStore
     public let schemas: SchemaService
     public let options: ParseServerOptions
+    /// Cloud code's `beforeFind`/`afterFind`, run for the finds and gets of clients and cloud code (`triggers: true`),
+    /// never for the server's own lookups.
+    public let hooks: QueryHooks
 
-    public init(store: SQLStore, schemas: SchemaService, options: ParseServerOptions) {
+    public init(store: SQLStore, schemas: SchemaService, options: ParseServerOptions, hooks: QueryHooks = QueryHooks()) {
         self.store = store
         self.schemas = schemas
         self.options = options
+        self.hooks = hooks
     }
 
     public struct Page: Sendable {
@@ -18,9 +36,17 @@ public struct QueryService: Sendable {
         public var count: Int?
     }
 
-    /// `GET /classes/:className` with its parameters.
-    public func find(_ className: String, _ find: FindOptions, auth: Auth) async throws -> Page {
-        try await self.find(className, find, auth: auth, operation: .find)
+    /// `GET /classes/:className` with its parameters; `triggers` runs the class's `beforeFind` and `afterFind`.
+    public func find(_ className: String, _ find: FindOptions, auth: Auth, triggers: Bool = false) async throws -> Page {
+        guard triggers else { return try await self.find(className, find, auth: auth, operation: .find) }
+        var find = find
+        if let before = hooks.beforeFind(className) { find = try await before(className, find, false, auth) }
+        var page = try await self.find(className, find, auth: auth, operation: .find)
+        // `afterFind` sees the objects a find returns, not a count.
+        if let after = hooks.afterFind(className), !(find.limit == 0 && find.count) {
+            page.results = try await after(className, page.results, find, auth)
+        }
+        return page
     }
 
     /// A find, or the find behind a get (`operation` `.get`).
@@ -88,8 +114,9 @@ public struct QueryService: Sendable {
         return Page(results: results, count: count)
     }
 
-    /// `GET /classes/:className/:objectId`.
-    public func get(_ className: String, objectId: String, _ find: FindOptions, auth: Auth) async throws -> [String: JSONValue] {
+    /// `GET /classes/:className/:objectId`; `triggers` runs the class's `beforeFind` (with `isGet`; what it adds to
+    /// `where` must hold too) and `afterFind`.
+    public func get(_ className: String, objectId: String, _ find: FindOptions, auth: Auth, triggers: Bool = false) async throws -> [String: JSONValue] {
         if !auth.isMaster { try Permissions.requireMasterOnlyAccess(.get, className) }
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
@@ -99,7 +126,15 @@ public struct QueryService: Sendable {
         f.skip = 0
         f.count = false
         f.order = []
-        guard let object = try await self.find(className, f, auth: auth, operation: .get).results.first else { throw ParseError.objectNotFound() }
+        if triggers, let before = hooks.beforeFind(className) {
+            f = try await before(className, f, true, auth)
+            let byId: JSONValue = ["objectId": .string(objectId)]
+            if f.whereValue != byId { f.whereValue = ["$and": [byId, f.whereValue ?? [:]]] }
+            f.limit = 1
+        }
+        var results = try await self.find(className, f, auth: auth, operation: .get).results
+        if triggers, let after = hooks.afterFind(className) { results = try await after(className, results, f, auth) }
+        guard let object = results.first else { throw ParseError.objectNotFound() }
         return object
     }
 
@@ -230,12 +265,12 @@ public struct QueryService: Sendable {
         return []
     }
 
-    /// `count` alone.
-    public func count(_ className: String, where whereValue: JSONValue?, auth: Auth) async throws -> Int {
+    /// `count` alone (`triggers`: the class's `beforeFind` runs, as for a find with `count`).
+    public func count(_ className: String, where whereValue: JSONValue?, auth: Auth, triggers: Bool = false) async throws -> Int {
         var f = FindOptions()
         f.whereValue = whereValue
         f.limit = 0
         f.count = true
-        return try await find(className, f, auth: auth).count ?? 0
+        return try await find(className, f, auth: auth, triggers: triggers).count ?? 0
     }
 }

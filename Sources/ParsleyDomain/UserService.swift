@@ -5,6 +5,8 @@ public import ParsleyStorage
 /// bcrypt hashes that never leave the server, case-insensitive unique usernames and emails (unique indexes),
 /// and `authData` (anonymous users, linking, unlinking).
 public struct UserService: Sendable {
+    /// Cloud code's log-in triggers.
+    let loginHooks: LoginHooks
     let store: SQLStore
     let schemas: SchemaService
     let objects: ObjectService
@@ -19,8 +21,9 @@ public struct UserService: Sendable {
 
     public init(
         store: SQLStore, schemas: SchemaService, objects: ObjectService, queries: QueryService, sessions: SessionService,
-        options: ParseServerOptions, providers: AuthProviders = AuthProviders()
+        options: ParseServerOptions, providers: AuthProviders = AuthProviders(), loginHooks: LoginHooks = LoginHooks()
     ) {
+        self.loginHooks = loginHooks
         self.store = store
         self.schemas = schemas
         self.objects = objects
@@ -172,9 +175,17 @@ public struct UserService: Sendable {
     /// `GET|POST /login`.
     public func logIn(_ params: [String: JSONValue], auth: Auth) async throws -> [String: JSONValue] {
         let user = try await verify(params)
+        // Cloud code's beforeLogin may refuse, after the credentials were checked and before a session exists.
+        if let before = loginHooks.beforeLogin { try await before(user.object, auth) }
         let session = try await sessions.create(userId: user.id, installationId: auth.installationId, action: "login", authProvider: "password")
         var body = user.object
         body["sessionToken"] = .string(session.token)
+        if let after = loginHooks.afterLogin {
+            var signedIn = auth
+            signedIn.userId = user.id
+            signedIn.sessionToken = session.token
+            await after(user.object, signedIn)
+        }
         return body
     }
 
@@ -316,5 +327,19 @@ public struct UserService: Sendable {
     public func logOut(auth: Auth) async throws {
         guard let token = auth.sessionToken else { throw ParseError(.invalidSessionToken, "Invalid session token") }
         try await sessions.revoke(token: token)
+        if let after = loginHooks.afterLogout {
+            var session: [String: JSONValue] = ["sessionToken": .string(token)]
+            if let userId = auth.userId { session["user"] = ["__type": "Pointer", "className": "_User", "objectId": .string(userId)] }
+            await after(session, auth)
+        }
     }
+}
+
+/// Cloud code around log-in and log-out (`CloudRuntime.loginHooks`): `beforeLogin` may refuse a log-in whose
+/// credentials are right; `afterLogin` and `afterLogout` only observe (their failures are logged).
+public struct LoginHooks: Sendable {
+    public var beforeLogin: (@Sendable (_ user: [String: JSONValue], _ auth: Auth) async throws -> Void)?
+    public var afterLogin: (@Sendable (_ user: [String: JSONValue], _ auth: Auth) async -> Void)?
+    public var afterLogout: (@Sendable (_ session: [String: JSONValue], _ auth: Auth) async -> Void)?
+    public init() {}
 }

@@ -307,4 +307,62 @@ struct CloudCodeTests {
             #expect(data.json == ["jobs": ["broken", "tally"], "in_use": []])
         }
     }
+
+    /// Find and log-in triggers.
+    static func findAndLoginCloud(log: AfterLog) -> CloudCode {
+        var cloud = CloudCode()
+        cloud.beforeFind("Secret") { req in
+            // Clients never see hidden objects; everyone gets at most two.
+            if !req.master { req.query.whereKey("hidden", ["$ne": true]) }
+            if (req.query.limit ?? 100) > 2 { req.query.limit = 2 }
+        }
+        cloud.beforeFind("Forbidden") { _ in throw ParseError(.operationForbidden, "no finding") }
+        cloud.afterFind("Secret") { req in req.objects.map { o in var o = o; o["seen"] = true; return o } }
+        cloud.beforeLogin { req in
+            if req.object["username", as: String.self] == "banned" { throw ParseError(.scriptFailed, "banned") }
+        }
+        cloud.afterLogin { req in log.add("login \(req.object["username", as: String.self] ?? "?")") }
+        cloud.afterLogout { req in log.add("logout \(req.user?["username"]?.stringValue ?? "?") \(req.object["sessionToken"] != nil)") }
+        return cloud
+    }
+
+    @Test("beforeFind changes or refuses finds, gets and counts of clients; afterFind changes the results", arguments: Backend.all)
+    func findTriggers(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, cloud: Self.findAndLoginCloud(log: AfterLog())) { p in
+            var hiddenId = ""
+            for i in 0..<5 {
+                let id = try await p.createId("Secret", ["n": .int(Int64(i)), "hidden": .bool(i == 0), "ACL": ["*": ["read": true]]])
+                if i == 0 { hiddenId = id }
+            }
+            let found = try await p.find("Secret", ["order": "n"], master: false)
+            #expect(found.results.compactMap { $0["n"]?.integerValue } == [1, 2], "hidden excluded, at most two")
+            #expect(found.results.allSatisfy { $0["seen"] == true }, "afterFind's change is answered")
+            let asMaster = try await p.find("Secret", ["order": "n"])
+            #expect(asMaster.results.compactMap { $0["n"]?.integerValue } == [0, 1])
+            #expect(try await p.get("Secret", hiddenId, master: false).status == 404)
+            #expect(try await p.get("Secret", hiddenId)["seen"] == true)
+            let counted = try await p.find("Secret", ["count": "1", "limit": "0"], master: false)
+            #expect(counted["count"] == 4)
+            _ = try await p.createId("Forbidden", ["a": 1])
+            let refused = try await p.find("Forbidden", master: false)
+            #expect(refused.json == ["code": 119, "error": "no finding"])
+        }
+    }
+
+    @Test("beforeLogin may refuse a log-in (no session is made); afterLogin and afterLogout observe", arguments: Backend.all)
+    func loginTriggers(_ backend: Backend) async throws {
+        let log = AfterLog()
+        try await TestServer.with(backend: backend, cloud: Self.findAndLoginCloud(log: log)) { p in
+            _ = try await p.signUp("banned")
+            _ = try await p.signUp("ann")
+            let refused = try await p.request(.post, "/login", ["username": "banned", "password": "secret-pw"], master: false)
+            #expect(refused.json == ["code": 141, "error": "banned"])
+            let sessions = try await p.find("_Session", where: ["user": p.userPointer(try #require(try await p.find("_User", where: ["username": "banned"]).results.first?["objectId"]?.stringValue))])
+            #expect(sessions.results.count == 1, "only the sign-up's session")
+            let ann = try await p.request(.post, "/login", ["username": "ann", "password": "secret-pw"], master: false)
+            let token = try #require(ann["sessionToken"]?.stringValue)
+            #expect(try await p.asUser(token, .post, "/logout", [:]).status == 200)
+            #expect(log.all == ["login ann", "logout ann true"])
+        }
+    }
 }

@@ -12,17 +12,17 @@ public struct CloudAPI: Sendable {
 
     /// One object by id (`include`/`keys` as in REST); 101 when it does not exist or the caller may not read it.
     public func get(_ className: String, _ objectId: String, _ params: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
-        try await runtime.attached().queries.get(className, objectId: objectId, FindOptions(params: params, isGet: true), auth: auth)
+        try await runtime.attached().queries.get(className, objectId: objectId, FindOptions(params: params, isGet: true), auth: auth, triggers: true)
     }
 
     /// A query with REST's parameters: `where` (the full query language), `order`, `limit`, `skip`, `keys`, `include`.
     public func find(_ className: String, _ params: [String: JSONValue] = [:]) async throws -> [[String: JSONValue]] {
-        try await runtime.attached().queries.find(className, FindOptions(params: params), auth: auth).results
+        try await runtime.attached().queries.find(className, FindOptions(params: params), auth: auth, triggers: true).results
     }
 
     /// How many objects match `where`.
     public func count(_ className: String, where whereValue: JSONValue? = nil) async throws -> Int {
-        try await runtime.attached().queries.count(className, where: whereValue, auth: auth)
+        try await runtime.attached().queries.count(className, where: whereValue, auth: auth, triggers: true)
     }
 
     /// Creates an object (its class's `beforeSave` and `afterSave` run); returns `objectId` and `createdAt`.

@@ -33,6 +33,9 @@ public struct CloudCode: Sendable {
     private(set) var triggers: [TriggerKey: TriggerEntry] = [:]
     /// Jobs by name (`job(_:_:)`, CloudJobs.swift).
     var jobs: [String: Job] = [:]
+    /// Find triggers by class (CloudFindTriggers.swift).
+    var beforeFinds: [String: BeforeFind] = [:]
+    var afterFinds: [String: AfterFind] = [:]
 
     /// The names of the registered jobs.
     public var jobNames: [String] { jobs.keys.sorted() }
@@ -80,12 +83,17 @@ public struct CloudCode: Sendable {
         triggers[TriggerKey(className: className, name: name)] = TriggerEntry(handler: handler, validator: validator)
     }
 
+    /// Registers without the save/delete limits (the log-in triggers on `_User` and `_Session`).
+    mutating func setTrigger(_ name: TriggerName, _ className: String, _ validator: CloudValidator?, _ handler: @escaping Trigger) {
+        triggers[TriggerKey(className: className, name: name)] = TriggerEntry(handler: handler, validator: validator)
+    }
+
     func trigger(_ name: TriggerName, _ className: String) -> TriggerEntry? {
         triggers.isEmpty ? nil : triggers[TriggerKey(className: className, name: name)]
     }
 
     /// Whether nothing is registered.
-    public var isEmpty: Bool { functions.isEmpty && triggers.isEmpty && jobs.isEmpty }
+    public var isEmpty: Bool { functions.isEmpty && triggers.isEmpty && jobs.isEmpty && beforeFinds.isEmpty && afterFinds.isEmpty }
 
     /// Whether any `afterSave`/`afterDelete` is registered (they run from change events, which must then be on).
     var hasAfterTriggers: Bool { triggers.keys.contains { $0.name.isAfter } }

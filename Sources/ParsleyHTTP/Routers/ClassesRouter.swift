@@ -14,7 +14,7 @@ struct ClassesRouter: ParseRouter {
             try await Self.find(queries, req, className: p["className"]!)  // pattern guarantees the key
         }
         table.on(.get, "classes/:className/:objectId") { [queries] req, p in
-            let object = try await queries.get(p["className"]!, objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth)
+            let object = try await queries.get(p["className"]!, objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true)
             return .ok(object)
         }
         table.on(.post, "classes/:className") { [objects] req, p in
@@ -37,7 +37,7 @@ struct ClassesRouter: ParseRouter {
     }
 
     static func find(_ queries: QueryService, _ req: ParseRequest, className: String) async throws -> ParseResponse {
-        let page = try await queries.find(className, FindOptions(params: req.params), auth: req.auth)
+        let page = try await queries.find(className, FindOptions(params: req.params), auth: req.auth, triggers: true)
         var body: [String: JSONValue] = ["results": .array(page.results.map(JSONValue.object))]
         if let count = page.count { body["count"] = .int(Int64(count)) }
         return .ok(body)

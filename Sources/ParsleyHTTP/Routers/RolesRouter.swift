@@ -16,13 +16,13 @@ struct RolesRouter: ParseRouter {
         self.queries = queries
         for base in ["roles", "classes/_Role"] {
             table.on(.get, base) { [queries] req, _ in
-                let page = try await queries.find("_Role", FindOptions(params: req.params), auth: req.auth)
+                let page = try await queries.find("_Role", FindOptions(params: req.params), auth: req.auth, triggers: true)
                 var body: [String: JSONValue] = ["results": .array(page.results.map(JSONValue.object))]
                 if let count = page.count { body["count"] = .int(Int64(count)) }
                 return .ok(body)
             }
             table.on(.get, base + "/:objectId") { [queries] req, p in
-                .ok(try await queries.get("_Role", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth))
+                .ok(try await queries.get("_Role", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true))
             }
             table.on(.post, base) { [roles, objects, queries] req, _ in
                 let created = try await roles.create(req.bodyObject, auth: req.auth, objects: objects, queries: queries)

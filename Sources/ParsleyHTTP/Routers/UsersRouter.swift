@@ -20,14 +20,14 @@ struct UsersRouter: ParseRouter {
                 location: created.status == 201 ? "\(req.mountURL)/users/\(created.objectId)" : nil)
         }
         table.on(.get, "users") { [users, queries] req, _ in
-            let page = try await queries.find("_User", FindOptions(params: req.params), auth: req.auth)
+            let page = try await queries.find("_User", FindOptions(params: req.params), auth: req.auth, triggers: true)
             var body: [String: JSONValue] = ["results": .array(page.results.map { .object(users.shape($0, auth: req.auth)) })]
             if let count = page.count { body["count"] = .int(Int64(count)) }
             return .ok(body)
         }
         table.on(.get, "users/me") { [users] req, _ in .ok(try await users.me(auth: req.auth)) }
         table.on(.get, "users/:objectId") { [users, queries] req, p in
-            let user = try await queries.get("_User", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth)
+            let user = try await queries.get("_User", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true)
             return .ok(users.shape(user, auth: req.auth))
         }
         table.on(.put, "users/:objectId") { [users] req, p in

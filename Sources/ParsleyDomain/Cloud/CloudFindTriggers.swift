@@ -1,0 +1,126 @@
+public import Logging
+public import ParsleyCore
+import Synchronization
+
+/// The query a `beforeFind` sees and may change (Parse's `request.query`): its conditions, limit, skip, order,
+/// keys and includes.
+public final class CloudQuery: Sendable {
+    public let className: String
+    private let state: Mutex<FindOptions>
+
+    init(className: String, _ find: FindOptions) {
+        self.className = className
+        self.state = Mutex(find)
+    }
+
+    var options: FindOptions { state.withLock { $0 } }
+
+    /// The `where` conditions (Parse's query language).
+    public var conditions: [String: JSONValue] {
+        get { state.withLock { $0.whereValue?.objectValue ?? [:] } }
+        set { state.withLock { $0.whereValue = .object(newValue) } }
+    }
+    /// Adds `key == value` (or any condition: `["$gt": 5]`) to the conditions.
+    public func whereKey(_ key: String, _ condition: JSONValue) { conditions[key] = condition }
+    public var limit: Int? {
+        get { state.withLock { $0.limit } }
+        set { state.withLock { $0.limit = newValue } }
+    }
+    public var skip: Int {
+        get { state.withLock { $0.skip } }
+        set { state.withLock { $0.skip = newValue } }
+    }
+    public var order: [String] {
+        get { state.withLock { $0.order } }
+        set { state.withLock { $0.order = newValue } }
+    }
+    /// The fields returned (nil: all).
+    public var keys: [String]? {
+        get { state.withLock { $0.keys } }
+        set { state.withLock { $0.keys = newValue } }
+    }
+    public var excludeKeys: [String] {
+        get { state.withLock { $0.excludeKeys } }
+        set { state.withLock { $0.excludeKeys = newValue } }
+    }
+    public var include: [String] {
+        get { state.withLock { $0.include } }
+        set { state.withLock { $0.include = newValue } }
+    }
+}
+
+/// What a `beforeFind` receives: the query (change it in place), whether it counts, whether it is a get.
+public struct BeforeFindRequest: Sendable {
+    public let query: CloudQuery
+    public let count: Bool
+    public let isGet: Bool
+    public let caller: CloudCaller
+    public let log: Logger
+    public let parse: CloudAPI
+
+    public var master: Bool { caller.master }
+    public var user: [String: JSONValue]? { caller.user }
+}
+
+/// What an `afterFind` receives: the objects found; it returns the objects to answer.
+public struct AfterFindRequest: Sendable {
+    public let className: String
+    public let objects: [[String: JSONValue]]
+    public let caller: CloudCaller
+    public let log: Logger
+    public let parse: CloudAPI
+
+    public var master: Bool { caller.master }
+    public var user: [String: JSONValue]? { caller.user }
+}
+
+extension CloudCode {
+    public typealias BeforeFind = @Sendable (BeforeFindRequest) async throws -> Void
+    public typealias AfterFind = @Sendable (AfterFindRequest) async throws -> [[String: JSONValue]]
+
+    /// `beforeFind`: runs before every find, get and count of the class by a client or cloud code (never the server's
+    /// own lookups); may change `req.query` or throw to refuse (141, or the thrown Parse error).
+    public mutating func beforeFind(_ className: String, _ handler: @escaping BeforeFind) {
+        beforeFinds[className] = handler
+    }
+
+    /// `afterFind`: gets the objects a find or get found and returns those to answer (filtered, changed).
+    public mutating func afterFind(_ className: String, _ handler: @escaping AfterFind) {
+        afterFinds[className] = handler
+    }
+}
+
+extension CloudRuntime {
+    /// The find hooks the query service calls.
+    var queryHooks: QueryHooks {
+        var hooks = QueryHooks()
+        hooks.beforeFind = { [self] className in
+            guard let handler = code.beforeFinds[className] else { return nil }
+            return { [self] className, find, isGet, auth in
+                let query = CloudQuery(className: className, find)
+                let request = BeforeFindRequest(
+                    query: query, count: find.count, isGet: isGet, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth))
+                let failure: ParseError?
+                do {
+                    try await handler(request)
+                    failure = nil
+                } catch {
+                    failure = Self.parseError(error)
+                }
+                if let failure { throw failure }
+                return query.options
+            }
+        }
+        hooks.afterFind = { [self] className in
+            guard let handler = code.afterFinds[className] else { return nil }
+            return { [self] className, objects, _, auth in
+                let request = AfterFindRequest(
+                    className: className, objects: objects, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth))
+                let outcome: Result<[[String: JSONValue]], ParseError>
+                do { outcome = .success(try await handler(request)) } catch { outcome = .failure(Self.parseError(error)) }
+                return try outcome.get()
+            }
+        }
+        return hooks
+    }
+}

@@ -1,0 +1,68 @@
+import Logging
+public import ParsleyCore
+
+extension CloudCode {
+    /// `beforeLogin`: runs when a password log-in's credentials are right, before the session is created, with the
+    /// user as `req.object`; throw to refuse the log-in (141, or the thrown Parse error).
+    public mutating func beforeLogin(validator: CloudValidator? = nil, _ handler: @escaping Trigger) {
+        setTrigger(.beforeLogin, "_User", validator, handler)
+    }
+
+    /// `afterLogin`: runs once the session exists, with the user as `req.object`; its failures are logged.
+    public mutating func afterLogin(_ handler: @escaping Trigger) {
+        setTrigger(.afterLogin, "_User", nil, handler)
+    }
+
+    /// `afterLogout`: runs after `/logout` revoked the session, with the session (`sessionToken`, `user`) as
+    /// `req.object`; its failures are logged.
+    public mutating func afterLogout(_ handler: @escaping Trigger) {
+        setTrigger(.afterLogout, "_Session", nil, handler)
+    }
+}
+
+extension CloudRuntime {
+    /// The log-in hooks the user service calls.
+    var loginHooks: LoginHooks {
+        var hooks = LoginHooks()
+        if let entry = code.trigger(.beforeLogin, "_User") {
+            hooks.beforeLogin = { [self] user, auth in
+                try await runLoginTrigger(.beforeLogin, entry, className: "_User", object: user, auth: auth)
+            }
+        }
+        if let entry = code.trigger(.afterLogin, "_User") {
+            hooks.afterLogin = { [self] user, auth in
+                do { try await runLoginTrigger(.afterLogin, entry, className: "_User", object: user, auth: auth) } catch {
+                    logger.warning("afterLogin failed", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        if let entry = code.trigger(.afterLogout, "_Session") {
+            hooks.afterLogout = { [self] session, auth in
+                do { try await runLoginTrigger(.afterLogout, entry, className: "_Session", object: session, auth: auth) } catch {
+                    logger.warning("afterLogout failed", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        return hooks
+    }
+
+    private func runLoginTrigger(
+        _ name: TriggerName, _ entry: CloudCode.TriggerEntry, className: String, object: [String: JSONValue], auth: Auth
+    ) async throws {
+        let caller = try await caller(auth)
+        let cloudObject = CloudObject(className: className, objectId: object["objectId"]?.stringValue, stored: object)
+        if let validator = entry.validator {
+            _ = try await validate(validator, cloudObject.json, caller: caller, auth: auth)
+        }
+        let request = TriggerRequest(
+            triggerName: name, object: cloudObject, original: nil, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth))
+        let failure: ParseError?
+        do {
+            try await entry.handler(request)
+            failure = nil
+        } catch {
+            failure = Self.parseError(error)
+        }
+        if let failure { throw failure }
+    }
+}
