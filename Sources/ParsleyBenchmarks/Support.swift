@@ -44,6 +44,9 @@ struct BenchArguments {
                 changeEvents = true
                 i += 1
                 continue
+            case "--cloud", "--files":
+                i += 1
+                continue
             default: break
             }
             i += 2
@@ -333,12 +336,13 @@ struct BenchServer {
     /// Runs the database and the server beside `body`; both stop (and the database closes) when it returns. With
     /// `changeEvents`, a subscriber takes every change event meanwhile; its count is printed at the end.
     static func with<T>(
-        database: any SQLDatabase, port: Int, logger: Logger, changeEvents: Bool = false, _ body: (BenchServer) async throws -> T
+        database: any SQLDatabase, port: Int, logger: Logger, changeEvents: Bool = false, cloud: CloudCode = CloudCode(),
+        _ body: (BenchServer) async throws -> T
     ) async throws -> T {
         try await database.serving {
             var options = Self.options
             options.changeEvents = changeEvents
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, cloud: cloud))
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
             let count = EventCount()
             let stream = api.changes.subscribe()

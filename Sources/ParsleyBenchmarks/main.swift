@@ -29,6 +29,13 @@ guard let wrk = Wrk.locate() else {
     exit(1)
 }
 
+// `--cloud`: the cost of no-op cloud code triggers on create (CloudBench.swift), then exit.
+if CommandLine.arguments.contains("--cloud") {
+    try await CloudBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger)
+    try? FileManager.default.removeItem(at: work)
+    exit(0)
+}
+
 // `--database-uri postgres://...`: the PostgreSQL table (PostgresBench.swift), then exit.
 if let uri = arguments.databaseURI {
     try await PostgresBench.run(uri: uri, arguments: arguments, wrk: wrk, work: work, logger: logger)

@@ -201,25 +201,50 @@ public final class CloudRuntime: Sendable {
 
     // MARK: After-triggers
 
-    /// Runs `afterSave`/`afterDelete` for this process's committed writes, one at a time in commit order, until
-    /// the task is cancelled. Failures are logged and counted; they never reach the client.
+    /// Lanes after-triggers run in: one object's triggers always in the same lane, so in commit order.
+    static let afterLanes = 16
+    /// After-triggers waiting per lane before more are dropped (and counted as failed).
+    static let laneBuffer = 2_000
+
+    /// Runs `afterSave`/`afterDelete` for this process's committed writes until the task is cancelled: several at
+    /// once, each object's in commit order. Failures are logged and counted; they never reach the client.
     public func runAfterTriggers() async {
         guard let events = afterEvents.withLock({ $0 }) else { return }
         let origin = (try? attached())?.objects.changes.origin
-        for await item in events {
-            guard case .event(let event) = item, event.origin == origin else { continue }
-            let name: TriggerName = event.operation == .delete ? .afterDelete : .afterSave
-            let hook = webhooks.trigger(name, event.className)
-            let entry = code.trigger(name, event.className)
-            guard hook != nil || entry != nil else { continue }
-            afterRuns.add(1, ordering: .relaxed)
-            do {
-                try await runAfter(name, hook: hook, entry: entry, event)
-            } catch {
-                afterFailures.add(1, ordering: .relaxed)
-                logger.warning(
-                    "\(name.rawValue) failed", metadata: ["className": "\(event.className)", "objectId": "\(event.objectId)", "error": "\(error)"])
+        let lanes = (0..<Self.afterLanes).map { _ in AsyncStream<ChangeEvent>.makeStream(bufferingPolicy: .bufferingOldest(Self.laneBuffer)) }
+        await withDiscardingTaskGroup { group in
+            for (stream, _) in lanes {
+                group.addTask {
+                    for await event in stream { await self.runAfter(event) }
+                }
             }
+            for await item in events {
+                guard case .event(let event) = item, event.origin == origin else { continue }
+                let name: TriggerName = event.operation == .delete ? .afterDelete : .afterSave
+                guard webhooks.trigger(name, event.className) != nil || code.trigger(name, event.className) != nil else { continue }
+                var hasher = Hasher()
+                hasher.combine(event.objectId)
+                let lane = lanes[Int(UInt(bitPattern: hasher.finalize()) % UInt(Self.afterLanes))].1
+                if case .dropped = lane.yield(event) {
+                    afterFailures.add(1, ordering: .relaxed)
+                    logger.error("after-trigger dropped: too many waiting", metadata: ["className": "\(event.className)", "objectId": "\(event.objectId)"])
+                }
+            }
+            for (_, continuation) in lanes { continuation.finish() }
+        }
+    }
+
+    private func runAfter(_ event: ChangeEvent) async {
+        let name: TriggerName = event.operation == .delete ? .afterDelete : .afterSave
+        let hook = webhooks.trigger(name, event.className)
+        let entry = code.trigger(name, event.className)
+        afterRuns.add(1, ordering: .relaxed)
+        do {
+            try await runAfter(name, hook: hook, entry: entry, event)
+        } catch {
+            afterFailures.add(1, ordering: .relaxed)
+            logger.warning(
+                "\(name.rawValue) failed", metadata: ["className": "\(event.className)", "objectId": "\(event.objectId)", "error": "\(error)"])
         }
     }
 
