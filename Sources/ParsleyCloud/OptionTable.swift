@@ -324,6 +324,7 @@ enum OptionTable {
         supported("metricsHost", ["PARSLEY_METRICS_HOST"], .value, .parsley, "default `127.0.0.1`"),
         supported("shutdownTimeout", ["PARSLEY_SHUTDOWN_TIMEOUT"], .value, .parsley, "seconds, default 30"),
         supported("webhookTimeout", ["PARSLEY_WEBHOOK_TIMEOUT_MS"], .value, .parsley, "milliseconds a webhook may take, default 10000"),
+        supported("schedulerInterval", ["PARSLEY_SCHEDULER_INTERVAL_MS"], .value, .parsley, "milliseconds between looks for due scheduled jobs, default 10000"),
         supported("smtpHost", ["PARSLEY_SMTP_HOST"], .value, .parsley, "default none: mails are logged"),
         supported("smtpPort", ["PARSLEY_SMTP_PORT"], .value, .parsley, "default 25"),
         supported("smtpUsername", ["PARSLEY_SMTP_USERNAME"], .value, .parsley),

@@ -153,6 +153,10 @@ extension ServerSettings {
             guard ms >= 1 else { throw Invalid(description: "\(OptionTable.spec("webhookTimeout").shownName) must be at least 1") }
             options.webhookTimeout = .milliseconds(ms)
         }
+        if let ms = try values.integer("schedulerInterval", default: nil) {
+            guard ms >= 1 else { throw Invalid(description: "\(OptionTable.spec("schedulerInterval").shownName) must be at least 1") }
+            options.schedulerInterval = .milliseconds(ms)
+        }
     }
 
     /// `masterKeyIps`: a JSON array or a comma list of addresses and CIDR ranges (Parse Server's array parser).

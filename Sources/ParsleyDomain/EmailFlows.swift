@@ -60,7 +60,7 @@ public struct EmailFlows: Sendable {
         do {
             _ = try await objects.update(
                 "_User", objectId: id, body: [:], auth: .master,
-                rules: .init(values: values, condition: condition.map { (field: $0.0, value: $0.1) }, trusted: true))
+                rules: .init(values: values, condition: condition.map { (field: $0.0, value: .string($0.1)) }, trusted: true))
             return true
         } catch let e as ParseError where e.code == .objectNotFound {
             return false

@@ -27,6 +27,8 @@ public struct ParseServerOptions: Sendable {
     public var webhookKey: String? = nil
     /// A webhook that has not answered in this time fails its call (141).
     public var webhookTimeout: Duration = .seconds(10)
+    /// How often each node looks for due scheduled jobs (`_JobSchedule`).
+    public var schedulerInterval: Duration = .seconds(10)
     /// Users, sessions, passwords and log-in.
     public var accounts = AccountOptions()
     /// Verification and password-reset mails.

@@ -35,7 +35,7 @@ public struct ParseAPI: Sendable {
             ClassesRouter(objects: objects, queries: queries),
             SchemasRouter(schemas: schemas, queries: queries),
             InstallationsRouter(installations: services.installations, objects: objects, queries: queries),
-            AppRouter(config: services.config, objects: objects, cloud: services.cloud),
+            AppRouter(config: services.config, objects: objects, queries: queries, cloud: services.cloud),
             HooksRouter(cloud: services.cloud),
         ]
         let base = routers

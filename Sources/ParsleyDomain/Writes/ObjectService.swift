@@ -79,16 +79,17 @@ public struct ObjectService: Sendable {
         public var values: [String: JSONValue] = [:]
         /// Internal number columns incremented atomically (`_failed_login_count`); their new values are returned.
         public var increments: [String: Int64] = [:]
-        /// Update only while this field still holds this text (a single-use token), checked under the row's lock;
+        /// Update only while this field still holds this value (nil: no value; a single-use token, a job schedule's last run),
+        /// checked under the row's lock;
         /// otherwise the update answers 101 and changes nothing.
-        public var condition: (field: String, value: String)?
+        public var condition: (field: String, value: JSONValue?)?
         /// The ACL when the body has none.
         public var defaultACL: ACL?
         /// The class's rules already ran, so its guard does not apply.
         public var trusted = false
         public init(
             objectId: String? = nil, values: [String: JSONValue] = [:], increments: [String: Int64] = [:], defaultACL: ACL? = nil,
-            condition: (field: String, value: String)? = nil, trusted: Bool = false
+            condition: (field: String, value: JSONValue?)? = nil, trusted: Bool = false
         ) {
             self.condition = condition
             self.objectId = objectId
@@ -220,7 +221,7 @@ public struct ObjectService: Sendable {
                     return nil
                 }
                 current = row
-                if let condition, current[condition.field] != .string(condition.value) { return nil }
+                if let condition, (current[condition.field] ?? .null) != (condition.value ?? .null) { return nil }
             }
             var relationOps: [(String, [Pointer], [Pointer])] = []
             var nested: [String: JSONValue] = [:]

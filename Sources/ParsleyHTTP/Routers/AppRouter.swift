@@ -6,7 +6,7 @@ import ParsleyDomain
 struct AppRouter: ParseRouter {
     private var table = RouteTable()
 
-    init(config: ConfigService, objects: ObjectService, cloud: CloudRuntime) {
+    init(config: ConfigService, objects: ObjectService, queries: QueryService, cloud: CloudRuntime) {
         table.on(.get, "config") { [config] req, _ in .ok(try await config.get(auth: req.auth)) }
         table.on(.put, "config") { [config] req, _ in
             guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
@@ -38,9 +38,35 @@ struct AppRouter: ParseRouter {
             for (k, v) in req.params { params[k] = v }
             return try await startJob(req, p["name"]!, params)  // pattern guarantees the key
         }
-        table.on(.get, "cloud_code/jobs/data") { [cloud] req, _ in
+        // Schedules (`_JobSchedule`), run by the scheduler (JobScheduler.swift); Parse Dashboard's "Scheduled jobs".
+        table.on(.get, "cloud_code/jobs/data") { [cloud, queries] req, _ in
             guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
-            return .ok(["jobs": .array(cloud.code.jobNames.map(JSONValue.string)), "in_use": []])
+            let scheduled = try await queries.find("_JobSchedule", FindOptions(params: ["limit": 10_000]), auth: .master).results
+            return .ok([
+                "jobs": .array(cloud.code.jobNames.map(JSONValue.string)),
+                "in_use": .array(scheduled.compactMap { $0["jobName"] }),
+            ])
+        }
+        table.on(.get, "cloud_code/jobs") { [queries] req, _ in
+            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            let scheduled = try await queries.find("_JobSchedule", FindOptions(params: ["limit": 10_000]), auth: .master).results
+            return ParseResponse(body: .array(scheduled.map(JSONValue.object)))
+        }
+        table.on(.post, "cloud_code/jobs") { [cloud, objects] req, _ in
+            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            let schedule = try cloud.scheduleBody(req.bodyObject.objectValue ?? [:])
+            let created = try await objects.create("_JobSchedule", body: .object(schedule), auth: req.auth)
+            return ParseResponse(status: 201, body: .object(created), location: "\(req.mountURL)/classes/_JobSchedule/\(created["objectId"]?.stringValue ?? "")")
+        }
+        table.on(.put, "cloud_code/jobs/:objectId") { [cloud, objects] req, p in
+            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            let schedule = try cloud.scheduleBody(req.bodyObject.objectValue ?? [:])
+            return .ok(try await objects.update("_JobSchedule", objectId: p["objectId"]!, body: .object(schedule), auth: req.auth))
+        }
+        table.on(.delete, "cloud_code/jobs/:objectId") { [objects] req, p in
+            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            try await objects.delete("_JobSchedule", objectId: p["objectId"]!, auth: req.auth)
+            return .ok([:])
         }
         table.on(.post, "events/:name") { _, _ in .ok([:]) }
         table.on(.delete, "purge/:className") { [objects] req, p in
