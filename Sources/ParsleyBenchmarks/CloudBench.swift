@@ -12,7 +12,7 @@ import ParsleyStorage
 /// (to a receiver in this process that answers at once), against the same server without cloud code. Three servers
 /// on fresh SQLite databases, measured in turns (`rounds` times each), medians.
 enum CloudBench {
-    static let rounds = 3
+    static let rounds = 5
 
     static func run(work: URL, wrk: Wrk, arguments: BenchArguments, logger: Logger) async throws {
         print("Parsley cloud code benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, create (POST ~260 B), \(rounds) rounds in turns")

@@ -23,7 +23,8 @@ final class PostgresChangeChannel: ChangeChannel {
         self.fetch = fetch
     }
 
-    func send(_ message: String, in transaction: Transaction) async throws {
+    func send(_ payload: any ChangePayload, in transaction: Transaction) async throws {
+        let message = payload.text
         if message.utf8.count <= Self.inlineLimit {
             try await transaction.query(SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text("E|m:" + message)]))
             return

@@ -1,17 +1,25 @@
 import Synchronization
 
-/// What a change channel delivers: a message committed by some server process on this database, or word that
-/// messages may have been missed (the channel lost its connection and is back).
-public enum ChangeMessage: Sendable, Equatable {
+/// A message as its sender made it: the value itself (kept for subscribers in the same process, which need no
+/// decoding) and its text (what travels to other processes, made only when something sends it there).
+public protocol ChangePayload: Sendable {
+    var text: String { get }
+}
+
+/// What a change channel delivers: a message committed by some server process on this database (as text, or as the
+/// sender's own value in the process that wrote it), or word that messages may have been missed (the channel lost
+/// its connection and is back).
+public enum ChangeMessage: Sendable {
     case message(String)
+    case payload(any ChangePayload)
     case gap
 }
 
-/// Carries messages (change events, as text) from write transactions to every server process on the database,
-/// this one included, once and only if their transaction commits, in commit order.
+/// Carries messages (change events) from write transactions to every server process on the database, this one
+/// included, once and only if their transaction commits, in commit order.
 public protocol ChangeChannel: Sendable {
     /// Queues `message` inside `transaction`: it is delivered when the transaction commits, never if it rolls back.
-    func send(_ message: String, in transaction: Transaction) async throws
+    func send(_ message: any ChangePayload, in transaction: Transaction) async throws
     /// A new subscription: messages committed from now on, in commit order. The buffer is bounded (`limit`);
     /// `dropped` is called for each message a slow subscriber lost.
     func subscribe(limit: Int, dropped: @escaping @Sendable () -> Void) -> AsyncStream<ChangeMessage>
@@ -61,8 +69,8 @@ public final class LocalChangeChannel: ChangeChannel {
 
     public init() {}
 
-    public func send(_ message: String, in transaction: Transaction) async throws {
-        transaction.onCommit { [subscribers] in subscribers.deliver(.message(message)) }
+    public func send(_ message: any ChangePayload, in transaction: Transaction) async throws {
+        transaction.onCommit { [subscribers] in subscribers.deliver(.payload(message)) }
     }
 
     public func subscribe(limit: Int, dropped: @escaping @Sendable () -> Void) -> AsyncStream<ChangeMessage> {

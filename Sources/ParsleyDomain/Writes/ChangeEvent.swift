@@ -1,8 +1,9 @@
 public import ParsleyCore
+public import ParsleyStorage
 
 /// One committed object write, as after-commit consumers (LiveQuery, push, after-hooks, caches) receive it,
 /// in this process or another on the same database.
-public struct ChangeEvent: Sendable, Equatable {
+public struct ChangeEvent: Sendable, Equatable, ChangePayload {
     public enum Operation: String, Sendable {
         case create, update, delete
     }
@@ -44,6 +45,9 @@ public struct ChangeEvent: Sendable, Equatable {
         self.installationId = installationId
         self.time = time
     }
+
+    /// The text events travel as between processes.
+    public var text: String { JSONWriter.string(json) }
 
     /// The form events travel in between processes.
     public var json: JSONValue {

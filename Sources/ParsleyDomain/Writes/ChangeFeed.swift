@@ -39,17 +39,20 @@ public final class ChangeFeed: Sendable {
     /// Events committed from now on, in commit order; `limit` bounds this subscriber's buffer.
     public func subscribe(limit: Int = 10_000) -> AsyncMapSequence<AsyncStream<ChangeMessage>, Item> {
         channel.subscribe(limit: limit) { [self] in droppedCount.add(1, ordering: .relaxed) }.map { message in
-            guard case .message(let text) = message, let json = try? JSONParser.parse(text), let event = ChangeEvent(json: json) else {
-                return .gap
+            switch message {
+            case .payload(let event as ChangeEvent): return .event(event)
+            case .message(let text):
+                guard let json = try? JSONParser.parse(text), let event = ChangeEvent(json: json) else { return .gap }
+                return .event(event)
+            default: return .gap
             }
-            return .event(event)
         }
     }
 
     /// Queues `event` in `transaction`: delivered once it commits.
     func publish(_ event: ChangeEvent, in transaction: Transaction) async throws {
         guard enabled else { return }
-        try await channel.send(JSONWriter.string(event.json), in: transaction)
+        try await channel.send(event, in: transaction)
     }
 }
 
