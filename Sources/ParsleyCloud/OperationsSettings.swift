@@ -76,15 +76,22 @@ extension ServerSettings {
         return (port, values.string("metricsHost") ?? "127.0.0.1")
     }
 
-    static func operationsOptions(rateLimits: [RateLimitRule], metrics: Bool, database: any SQLDatabase, changes: ChangeFeed) -> OperationsOptions {
+    static func operationsOptions(
+        rateLimits: [RateLimitRule], metrics: Bool, database: any SQLDatabase, changes: ChangeFeed, cloud: CloudRuntime
+    ) -> OperationsOptions {
         var operations = OperationsOptions()
         operations.rateLimits = rateLimits
         if metrics {
             operations.metrics = ParsleyMetrics(pool: {
                 let u = database.poolUsage
-                return .init(
+                var usage = ParsleyMetrics.PoolUsage(
                     readersBusy: u.readersBusy, readers: u.readers, writesQueued: u.writesQueued,
                     pointReadsCoalesced: database.pointReads?.coalesced ?? 0, changeEventsDropped: changes.dropped)
+                usage.afterTriggersRun = cloud.afterTriggersRun
+                usage.afterTriggerFailures = cloud.afterTriggerFailures
+                usage.webhookCalls = cloud.webhooks.callCounts
+                usage.webhookFailures = cloud.webhooks.failureCounts
+                return usage
             })
         }
         return operations

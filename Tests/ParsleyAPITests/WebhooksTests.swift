@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import ParsleyCore
 import ParsleyDomain
+import ParsleyHTTP
 import Testing
 
 /// Webhooks against a real local HTTP server (WebhookReceiver): Parse Server's Hooks API, the call protocol with
@@ -52,7 +53,7 @@ struct WebhooksTests {
         arguments: Backend.all)
     func functions(_ backend: Backend) async throws {
         try await WebhookReceiver.with { hooks in
-            try await TestServer.with(backend: backend, Self.options, cloud: CloudCodeTests.cloud()) { p in
+            try await TestServer.withAPI(backend: backend, Self.options, cloud: CloudCodeTests.cloud()) { api, _, p in
                 hooks.respond("/hello", .compute { body in ["success": .string("hooked \(body["params"]?["name"]?.stringValue ?? "?")")] })
                 hooks.respond("/refuse", .json(["error": "nope"]))
                 hooks.respond("/garbage", .garbage)
@@ -92,6 +93,19 @@ struct WebhooksTests {
                 #expect(open["error"]?.stringValue?.contains("unavailable") == true, "\(open.json)")
                 // The server still answers everything else.
                 #expect(try await p.request(.post, "/functions/echo", ["a": 1]).json == ["result": ["a": 1]])
+                // Calls and failures per URL, as the metrics listener shows them.
+                let webhooks = api.services.cloud.webhooks
+                #expect(webhooks.callCounts[down] == 5, "after five failures the calls fail fast without calling: \(webhooks.callCounts)")
+                #expect(webhooks.failureCounts[hooks.url("/garbage")] == 1)
+                let metrics = ParsleyMetrics(pool: {
+                    var usage = ParsleyMetrics.PoolUsage(readersBusy: 0, readers: 0, writesQueued: 0)
+                    usage.webhookCalls = webhooks.callCounts
+                    usage.webhookFailures = webhooks.failureCounts
+                    return usage
+                })
+                let text = metrics.render()
+                #expect(text.contains("parsley_webhook_failures_total{url=\"\(down)\"} 5"), "\(text)")
+                #expect(text.contains("parsley_webhook_calls_total{url=\"\(hooks.url("/hello"))\"} 1"))
             }
         }
     }

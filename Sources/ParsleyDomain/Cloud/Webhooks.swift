@@ -36,7 +36,8 @@ public final class Webhooks: Sendable {
     let timeout: Duration
     private let breakers = Mutex<[String: Breaker]>([:])
     private let logger = Logger(label: "parsley.webhooks")
-    /// Calls per URL that failed, for metrics.
+    /// Calls per URL, and those that failed, for metrics.
+    private let calls = Mutex<[String: Int]>([:])
     private let failures = Mutex<[String: Int]>([:])
 
     /// A URL that failed `threshold` times in a row is not called for `cooldown` (answers fail at once).
@@ -71,7 +72,8 @@ public final class Webhooks: Sendable {
     func trigger(_ name: TriggerName, _ className: String) -> Hook? { registry.withLock { $0.triggers["\(className)/\(name.rawValue)"] } }
     var hasAfterTriggers: Bool { registry.withLock { $0.triggers.values.contains { $0.triggerName?.hasPrefix("after") == true } } }
 
-    /// Failed calls per URL (for metrics and tests).
+    /// Calls and failed calls per URL (for metrics and tests).
+    public var callCounts: [String: Int] { calls.withLock { $0 } }
     public var failureCounts: [String: Int] { failures.withLock { $0 } }
 
     // MARK: Calls
@@ -129,6 +131,7 @@ public final class Webhooks: Sendable {
     }
 
     private func record(_ url: String, failed: Bool) {
+        calls.withLock { $0[url, default: 0] += 1 }
         if failed { failures.withLock { $0[url, default: 0] += 1 } }
         breakers.withLock { all in
             var b = all[url] ?? Breaker()

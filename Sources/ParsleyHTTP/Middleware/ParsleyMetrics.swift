@@ -17,6 +17,11 @@ public final class ParsleyMetrics: Sendable {
         public var pointReadsCoalesced: Int
         /// Change events a slow subscriber lost (its buffer was full), since the start.
         public var changeEventsDropped: Int
+        /// Cloud code's after-triggers run and failed, and webhook calls and failed calls per URL, since the start.
+        public var afterTriggersRun = 0
+        public var afterTriggerFailures = 0
+        public var webhookCalls: [String: Int] = [:]
+        public var webhookFailures: [String: Int] = [:]
         public init(readersBusy: Int, readers: Int, writesQueued: Int, pointReadsCoalesced: Int = 0, changeEventsDropped: Int = 0) {
             self.readersBusy = readersBusy
             self.readers = readers
@@ -31,6 +36,8 @@ public final class ParsleyMetrics: Sendable {
     /// The coalesced-lookup count at the last scrape: the counter advances by what was added since.
     private let coalescedAtLastScrape = Mutex(0)
     private let droppedAtLastScrape = Mutex(0)
+    /// Totals at the last scrape, by counter and label: each counter advances by what was added since.
+    private let totalsAtLastScrape = Mutex<[String: Int]>([:])
     static let buckets: [Duration] = [
         .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
         .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
@@ -50,6 +57,27 @@ public final class ParsleyMetrics: Sendable {
     static var changeEventsDropped: MetricNameDescriptor { MetricNameDescriptor(
         namespace: "parsley", metricName: "change_events_dropped", unitName: "total",
         helpText: "Change events a slow subscriber lost because its buffer was full, since the start") }
+
+    static var afterTriggers: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "cloud_after_triggers", unitName: "total", helpText: "Cloud code afterSave/afterDelete runs, since the start") }
+    static var afterTriggerFailures: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "cloud_after_trigger_failures", unitName: "total",
+        helpText: "Cloud code afterSave/afterDelete runs that failed or were dropped, since the start") }
+    static var webhookCalls: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "webhook_calls", unitName: "total", helpText: "Webhook calls by URL, since the start") }
+    static var webhookFailures: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "webhook_failures", unitName: "total",
+        helpText: "Webhook calls by URL that failed (timeout, refused, malformed answer), since the start") }
+
+    /// Advances the counter `descriptor` (with `label`) to `total`.
+    private func advance(_ descriptor: MetricNameDescriptor, _ total: Int, label: (String, String)? = nil) {
+        let key = descriptor.metricName + "|" + (label?.1 ?? "")
+        let added = totalsAtLastScrape.withLock { last in
+            defer { last[key] = max(last[key] ?? 0, total) }
+            return max(0, total - (last[key] ?? 0))
+        }
+        registry.makeCounter(descriptor: descriptor, labels: label.map { [$0] } ?? []).increment(by: Int64(added))
+    }
 
     public init(pool: (@Sendable () -> PoolUsage)? = nil) {
         self.pool = pool
@@ -77,6 +105,10 @@ public final class ParsleyMetrics: Sendable {
                 return max(0, usage.changeEventsDropped - last)
             }
             registry.makeCounter(descriptor: Self.changeEventsDropped).increment(by: Int64(dropped))
+            advance(Self.afterTriggers, usage.afterTriggersRun)
+            advance(Self.afterTriggerFailures, usage.afterTriggerFailures)
+            for (url, n) in usage.webhookCalls { advance(Self.webhookCalls, n, label: ("url", url)) }
+            for (url, n) in usage.webhookFailures { advance(Self.webhookFailures, n, label: ("url", url)) }
         }
         return registry.emitToString()
     }
