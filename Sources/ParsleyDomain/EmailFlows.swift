@@ -15,11 +15,14 @@ public struct EmailFlows: Sendable {
     let logger = Logger(label: "parsley.email")
     /// Mails that requests do not wait for (verification at sign-up); sent by `sendQueuedMails`.
     let mails = MailQueue()
+    /// Cloud code's `beforePasswordResetRequest` (may refuse the request).
+    let beforePasswordReset: (@Sendable (_ user: [String: JSONValue], _ auth: Auth) async throws -> Void)?
 
     public init(
         store: SQLStore, schemas: SchemaService, objects: ObjectService, sessions: SessionService, options: ParseServerOptions,
-        hasher: PasswordHasher
+        hasher: PasswordHasher, beforePasswordReset: (@Sendable (_ user: [String: JSONValue], _ auth: Auth) async throws -> Void)? = nil
     ) {
+        self.beforePasswordReset = beforePasswordReset
         self.store = store
         self.schemas = schemas
         self.objects = objects
@@ -153,12 +156,13 @@ public struct EmailFlows: Sendable {
 
     /// `POST /requestPasswordReset`: mails a reset link to the user with that email. An unknown email answers
     /// like a known one unless `passwordPolicy.resetPasswordSuccessOnInvalidEmail` is false (then 101).
-    public func requestPasswordReset(_ body: JSONValue, mountURL: String) async throws {
+    public func requestPasswordReset(_ body: JSONValue, mountURL: String, auth: Auth = .nobody) async throws {
         let email = try Self.email(body)
         guard let user = try await storedUser(Self.equals("email", email)), let id = user["objectId"]?.stringValue else {
             if options.accounts.passwordPolicy?.resetPasswordSuccessOnInvalidEmail ?? true { return }
             throw ParseError(.objectNotFound, "A user with that email does not exist.")
         }
+        if let before = beforePasswordReset { try await before(UserService.publicFields(user, forSelf: true), auth) }
         let policy = options.accounts.passwordPolicy
         let now = ParseDate.now
         var token = ObjectID.make(length: 25)

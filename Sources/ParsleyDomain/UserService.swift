@@ -32,7 +32,9 @@ public struct UserService: Sendable {
         self.options = options
         self.hasher = PasswordHasher(cost: options.accounts.bcryptCost)
         self.providers = providers
-        self.emails = EmailFlows(store: store, schemas: schemas, objects: objects, sessions: sessions, options: options, hasher: hasher)
+        self.emails = EmailFlows(
+            store: store, schemas: schemas, objects: objects, sessions: sessions, options: options, hasher: hasher,
+            beforePasswordReset: loginHooks.beforePasswordResetRequest)
         self.attempts = LoginAttempts(objects: objects, options: options)
     }
 
@@ -341,5 +343,7 @@ public struct LoginHooks: Sendable {
     public var beforeLogin: (@Sendable (_ user: [String: JSONValue], _ auth: Auth) async throws -> Void)?
     public var afterLogin: (@Sendable (_ user: [String: JSONValue], _ auth: Auth) async -> Void)?
     public var afterLogout: (@Sendable (_ session: [String: JSONValue], _ auth: Auth) async -> Void)?
+    /// Runs before a password-reset mail is sent for a known user; may refuse.
+    public var beforePasswordResetRequest: (@Sendable (_ user: [String: JSONValue], _ auth: Auth) async throws -> Void)?
     public init() {}
 }

@@ -323,6 +323,9 @@ struct CloudCodeTests {
         cloud.beforeLogin { req in
             if req.object["username", as: String.self] == "banned" { throw ParseError(.scriptFailed, "banned") }
         }
+        cloud.beforePasswordResetRequest { req in
+            if req.object["username", as: String.self] == "banned" { throw ParseError(.scriptFailed, "no reset for you") }
+        }
         cloud.afterLogin { req in log.add("login \(req.object["username", as: String.self] ?? "?")") }
         cloud.afterLogout { req in log.add("logout \(req.user?["username"]?.stringValue ?? "?") \(req.object["sessionToken"] != nil)") }
         return cloud
@@ -351,12 +354,16 @@ struct CloudCodeTests {
         }
     }
 
-    @Test("beforeLogin may refuse a log-in (no session is made); afterLogin and afterLogout observe", arguments: Backend.all)
+    @Test("beforeLogin may refuse a log-in (no session is made); afterLogin and afterLogout observe; beforePasswordResetRequest may refuse",
+        arguments: Backend.all)
     func loginTriggers(_ backend: Backend) async throws {
         let log = AfterLog()
         try await TestServer.with(backend: backend, cloud: Self.findAndLoginCloud(log: log)) { p in
-            _ = try await p.signUp("banned")
-            _ = try await p.signUp("ann")
+            _ = try await p.signUp("banned", extra: ["email": "banned@example.com"])
+            _ = try await p.signUp("ann", extra: ["email": "ann@example.com"])
+            let noReset = try await p.request(.post, "/requestPasswordReset", ["email": "banned@example.com"], master: false)
+            #expect(noReset.json == ["code": 141, "error": "no reset for you"])
+            #expect(try await p.request(.post, "/requestPasswordReset", ["email": "ann@example.com"], master: false).json == [:])
             let refused = try await p.request(.post, "/login", ["username": "banned", "password": "secret-pw"], master: false)
             #expect(refused.json == ["code": 141, "error": "banned"])
             let sessions = try await p.find("_Session", where: ["user": p.userPointer(try #require(try await p.find("_User", where: ["username": "banned"]).results.first?["objectId"]?.stringValue))])

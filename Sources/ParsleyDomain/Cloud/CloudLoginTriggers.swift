@@ -13,6 +13,12 @@ extension CloudCode {
         setTrigger(.afterLogin, "_User", nil, handler)
     }
 
+    /// `beforePasswordResetRequest`: runs when `/requestPasswordReset` names a known user's email, before the mail
+    /// is sent, with the user as `req.object`; throw to refuse.
+    public mutating func beforePasswordResetRequest(_ handler: @escaping Trigger) {
+        setTrigger(.beforePasswordResetRequest, "_User", nil, handler)
+    }
+
     /// `afterLogout`: runs after `/logout` revoked the session, with the session (`sessionToken`, `user`) as
     /// `req.object`; its failures are logged.
     public mutating func afterLogout(_ handler: @escaping Trigger) {
@@ -34,6 +40,11 @@ extension CloudRuntime {
                 do { try await runLoginTrigger(.afterLogin, entry, className: "_User", object: user, auth: auth) } catch {
                     logger.warning("afterLogin failed", metadata: ["error": "\(error)"])
                 }
+            }
+        }
+        if let entry = code.trigger(.beforePasswordResetRequest, "_User") {
+            hooks.beforePasswordResetRequest = { [self] user, auth in
+                try await runLoginTrigger(.beforePasswordResetRequest, entry, className: "_User", object: user, auth: auth)
             }
         }
         if let entry = code.trigger(.afterLogout, "_Session") {

@@ -16,7 +16,7 @@ struct EmailRouter: ParseRouter {
         self.options = options
         let pages = EmailPages(options: options)
         table.on(.post, "requestPasswordReset") { [emails] req, _ in
-            try await emails.requestPasswordReset(req.bodyObject, mountURL: req.mountURL)
+            try await emails.requestPasswordReset(req.bodyObject, mountURL: req.mountURL, auth: req.auth)
             return .ok([:])
         }
         table.on(.post, "verificationEmailRequest") { [emails] req, _ in
