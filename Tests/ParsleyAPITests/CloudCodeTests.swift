@@ -374,4 +374,40 @@ struct CloudCodeTests {
             #expect(log.all == ["login ann", "logout ann true"])
         }
     }
+
+    @Test("file triggers: beforeSave may refuse an upload or set its metadata, afterSave sees the stored file, delete triggers run around DELETE",
+        arguments: Backend.all)
+    func fileTriggers(_ backend: Backend) async throws {
+        let log = AfterLog()
+        var cloud = CloudCode()
+        cloud.beforeSaveFile { req in
+            if req.file.name.hasSuffix("secret.txt") { throw ParseError(.scriptFailed, "no secrets") }
+            req.file.metadata = ["checkedBy": .string(req.user?["username"]?.stringValue ?? "?")]
+        }
+        cloud.afterSaveFile { req in log.add("saved \(req.file.size ?? -1) \(req.file.metadata?["checkedBy"]?.stringValue ?? "-")") }
+        cloud.beforeDeleteFile { req in
+            if req.file.metadata?["checkedBy"] == "keep" { throw ParseError(.scriptFailed, "kept") }
+        }
+        cloud.afterDeleteFile { req in log.add("deleted \(req.file.contentType ?? "?")") }
+        try await TestServer.with(backend: backend, cloud: cloud) { p in
+            let ann = try await p.signUp("ann")
+            let refused = try await p.asUserUpload(ann.token, "secret.txt", "psst")
+            #expect(refused.json == ["code": 141, "error": "no secrets"])
+            let file = try await p.uploadFile(ann.token, "notes.txt", "hello", contentType: "text/plain")
+            let name = try #require(file["name"]?.stringValue)
+            let metadata = try await p.request(.get, "/files/\(TestServer.appId)/metadata/\(name)", master: false)
+            #expect(metadata["metadata"] == ["checkedBy": "ann"], "\(metadata.json)")
+            #expect(try await p.request(.delete, "/files/\(name)").status == 200)
+            #expect(log.all == ["saved 5 ann", "deleted text/plain"])
+        }
+    }
+}
+
+extension ParseClient {
+    /// `POST /files/:name` as the user; the answer as it is.
+    func asUserUpload(_ token: String, _ name: String, _ text: String) async throws -> Reply {
+        var h = headers(master: false, extra: ["X-Parse-Session-Token": token])
+        h[.contentType] = "text/plain"
+        return try await raw(.post, mount + "/files/\(name)", body: text, headers: h)
+    }
 }

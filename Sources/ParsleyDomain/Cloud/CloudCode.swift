@@ -36,6 +36,8 @@ public struct CloudCode: Sendable {
     /// Find triggers by class (CloudFindTriggers.swift).
     var beforeFinds: [String: BeforeFind] = [:]
     var afterFinds: [String: AfterFind] = [:]
+    /// File triggers (CloudFileTriggers.swift).
+    var fileTriggers: [TriggerName: FileTrigger] = [:]
 
     /// The names of the registered jobs.
     public var jobNames: [String] { jobs.keys.sorted() }
@@ -93,7 +95,7 @@ public struct CloudCode: Sendable {
     }
 
     /// Whether nothing is registered.
-    public var isEmpty: Bool { functions.isEmpty && triggers.isEmpty && jobs.isEmpty && beforeFinds.isEmpty && afterFinds.isEmpty }
+    public var isEmpty: Bool { functions.isEmpty && triggers.isEmpty && jobs.isEmpty && beforeFinds.isEmpty && afterFinds.isEmpty && fileTriggers.isEmpty }
 
     /// Whether any `afterSave`/`afterDelete` is registered (they run from change events, which must then be on).
     var hasAfterTriggers: Bool { triggers.keys.contains { $0.name.isAfter } }

@@ -30,7 +30,11 @@ extension ParseTransport {
             guard segments.count == 2 else { throw RouteNotFound() }
             let auth = try await authenticate(request.headers, [:], ignoresSession: false, clientAddress: clientAddress)
             guard auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            let cloud = api.services.cloud
+            let file = (try? await service.info(segments[1])) ?? nil
+            if let file { _ = try await cloud.fileTrigger(.beforeDelete, file, auth: auth) }
             try await service.delete(segments[1])
+            if let file { _ = try await cloud.fileTrigger(.afterDelete, file, auth: auth) }
             return Self.json(200, [:])
         default:
             throw RouteNotFound()
@@ -47,8 +51,9 @@ extension ParseTransport {
                 stored = try await uploadJSON(service, request, filename: filename, clientAddress: clientAddress)
             } else {
                 let auth = try await authenticate(request.headers, [:], ignoresSession: false, clientAddress: clientAddress)
-                let file = try service.prepareUpload(
+                var file = try service.prepareUpload(
                     filename: filename, contentType: request.headers[.contentType], by: try await uploader(auth))
+                file = try await api.services.cloud.fileTrigger(.beforeSave, file, declaredSize: contentLength.map(Int64.init), auth: auth)
                 let body = BodyReader(request.body.makeAsyncIterator())
                 let stall = options.files.uploadStallTimeout
                 stored = try await service.upload(file, expectedLength: contentLength) {
@@ -58,6 +63,7 @@ extension ParseTransport {
                         throw FileStoreError.incomplete  // the connection broke mid-body, or the client stalled
                     }
                 }
+                _ = try await api.services.cloud.fileTrigger(.afterSave, stored, auth: auth)
             }
         } catch FileStoreError.tooLarge(let limit) {
             return Self.json(413, ["code": 130, "error": .string("File is larger than the maximum upload size of \(limit) bytes.")])
@@ -98,11 +104,13 @@ extension ParseTransport {
         // A data URI (`data:image/png;base64,....`) as the SDK may pass it through.
         if base64.hasPrefix("data:"), let comma = base64.firstIndex(of: ",") { base64 = String(base64[base64.index(after: comma)...]) }
         guard let decoded = FileService.decodeBase64(base64) else { throw ParseError(.fileSaveError, "Invalid file upload.") }
+        file = try await api.services.cloud.fileTrigger(.beforeSave, file, declaredSize: Int64(decoded.readableBytes), auth: auth)
         var pending: ByteBuffer? = decoded
-        return try await service.upload(file, expectedLength: nil) {
+        let stored = try await service.upload(file, expectedLength: nil) {
             defer { pending = nil }
             return pending
         }
+        return try await api.services.cloud.fileTrigger(.afterSave, stored, auth: auth)
     }
 
     /// The kind of caller, for `fileUpload`: anonymous users are those whose `authData` has `anonymous`.
