@@ -1,6 +1,0 @@
-import AppCloud
-
-// Parsley with this app's cloud code; configured like `parsley serve` (flags, PARSE_SERVER_* variables, config file).
-var cloud = CloudCode()
-AppCloud.register(in: &cloud)
-await Parsley.main(cloud: cloud)
