@@ -11,10 +11,9 @@ public struct FileTriggerRequest: Sendable {
     public let caller: CloudCaller
     public let log: Logger
     public let parse: CloudAPI
-
-    public var master: Bool { caller.master }
-    public var user: [String: JSONValue]? { caller.user }
 }
+
+extension FileTriggerRequest: CloudRequest {}
 
 /// A file as file triggers see it.
 public final class CloudFile: Sendable {

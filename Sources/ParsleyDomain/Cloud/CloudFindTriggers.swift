@@ -57,9 +57,6 @@ public struct BeforeFindRequest: Sendable {
     public let caller: CloudCaller
     public let log: Logger
     public let parse: CloudAPI
-
-    public var master: Bool { caller.master }
-    public var user: [String: JSONValue]? { caller.user }
 }
 
 /// What an `afterFind` receives: the objects found; it returns the objects to answer.
@@ -69,9 +66,6 @@ public struct AfterFindRequest: Sendable {
     public let caller: CloudCaller
     public let log: Logger
     public let parse: CloudAPI
-
-    public var master: Bool { caller.master }
-    public var user: [String: JSONValue]? { caller.user }
 }
 
 extension CloudCode {
@@ -100,14 +94,7 @@ extension CloudRuntime {
                 let query = CloudQuery(className: className, find)
                 let request = BeforeFindRequest(
                     query: query, count: find.count, isGet: isGet, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth))
-                let failure: ParseError?
-                do {
-                    try await handler(request)
-                    failure = nil
-                } catch {
-                    failure = Self.parseError(error)
-                }
-                if let failure { throw failure }
+                try await Self.answering { try await handler(request) }
                 return query.options
             }
         }
@@ -116,11 +103,12 @@ extension CloudRuntime {
             return { [self] className, objects, _, auth in
                 let request = AfterFindRequest(
                     className: className, objects: objects, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth))
-                let outcome: Result<[[String: JSONValue]], ParseError>
-                do { outcome = .success(try await handler(request)) } catch { outcome = .failure(Self.parseError(error)) }
-                return try outcome.get()
+                return try await Self.answering { try await handler(request) }
             }
         }
         return hooks
     }
 }
+
+extension BeforeFindRequest: CloudRequest {}
+extension AfterFindRequest: CloudRequest {}

@@ -67,13 +67,6 @@ extension CloudRuntime {
         }
         let request = TriggerRequest(
             triggerName: name, object: cloudObject, original: nil, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth))
-        let failure: ParseError?
-        do {
-            try await entry.handler(request)
-            failure = nil
-        } catch {
-            failure = Self.parseError(error)
-        }
-        if let failure { throw failure }
+        try await Self.answering { try await entry.handler(request) }
     }
 }

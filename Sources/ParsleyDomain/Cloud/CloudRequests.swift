@@ -28,13 +28,6 @@ public struct FunctionRequest: Sendable {
     /// Parse with the caller's rights (`parse.asMaster` for the master's).
     public let parse: CloudAPI
 
-    public var master: Bool { caller.master }
-    public var user: [String: JSONValue]? { caller.user }
-    public var installationId: String? { caller.installationId }
-    public var headers: [String: String] { caller.headers }
-    public var ip: String? { caller.ip }
-    public var context: [String: JSONValue] { caller.context }
-
     /// A parameter decoded as a Swift value: `req.param("name", as: String.self)`.
     public func param<T: ParseDecodable>(_ name: String, as type: T.Type) -> T? {
         params[name].flatMap(T.init(parseJSON:))
@@ -51,7 +44,14 @@ public struct TriggerRequest: Sendable {
     public let caller: CloudCaller
     public let log: Logger
     public let parse: CloudAPI
+}
 
+/// Every cloud code request: who called, from where, with which context.
+public protocol CloudRequest: Sendable {
+    var caller: CloudCaller { get }
+}
+
+extension CloudRequest {
     public var master: Bool { caller.master }
     public var user: [String: JSONValue]? { caller.user }
     public var installationId: String? { caller.installationId }
@@ -59,6 +59,9 @@ public struct TriggerRequest: Sendable {
     public var ip: String? { caller.ip }
     public var context: [String: JSONValue] { caller.context }
 }
+
+extension FunctionRequest: CloudRequest {}
+extension TriggerRequest: CloudRequest {}
 
 /// Parse's trigger names.
 public enum TriggerName: String, Sendable, CaseIterable {

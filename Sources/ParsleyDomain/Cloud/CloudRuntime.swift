@@ -81,6 +81,13 @@ public final class CloudRuntime: Sendable {
             master: auth.isMaster, user: user, installationId: auth.installationId, ip: auth.ip, headers: auth.headers, context: auth.context)
     }
 
+    /// Runs a handler; what it throws becomes the Parse error it answers (`parseError`).
+    static func answering<T>(_ handler: () async throws -> T) async throws -> T {
+        let outcome: Result<T, ParseError>
+        do { outcome = .success(try await handler()) } catch { outcome = .failure(parseError(error)) }
+        return try outcome.get()
+    }
+
     /// What a handler's error answers: a Parse error as it is, anything else as 141 with its text.
     static func parseError(_ error: any Error, default code: ParseError.Code = .scriptFailed) -> ParseError {
         if let e = error as? ParseError { return e }
@@ -120,9 +127,7 @@ public final class CloudRuntime: Sendable {
         }
         let request = FunctionRequest(
             functionName: name, params: params, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth))
-        let outcome: Result<JSONValue, ParseError>
-        do { outcome = .success(try await entry.handler(request)) } catch { outcome = .failure(Self.parseError(error)) }
-        return try outcome.get()
+        return try await Self.answering { try await entry.handler(request) }
     }
 
     func validate(_ validator: CloudValidator, _ values: [String: JSONValue], caller: CloudCaller, auth: Auth) async throws -> [String: JSONValue] {
@@ -161,14 +166,7 @@ public final class CloudRuntime: Sendable {
         let request = TriggerRequest(
             triggerName: .beforeSave, object: object, original: original.map { CloudObject(className: className, objectId: objectId, stored: $0) },
             caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth))
-        let failure: ParseError?
-        do {
-            try await entry.handler(request)
-            failure = nil
-        } catch {
-            failure = Self.parseError(error)
-        }
-        if let failure { throw failure }
+        try await Self.answering { try await entry.handler(request) }
         return .object(object.changes)
     }
 
@@ -189,14 +187,7 @@ public final class CloudRuntime: Sendable {
         }
         let request = TriggerRequest(
             triggerName: .beforeDelete, object: object, original: nil, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth))
-        let failure: ParseError?
-        do {
-            try await entry.handler(request)
-            failure = nil
-        } catch {
-            failure = Self.parseError(error)
-        }
-        if let failure { throw failure }
+        try await Self.answering { try await entry.handler(request) }
     }
 
     // MARK: After-triggers

@@ -51,6 +51,21 @@ extension CloudRuntime {
         if let broadcaster = try attached().objects.store.database as? any ChangeBroadcasting { await broadcaster.broadcast("hooks") }
     }
 
+    /// A `PUT` on a stored hook: `{"__op":"Delete"}` removes it (nil), `{"url": ...}` moves it (the new URL).
+    private func change(_ row: [String: JSONValue], _ body: [String: JSONValue]) async throws -> String? {
+        guard let id = row["objectId"]?.stringValue else { throw Self.hookError("invalid hook declaration") }
+        let objects = try attached().objects
+        if body["__op"]?.stringValue == "Delete" {
+            try await objects.delete("_Hooks", objectId: id, auth: .master)
+            try await changed()
+            return nil
+        }
+        let url = try Self.validURL(body["url"])
+        _ = try await objects.update("_Hooks", objectId: id, body: ["url": .string(url)], auth: .master)
+        try await changed()
+        return url
+    }
+
     static func validURL(_ value: JSONValue?) throws -> String {
         guard let url = value?.stringValue, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
             throw hookError("invalid hook declaration")
@@ -76,18 +91,8 @@ extension CloudRuntime {
 
     /// `PUT /hooks/functions/:name`: a new URL, or `{"__op":"Delete"}` (answers nil).
     public func updateFunctionHook(_ name: String, _ body: [String: JSONValue]) async throws -> Webhooks.Hook? {
-        guard let row = try await hookRow(function: name), let id = row["objectId"]?.stringValue else {
-            throw Self.hookError("no function named: \(name) is defined")
-        }
-        if body["__op"]?.stringValue == "Delete" {
-            try await attached().objects.delete("_Hooks", objectId: id, auth: .master)
-            try await changed()
-            return nil
-        }
-        let url = try Self.validURL(body["url"])
-        _ = try await attached().objects.update("_Hooks", objectId: id, body: ["url": .string(url)], auth: .master)
-        try await changed()
-        return Webhooks.Hook(functionName: name, url: url)
+        guard let row = try await hookRow(function: name) else { throw Self.hookError("no function named: \(name) is defined") }
+        return try await change(row, body).map { Webhooks.Hook(functionName: name, url: $0) }
     }
 
     public func triggerHook(_ className: String, _ triggerName: String) async throws -> Webhooks.Hook {
@@ -113,17 +118,9 @@ extension CloudRuntime {
 
     /// `PUT /hooks/triggers/:className/:triggerName`: a new URL, or `{"__op":"Delete"}` (answers nil).
     public func updateTriggerHook(_ className: String, _ triggerName: String, _ body: [String: JSONValue]) async throws -> Webhooks.Hook? {
-        guard let row = try await hookRow(className: className, triggerName: triggerName), let id = row["objectId"]?.stringValue else {
+        guard let row = try await hookRow(className: className, triggerName: triggerName) else {
             throw Self.hookError("class \(className) does not exist")
         }
-        if body["__op"]?.stringValue == "Delete" {
-            try await attached().objects.delete("_Hooks", objectId: id, auth: .master)
-            try await changed()
-            return nil
-        }
-        let url = try Self.validURL(body["url"])
-        _ = try await attached().objects.update("_Hooks", objectId: id, body: ["url": .string(url)], auth: .master)
-        try await changed()
-        return Webhooks.Hook(className: className, triggerName: triggerName, url: url)
+        return try await change(row, body).map { Webhooks.Hook(className: className, triggerName: triggerName, url: $0) }
     }
 }
