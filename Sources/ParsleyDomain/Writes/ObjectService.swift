@@ -52,6 +52,15 @@ public struct ObjectService: Sendable {
         return event
     }
 
+    /// The body after the class's `beforeSave` (if any), and the fields it set or changed.
+    func beforeSave(
+        _ className: String, _ objectId: String?, _ body: JSONValue, original: [String: JSONValue]?, auth: Auth
+    ) async throws -> (JSONValue, [String]) {
+        guard let hook = hooks.beforeSave(className) else { return (body, []) }
+        let changed = try await hook(className, objectId, body, original, auth)
+        return (changed, Self.changedByHook(body, changed))
+    }
+
     /// Fields a before-hook set or changed (Parse echoes them to the client).
     static func changedByHook(_ before: JSONValue, _ after: JSONValue) -> [String] {
         let (old, new) = (before.objectValue ?? [:], after.objectValue ?? [:])
@@ -127,13 +136,7 @@ public struct ObjectService: Sendable {
     public func create(_ className: String, body: JSONValue, auth: Auth, rules: Internal = Internal()) async throws -> [String: JSONValue] {
         try checkWritable(className, .create, auth: auth, trusted: rules.trusted)
         try permissions.authorizeCreate(className, body: body, auth: auth)
-        var body = body
-        var hookChanged: [String] = []
-        if let hook = hooks.beforeSave(className) {
-            let sent = body
-            body = try await hook(className, nil, body, nil, auth)
-            hookChanged = Self.changedByHook(sent, body)
-        }
+        let (body, hookChanged) = try await beforeSave(className, nil, body, original: nil, auth: auth)
         try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)  // Files/FileService.swift
         let patch = try WriteParser(isCreate: true).parse(body)
         var required = try Self.requiredTypes(patch)
@@ -185,13 +188,7 @@ public struct ObjectService: Sendable {
         try await permissions.authorizeUpdate(className, objectId: objectId, body: body, auth: auth)
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
         let original = try await original(className, objectId)
-        var body = body
-        var hookChanged: [String] = []
-        if let hook = hooks.beforeSave(className) {
-            let sent = body
-            body = try await hook(className, objectId, body, original, auth)
-            hookChanged = Self.changedByHook(sent, body)
-        }
+        let (body, hookChanged) = try await beforeSave(className, objectId, body, original: original, auth: auth)
         try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)
         let patch = try WriteParser(isCreate: false).parse(body)
         var required = try Self.requiredTypes(patch)
