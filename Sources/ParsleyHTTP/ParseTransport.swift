@@ -13,13 +13,10 @@ public struct ParseTransport: HTTPResponder {
     let api: ParseAPI
     let options: ParseServerOptions
     let mountPrefix: String
-    /// Whether the app registered cloud code (then requests keep their headers for it).
-    let hasCloudCode: Bool
 
     public init(api: ParseAPI) {
         self.api = api
         self.options = api.options
-        self.hasCloudCode = !api.services.cloud.code.isEmpty
         var mount = api.options.mountPath
         if !mount.hasPrefix("/") { mount = "/" + mount }
         while mount.count > 1, mount.hasSuffix("/") { mount.removeLast() }
@@ -122,7 +119,7 @@ public struct ParseTransport: HTTPResponder {
             request.headers, bodyCredentials, ignoresSession: segments == ["login"], clientAddress: context.remoteAddress?.ipAddress)
         auth.ip = context.remoteAddress?.ipAddress
         auth.context = cloudContext ?? [:]
-        if hasCloudCode {
+        if api.services.cloud.wantsRequestHeaders {
             // Cloud code's requests carry the headers (lower-case names); other requests skip the copy.
             for field in request.headers { auth.headers[field.name.canonicalName] = field.value }
         }

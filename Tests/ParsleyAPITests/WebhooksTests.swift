@@ -140,6 +140,7 @@ struct WebhooksTests {
                 #expect(before.body["object"]?["className"] == "Item")
                 #expect(before.body["object"]?["objectId"] == nil, "a new object has no id yet")
                 #expect(before.body["context"] == ["why": "test"])
+                #expect(before.body["headers"]?["x-parse-cloud-context"] == #"{"why":"test"}"#, "headers reach webhooks without Swift cloud code")
                 #expect(before.key == "hook-secret")
 
                 let after = try await hooks.wait(for: "/item/afterSave", count: 1)

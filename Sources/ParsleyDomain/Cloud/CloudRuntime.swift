@@ -32,6 +32,9 @@ public final class CloudRuntime: Sendable {
         self.webhooks = Webhooks(key: webhookKey, timeout: webhookTimeout)
     }
 
+    /// Whether requests should keep their headers for cloud code (Swift handlers, or webhooks registered now).
+    public var wantsRequestHeaders: Bool { !code.isEmpty || !webhooks.isEmpty }
+
     /// After-triggers that threw (for metrics and tests), and those that ran.
     public var afterTriggerFailures: Int { afterFailures.load(ordering: .relaxed) }
     public var afterTriggersRun: Int { afterRuns.load(ordering: .relaxed) }

@@ -32,6 +32,8 @@ public final class Webhooks: Sendable {
         var triggers: [String: Hook] = [:]  // "<className>/<triggerName>"
     }
     private let registry = Mutex(Registry())
+    /// Whether any hook is registered (read on every request, so an atomic).
+    private let any = Atomic<Bool>(false)
     let key: String?
     let timeout: Duration
     private let breakers = Mutex<[String: Breaker]>([:])
@@ -62,7 +64,11 @@ public final class Webhooks: Sendable {
             if let c = h.className, let t = h.triggerName { r.triggers["\(c)/\(t)"] = h }
         }
         registry.withLock { $0 = r }
+        any.store(!r.functions.isEmpty || !r.triggers.isEmpty, ordering: .relaxed)
     }
+
+    /// Whether no webhook is registered.
+    public var isEmpty: Bool { !any.load(ordering: .relaxed) }
 
     public var functions: [Hook] { registry.withLock { Array($0.functions.values) }.sorted { ($0.functionName ?? "") < ($1.functionName ?? "") } }
     public var triggers: [Hook] {
