@@ -1,5 +1,6 @@
 public import Hummingbird
 public import Logging
+import ParsleyDomain
 
 /// Builds the HTTP application around a `ParseAPI`: used by `parsley serve`, the tests and the benchmark.
 public enum ParsleyServer {
@@ -9,7 +10,14 @@ public enum ParsleyServer {
         api: ParseAPI, host: String, port: Int, logger: Logger, operations: OperationsOptions = .init(),
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> Application<ParsleyResponder> {
-        Application(
+        var operations = operations
+        // Cloud functions' validator rate limits join the server's rules (`/functions/<name>`, per IP address).
+        for (name, limit) in api.services.cloud.code.functionRateLimits.sorted(by: { $0.key < $1.key }) {
+            operations.rateLimits.append(RateLimitRule(
+                requestPath: "/functions/\(name)", window: limit.requestTimeWindow, count: limit.requestCount,
+                message: limit.errorResponseMessage, includeMasterKey: limit.includeMasterKey))
+        }
+        return Application(
             responder: ParsleyResponder(transport: ParseTransport(api: api), operations: operations),
             configuration: .init(address: .hostname(host, port: port), serverName: "parsley"),
             services: [api.background],

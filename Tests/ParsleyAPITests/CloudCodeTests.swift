@@ -30,6 +30,9 @@ struct CloudCodeTests {
                 as JSONValue
         }
         cloud.define("signedIn", validator: CloudValidator(requireUser: true)) { _ in "ok" }
+        cloud.define("limited", validator: CloudValidator(rateLimit: .init(requestTimeWindow: .seconds(60), requestCount: 2, errorResponseMessage: "Slow down"))) { _ in
+            "ok"
+        }
         cloud.define("masterOnly", validator: CloudValidator(requireMaster: true)) { _ in "ok" }
         cloud.define("admins", validator: CloudValidator(requireAnyUserRoles: ["Admin"])) { _ in "ok" }
         cloud.define(
@@ -164,6 +167,19 @@ struct CloudCodeTests {
             #expect(filled.json == ["result": ["name": "x", "count": 1]])
             // The master key skips validators (Parse Server's default).
             #expect(try await p.request(.post, "/functions/fields", [:]).json == ["result": [:]])
+        }
+    }
+
+    @Test("a function's validator rateLimit: past requestCount calls in the window 429 with its message; the master key is exempt",
+        arguments: Backend.all)
+    func functionRateLimit(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
+            for _ in 0..<2 { #expect(try await p.request(.post, "/functions/limited", [:], master: false).json == ["result": "ok"]) }
+            let third = try await p.request(.post, "/functions/limited", [:], master: false)
+            #expect(third.status == 429)
+            #expect(third.json == ["code": 100, "error": "Slow down"])
+            #expect(try await p.request(.post, "/functions/limited", [:]).status == 200)
+            #expect(try await p.request(.post, "/functions/hello", [:], master: false).status == 200, "other functions are not limited")
         }
     }
 

@@ -94,6 +94,11 @@ public struct CloudCode: Sendable {
         triggers.isEmpty ? nil : triggers[TriggerKey(className: className, name: name)]
     }
 
+    /// The functions with a validator `rateLimit`, by name.
+    public var functionRateLimits: [String: CloudValidator.RateLimit] {
+        functions.compactMapValues { $0.validator?.rateLimit }
+    }
+
     /// Whether nothing is registered.
     public var isEmpty: Bool { functions.isEmpty && triggers.isEmpty && jobs.isEmpty && beforeFinds.isEmpty && afterFinds.isEmpty && fileTriggers.isEmpty }
 

@@ -23,6 +23,22 @@ public struct CloudValidator: Sendable {
         }
     }
 
+    /// Parse Server's validator `rateLimit` for a function: at most `requestCount` calls per `requestTimeWindow`
+    /// (per IP address by default), answered 429 with `errorResponseMessage` past that.
+    public struct RateLimit: Sendable, Equatable {
+        public var requestTimeWindow: Duration
+        public var requestCount: Int
+        public var errorResponseMessage: String
+        public var includeMasterKey: Bool
+        public init(requestTimeWindow: Duration, requestCount: Int, errorResponseMessage: String = "Too many requests.", includeMasterKey: Bool = false) {
+            self.requestTimeWindow = requestTimeWindow
+            self.requestCount = requestCount
+            self.errorResponseMessage = errorResponseMessage
+            self.includeMasterKey = includeMasterKey
+        }
+    }
+
+    public var rateLimit: RateLimit?
     public var requireUser = false
     public var requireMaster = false
     public var requireAnyUserRoles: [String] = []
@@ -36,8 +52,10 @@ public struct CloudValidator: Sendable {
 
     public init(
         requireUser: Bool = false, requireMaster: Bool = false, requireAnyUserRoles: [String] = [], requireAllUserRoles: [String] = [],
-        requireUserKeys: [String] = [], fields: [String: Field] = [:], skipWithMasterKey: Bool = false, validateMasterKey: Bool = false
+        requireUserKeys: [String] = [], fields: [String: Field] = [:], skipWithMasterKey: Bool = false, validateMasterKey: Bool = false,
+        rateLimit: RateLimit? = nil
     ) {
+        self.rateLimit = rateLimit
         self.requireUser = requireUser
         self.requireMaster = requireMaster
         self.requireAnyUserRoles = requireAnyUserRoles
