@@ -149,6 +149,8 @@ public struct Auth: Sendable {
     public var ip: String? = nil
     public var headers: [String: String] = [:]
     public var context: [String: JSONValue] = [:]
+    /// Whether cloud code's triggers run for this caller's reads and writes (cloud code may opt out for its own).
+    public var runsTriggers = true
 
     public init(isMaster: Bool, userId: String? = nil, roles: [String] = [], installationId: String? = nil, sessionToken: String? = nil) {
         self.isMaster = isMaster

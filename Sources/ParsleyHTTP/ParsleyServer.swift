@@ -17,6 +17,14 @@ public enum ParsleyServer {
                 requestPath: "/functions/\(name)", window: limit.requestTimeWindow, count: limit.requestCount,
                 message: limit.errorResponseMessage, includeMasterKey: limit.includeMasterKey))
         }
+        // Triggers' validator rate limits cover their class's routes and methods (beforeSave: POST and PUT).
+        for route in api.services.cloud.code.triggerRateLimits {
+            var rule = RateLimitRule(
+                requestPath: route.path, window: route.limit.requestTimeWindow, count: route.limit.requestCount, methods: route.methods,
+                message: route.limit.errorResponseMessage, includeMasterKey: route.limit.includeMasterKey)
+            rule.includesSubpaths = route.path != "/login"
+            operations.rateLimits.append(rule)
+        }
         return Application(
             responder: ParsleyResponder(transport: ParseTransport(api: api), operations: operations),
             configuration: .init(address: .hostname(host, port: port), serverName: "parsley"),

@@ -8,21 +8,34 @@ public struct CloudAPI: Sendable {
     public let auth: Auth
 
     /// The same calls with the master key.
-    public var asMaster: CloudAPI { CloudAPI(runtime: runtime, auth: .master) }
+    public var asMaster: CloudAPI {
+        var master = Auth.master
+        master.runsTriggers = auth.runsTriggers
+        return CloudAPI(runtime: runtime, auth: master)
+    }
+
+    /// The same calls without the classes' triggers: no `beforeSave`/`afterSave`/`beforeDelete`/`afterDelete`,
+    /// `beforeFind`/`afterFind` (a trigger saving its own class without running itself again). ACLs and class-level
+    /// permissions still apply.
+    public var withoutTriggers: CloudAPI {
+        var quiet = auth
+        quiet.runsTriggers = false
+        return CloudAPI(runtime: runtime, auth: quiet)
+    }
 
     /// One object by id (`include`/`keys` as in REST); 101 when it does not exist or the caller may not read it.
     public func get(_ className: String, _ objectId: String, _ params: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
-        try await runtime.attached().queries.get(className, objectId: objectId, FindOptions(params: params, isGet: true), auth: auth, triggers: true)
+        try await runtime.attached().queries.get(className, objectId: objectId, FindOptions(params: params, isGet: true), auth: auth, triggers: auth.runsTriggers)
     }
 
     /// A query with REST's parameters: `where` (the full query language), `order`, `limit`, `skip`, `keys`, `include`.
     public func find(_ className: String, _ params: [String: JSONValue] = [:]) async throws -> [[String: JSONValue]] {
-        try await runtime.attached().queries.find(className, FindOptions(params: params), auth: auth, triggers: true).results
+        try await runtime.attached().queries.find(className, FindOptions(params: params), auth: auth, triggers: auth.runsTriggers).results
     }
 
     /// How many objects match `where`.
     public func count(_ className: String, where whereValue: JSONValue? = nil) async throws -> Int {
-        try await runtime.attached().queries.count(className, where: whereValue, auth: auth, triggers: true)
+        try await runtime.attached().queries.count(className, where: whereValue, auth: auth, triggers: auth.runsTriggers)
     }
 
     /// Creates an object (its class's `beforeSave` and `afterSave` run); returns `objectId` and `createdAt`.

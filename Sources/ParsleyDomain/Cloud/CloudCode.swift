@@ -99,6 +99,27 @@ public struct CloudCode: Sendable {
         functions.compactMapValues { $0.validator?.rateLimit }
     }
 
+    /// A trigger validator's `rateLimit` as Parse Server applies it: on the class's route (`/classes/<name>` and under it,
+    /// `/users` for `_User`, `/login` for `beforeLogin`) for the methods that run the trigger.
+    public struct RateLimitRoute: Sendable, Equatable {
+        public var path: String
+        public var methods: Set<String>
+        public var limit: CloudValidator.RateLimit
+    }
+
+    public var triggerRateLimits: [RateLimitRoute] {
+        triggers.compactMap { key, entry -> RateLimitRoute? in
+            guard let limit = entry.validator?.rateLimit else { return nil }
+            let route = key.className == "_User" ? "/users" : key.className == "_Installation" ? "/installations" : key.className == "_Role" ? "/roles" : "/classes/\(key.className)"
+            switch key.name {
+            case .beforeSave: return RateLimitRoute(path: route, methods: ["POST", "PUT"], limit: limit)
+            case .beforeDelete: return RateLimitRoute(path: route, methods: ["DELETE"], limit: limit)
+            case .beforeLogin: return RateLimitRoute(path: "/login", methods: ["POST"], limit: limit)
+            default: return nil
+            }
+        }.sorted { ($0.path, $0.methods.sorted().joined()) < ($1.path, $1.methods.sorted().joined()) }
+    }
+
     /// Whether nothing is registered.
     public var isEmpty: Bool { functions.isEmpty && triggers.isEmpty && jobs.isEmpty && beforeFinds.isEmpty && afterFinds.isEmpty && fileTriggers.isEmpty }
 

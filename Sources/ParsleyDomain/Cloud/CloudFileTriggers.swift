@@ -56,16 +56,25 @@ extension CloudCode {
 extension CloudRuntime {
     /// Runs the file trigger `name`, if registered. Before-triggers return the file with what they changed and
     /// throw to refuse; after-triggers only log their failures.
-    public func fileTrigger(_ name: TriggerName, _ file: StoredFile, declaredSize: Int64? = nil, auth: Auth) async throws -> StoredFile {
-        guard let handler = code.fileTriggers[name] else { return file }
+    /// A webhook on class `@File` takes precedence over the Swift handler; `url` is the file's address for it.
+    public func fileTrigger(_ name: TriggerName, _ file: StoredFile, declaredSize: Int64? = nil, url: String? = nil, auth: Auth) async throws -> StoredFile {
+        let hook = webhooks.trigger(name, Self.fileClassName)
+        let handler = code.fileTriggers[name]
+        guard hook != nil || handler != nil else { return file }
         let cloudFile = CloudFile(
             name: file.name, contentType: file.contentType, size: name == .beforeSave ? declaredSize : file.size, metadata: file.metadata,
             tags: file.tags)
         let outcome: Result<Void, ParseError>
         do {
-            let request = FileTriggerRequest(
-                triggerName: name, file: cloudFile, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth))
-            outcome = .success(try await handler(request))
+            if let hook {
+                outcome = .success(try await fileWebhook(hook, name, cloudFile, url: url, auth: auth))
+            } else if let handler {
+                let request = FileTriggerRequest(
+                    triggerName: name, file: cloudFile, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth))
+                outcome = .success(try await handler(request))
+            } else {
+                outcome = .success(())
+            }
         } catch {
             outcome = .failure(Self.parseError(error))
         }

@@ -89,6 +89,9 @@ extension CloudRuntime {
     var queryHooks: QueryHooks {
         var hooks = QueryHooks()
         hooks.beforeFind = { [self] className in
+            if let hook = webhooks.trigger(.beforeFind, className) {
+                return { [self] className, find, isGet, auth in try await beforeFindWebhook(hook, className, find, isGet: isGet, auth: auth) }
+            }
             guard let handler = code.beforeFinds[className] else { return nil }
             return { [self] className, find, isGet, auth in
                 let query = CloudQuery(className: className, find)
@@ -99,6 +102,9 @@ extension CloudRuntime {
             }
         }
         hooks.afterFind = { [self] className in
+            if let hook = webhooks.trigger(.afterFind, className) {
+                return { [self] className, objects, _, auth in try await afterFindWebhook(hook, className, objects, auth: auth) }
+            }
             guard let handler = code.afterFinds[className] else { return nil }
             return { [self] className, objects, _, auth in
                 let request = AfterFindRequest(

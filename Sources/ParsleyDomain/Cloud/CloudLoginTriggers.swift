@@ -27,39 +27,35 @@ extension CloudCode {
 }
 
 extension CloudRuntime {
-    /// The log-in hooks the user service calls.
+    /// The log-in hooks the user service calls: a webhook registered now (they may come and go while serving) or the
+    /// Swift handler.
     var loginHooks: LoginHooks {
         var hooks = LoginHooks()
-        if let entry = code.trigger(.beforeLogin, "_User") {
-            hooks.beforeLogin = { [self] user, auth in
-                try await runLoginTrigger(.beforeLogin, entry, className: "_User", object: user, auth: auth)
+        hooks.beforeLogin = { [self] user, auth in
+            try await runLoginTrigger(.beforeLogin, className: "_User", object: user, auth: auth)
+        }
+        hooks.afterLogin = { [self] user, auth in
+            do { try await runLoginTrigger(.afterLogin, className: "_User", object: user, auth: auth) } catch {
+                logger.warning("afterLogin failed", metadata: ["error": "\(error)"])
             }
         }
-        if let entry = code.trigger(.afterLogin, "_User") {
-            hooks.afterLogin = { [self] user, auth in
-                do { try await runLoginTrigger(.afterLogin, entry, className: "_User", object: user, auth: auth) } catch {
-                    logger.warning("afterLogin failed", metadata: ["error": "\(error)"])
-                }
-            }
+        hooks.beforePasswordResetRequest = { [self] user, auth in
+            try await runLoginTrigger(.beforePasswordResetRequest, className: "_User", object: user, auth: auth)
         }
-        if let entry = code.trigger(.beforePasswordResetRequest, "_User") {
-            hooks.beforePasswordResetRequest = { [self] user, auth in
-                try await runLoginTrigger(.beforePasswordResetRequest, entry, className: "_User", object: user, auth: auth)
-            }
-        }
-        if let entry = code.trigger(.afterLogout, "_Session") {
-            hooks.afterLogout = { [self] session, auth in
-                do { try await runLoginTrigger(.afterLogout, entry, className: "_Session", object: session, auth: auth) } catch {
-                    logger.warning("afterLogout failed", metadata: ["error": "\(error)"])
-                }
+        hooks.afterLogout = { [self] session, auth in
+            do { try await runLoginTrigger(.afterLogout, className: "_Session", object: session, auth: auth) } catch {
+                logger.warning("afterLogout failed", metadata: ["error": "\(error)"])
             }
         }
         return hooks
     }
 
-    private func runLoginTrigger(
-        _ name: TriggerName, _ entry: CloudCode.TriggerEntry, className: String, object: [String: JSONValue], auth: Auth
-    ) async throws {
+    private func runLoginTrigger(_ name: TriggerName, className: String, object: [String: JSONValue], auth: Auth) async throws {
+        if let hook = webhooks.trigger(name, className) {
+            try await loginWebhook(hook, name, className: className, object: object, auth: auth)
+            return
+        }
+        guard let entry = code.trigger(name, className) else { return }
         let caller = try await caller(auth)
         let cloudObject = CloudObject(className: className, objectId: object["objectId"]?.stringValue, stored: object)
         if let validator = entry.validator {

@@ -163,7 +163,8 @@ public final class CloudRuntime: Sendable {
         guard let entry = code.trigger(.beforeSave, className) else { return body }
         if let validator = entry.validator {
             let filled = try await validate(validator, object.json, caller: caller, auth: auth)
-            for (key, value) in filled where object[key] == nil { object[key] = value }
+            // Only the validator's own fields take its defaults (the rest of `object.json` is the object as it is).
+            for key in validator.fields.keys where object[key] == nil { if let value = filled[key] { object[key] = value } }
             if validator.skipWithMasterKey && caller.master { return .object(object.changes) }
         }
         let request = TriggerRequest(
@@ -213,7 +214,7 @@ public final class CloudRuntime: Sendable {
                 }
             }
             for await item in events {
-                guard case .event(let event) = item, event.origin == origin else { continue }
+                guard case .event(let event) = item, event.origin == origin, event.runsTriggers else { continue }
                 let name: TriggerName = event.operation == .delete ? .afterDelete : .afterSave
                 guard webhooks.trigger(name, event.className) != nil || code.trigger(name, event.className) != nil else { continue }
                 var hasher = Hasher()

@@ -9,7 +9,7 @@ extension CloudRuntime {
     /// Parse Server's trigger names a webhook may take.
     static let hookTriggerNames: Set<String> = [
         "beforeSave", "afterSave", "beforeDelete", "afterDelete", "beforeFind", "afterFind", "beforeLogin", "afterLogin", "afterLogout",
-        "beforeConnect", "beforeSubscribe", "afterEvent",
+        "beforePasswordResetRequest", "beforeConnect", "beforeSubscribe", "afterEvent",
     ]
 
     static func hookError(_ message: String) -> ParseError { ParseError(.webhookError, message) }

@@ -29,6 +29,8 @@ public struct ChangeEvent: Sendable, Equatable, ChangePayload {
     public var context: [String: JSONValue]?
     public var ip: String?
     public var headers: [String: String]?
+    /// Whether after-triggers run for this write (cloud code's own writes may opt out).
+    public var runsTriggers = true
 
     public init(
         className: String, operation: Operation, objectId: String, original: [String: JSONValue]?, object: [String: JSONValue]?,
@@ -64,6 +66,7 @@ public struct ChangeEvent: Sendable, Equatable, ChangePayload {
         if let context { o["context"] = .object(context) }
         if let ip { o["ip"] = .string(ip) }
         if let headers { o["headers"] = .object(headers.mapValues(JSONValue.string)) }
+        if !runsTriggers { o["noTriggers"] = true }
         return .object(o)
     }
 
@@ -79,5 +82,6 @@ public struct ChangeEvent: Sendable, Equatable, ChangePayload {
         context = json["context"]?.objectValue
         ip = json["ip"]?.stringValue
         headers = json["headers"]?.objectValue?.compactMapValues(\.stringValue)
+        runsTriggers = json["noTriggers"]?.boolValue != true
     }
 }

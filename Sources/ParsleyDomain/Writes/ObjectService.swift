@@ -44,6 +44,7 @@ public struct ObjectService: Sendable {
             className: className, operation: operation, objectId: objectId, original: visible(original), object: visible(object), userId: auth.userId,
             isMaster: auth.isMaster, installationId: auth.installationId, requestId: auth.requestId, time: time)
         event.origin = changes.origin
+        event.runsTriggers = auth.runsTriggers
         if hooks.carriesRequest() {
             event.context = auth.context
             event.ip = auth.ip
@@ -56,7 +57,7 @@ public struct ObjectService: Sendable {
     func beforeSave(
         _ className: String, _ objectId: String?, _ body: JSONValue, original: [String: JSONValue]?, auth: Auth
     ) async throws -> (JSONValue, [String]) {
-        guard let hook = hooks.beforeSave(className) else { return (body, []) }
+        guard auth.runsTriggers, let hook = hooks.beforeSave(className) else { return (body, []) }
         let changed = try await hook(className, objectId, body, original, auth)
         return (changed, Self.changedByHook(body, changed))
     }
@@ -292,7 +293,7 @@ public struct ObjectService: Sendable {
         try checkWritable(className, .delete, auth: auth, trusted: trusted)
         try await permissions.authorizeDelete(className, objectId: objectId, auth: auth)
         guard let schema = schemas.schema(className) else { throw ParseError.objectNotFound() }
-        let beforeDelete = hooks.beforeDelete(className)
+        let beforeDelete = auth.runsTriggers ? hooks.beforeDelete(className) : nil
         let original = try await original(className, objectId, principals: beforeDelete == nil ? nil : auth.principals)
         if let hook = beforeDelete {
             // Parse loads the object with the caller's rights first: one they cannot delete is not found.

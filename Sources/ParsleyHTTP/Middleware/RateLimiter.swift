@@ -18,6 +18,9 @@ public struct RateLimitRule: Sendable, Equatable {
     public var message: String
     public var includeMasterKey: Bool
     public var zone: Zone
+    /// Also matches every path under `requestPath` (a trigger's `/classes/Post` covers `/classes/Post/<id>`, as
+    /// Parse Server's `/classes/Post/:id?(.*)`).
+    public var includesSubpaths = false
 
     public init(
         requestPath: String, window: Duration, count: Int, methods: Set<String>? = nil, message: String = "Too many requests.",
@@ -71,7 +74,8 @@ public struct RateLimitRule: Sendable, Equatable {
 
     /// Express-style match of `/classes/GameScore` against `/classes/*` or `/functions/:name`.
     public func matches(_ path: String) -> Bool {
-        Self.glob(Array(requestPath.utf8)[...], Array(path.utf8)[...])
+        if includesSubpaths, path.hasPrefix(requestPath + "/") { return true }
+        return Self.glob(Array(requestPath.utf8)[...], Array(path.utf8)[...])
             || (path.count > 1 && path.hasSuffix("/") && Self.glob(Array(requestPath.utf8)[...], Array(path.dropLast().utf8)[...]))
     }
 

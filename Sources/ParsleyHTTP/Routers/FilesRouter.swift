@@ -32,9 +32,10 @@ extension ParseTransport {
             guard auth.isMaster else { throw AccessDenied.masterKeyRequired }
             let cloud = api.services.cloud
             let file = (try? await service.info(segments[1])) ?? nil
-            if let file { _ = try await cloud.fileTrigger(.beforeDelete, file, auth: auth) }
+            let url = FileService.url(mountURL: mountURL(request), applicationId: options.applicationId, name: segments[1])
+            if let file { _ = try await cloud.fileTrigger(.beforeDelete, file, url: url, auth: auth) }
             try await service.delete(segments[1])
-            if let file { _ = try await cloud.fileTrigger(.afterDelete, file, auth: auth) }
+            if let file { _ = try await cloud.fileTrigger(.afterDelete, file, url: url, auth: auth) }
             return Self.json(200, [:])
         default:
             throw RouteNotFound()
@@ -63,7 +64,7 @@ extension ParseTransport {
                         throw FileStoreError.incomplete  // the connection broke mid-body, or the client stalled
                     }
                 }
-                _ = try await api.services.cloud.fileTrigger(.afterSave, stored, auth: auth)
+                _ = try await api.services.cloud.fileTrigger(.afterSave, stored, url: fileURL(request, stored), auth: auth)
             }
         } catch FileStoreError.tooLarge(let limit) {
             return Self.json(413, ["code": 130, "error": .string("File is larger than the maximum upload size of \(limit) bytes.")])
@@ -110,7 +111,7 @@ extension ParseTransport {
             defer { pending = nil }
             return pending
         }
-        return try await api.services.cloud.fileTrigger(.afterSave, stored, auth: auth)
+        return try await api.services.cloud.fileTrigger(.afterSave, stored, url: fileURL(request, stored), auth: auth)
     }
 
     /// The kind of caller, for `fileUpload`: anonymous users are those whose `authData` has `anonymous`.
@@ -211,6 +212,10 @@ extension ParseTransport {
     static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
 
     /// `publicServerURL`, else `http://<Host><mount>`.
+    func fileURL(_ request: Request, _ file: StoredFile) -> String {
+        FileService.url(mountURL: mountURL(request), applicationId: options.applicationId, name: file.name)
+    }
+
     func mountURL(_ request: Request) -> String {
         if let publicURL = options.publicServerURL {
             return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
