@@ -15,6 +15,8 @@ let package = Package(
         // (`Parsley.main(cloud:)`; see examples/cloud-swift).
         .library(name: "ParsleyCloud", targets: ["ParsleyCloud"]),
         .executable(name: "parsley-bench", targets: ["ParsleyBenchmarks"]),
+        // Push providers (APNs over HTTP/2, FCM HTTP v1) behind one protocol.
+        .library(name: "ParsleyPush", targets: ["ParsleyPush"]),
         // The pure core on its own, for the fuzz package in Fuzz/ (which builds nothing else).
         .library(name: "ParsleyCore", targets: ["ParsleyCore"]),
     ],
@@ -31,6 +33,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     ],
     targets: [
         // Pure Parse model: values, JSON, schema types, query AST, write operations, errors. No I/O.
@@ -41,13 +46,29 @@ let package = Package(
         .target(
             name: "ParsleyDomain",
             dependencies: [
-                "ParsleyCore", "ParsleyStorage",
+                "ParsleyCore", "ParsleyStorage", "ParsleyPush",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Push: the provider protocol and the APNs (HTTP/2, ES256 token auth) and FCM HTTP v1 (OAuth2 with an RS256
+        // service-account JWT) adapters.
+        .target(
+            name: "ParsleyPush",
+            dependencies: [
+                "ParsleyCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -37,6 +37,8 @@ public struct ParseServerOptions: Sendable {
     public var files = FileOptions()
     /// What requests may carry and from where.
     public var security = SecurityOptions()
+    /// Push providers and the push queue's pace (Push/PushService.swift).
+    public var push = PushOptions()
 
     public init(
         applicationId: String, masterKey: String, restAPIKey: String? = nil, clientKey: String? = nil, javascriptKey: String? = nil,

@@ -22,6 +22,8 @@ public struct ParseServices: Sendable {
     public let idempotency: IdempotencyService?
     /// The app's cloud code (functions and triggers; empty unless the app registered some).
     public let cloud: CloudRuntime
+    /// `/push` and the push queue.
+    public let push: PushService
 
     /// Committed object writes of every server process on the database (`ParseServerOptions.changeEvents`).
     public var changes: ChangeFeed { objects.changes }
@@ -54,7 +56,8 @@ public struct ParseServices: Sendable {
         self.transactions = Transactions(store: store)
         // The paths were checked when the options were read (ServerSettings); a bad one turns idempotency off here.
         self.idempotency = (try? IdempotencyService(options: options, objects: objects, queries: queries)) ?? nil
-        cloud.attach(objects: objects, queries: queries, roles: self.roles)
+        self.push = PushService(objects: objects, queries: queries, settings: options.push)
+        cloud.attach(objects: objects, queries: queries, roles: self.roles, push: push)
     }
 
     /// Services over `database` without touching it: `prepare()` must run (with the database's `run()` going)

@@ -27,7 +27,7 @@ public struct ParseAPI: Sendable {
         let (users, sessions, roles) = (services.users, services.sessions, services.roles)
         self.roleNames = { try await roles.roleNames(forUser: $0) }
         var routers: [any ParseRouter] = [
-            HealthRouter(),
+            HealthRouter(pushConfigured: services.push.isConfigured),
             UsersRouter(users: users, queries: queries, sessions: sessions),
             EmailRouter(emails: users.emails, options: options),
             SessionsRouter(objects: objects, queries: queries, sessions: sessions),
@@ -37,6 +37,7 @@ public struct ParseAPI: Sendable {
             InstallationsRouter(installations: services.installations, objects: objects, queries: queries),
             AppRouter(config: services.config, objects: objects, queries: queries, cloud: services.cloud),
             HooksRouter(cloud: services.cloud),
+            PushRouter(push: services.push),
         ]
         let base = routers
         let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse = { request in

@@ -8,6 +8,15 @@ public struct ParseAPIBackground: Service {
     let api: ParseAPI
 
     public func run() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            // Pushes stop at a page's end on a graceful shutdown (the page is recorded, a restart resumes after it).
+            group.addTask { await api.services.push.run(stop: { Task.isShuttingDownGracefully }) }
+            group.addTask { await runCancellable() }
+            await group.waitForAll()
+        }
+    }
+
+    private func runCancellable() async {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await api.users.emails.sendQueuedMails() }

@@ -17,6 +17,7 @@ public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let invalidJSON = Code(rawValue: 107)
         public static let commandUnavailable = Code(rawValue: 108)
         public static let incorrectType = Code(rawValue: 111)
+        public static let pushMisconfigured = Code(rawValue: 115)
         public static let operationForbidden = Code(rawValue: 119)
         public static let invalidNestedKey = Code(rawValue: 121)
         public static let invalidFileName = Code(rawValue: 122)

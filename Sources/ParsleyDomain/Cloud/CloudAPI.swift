@@ -53,6 +53,21 @@ public struct CloudAPI: Sendable {
         try await runtime.attached().objects.delete(className, objectId: objectId, auth: auth)
     }
 
+    /// Queues a push (Parse's `Parse.Push.send`, always with the master's rights): `where` (a query on `_Installation`)
+    /// or `channels`, and `data`, `push_time`, `expiration_time`/`expiration_interval` as `POST /push` takes them.
+    /// Returns the `_PushStatus` objectId.
+    @discardableResult
+    public func push(_ body: [String: JSONValue]) async throws -> String {
+        try await runtime.attached().push.send(body, source: "cloud")
+    }
+
+    /// Queues a push to the installations matching `where` (pointers to `_User`, `$inQuery` and the rest of the
+    /// query language work as in REST).
+    @discardableResult
+    public func push(where whereValue: [String: JSONValue], data: [String: JSONValue]) async throws -> String {
+        try await push(["where": .object(whereValue), "data": .object(data)])
+    }
+
     /// Calls another cloud function with the same rights.
     public func run(_ function: String, _ params: [String: JSONValue] = [:]) async throws -> JSONValue {
         try await runtime.run(function: function, params: params, auth: auth)

@@ -15,6 +15,7 @@ public final class CloudRuntime: Sendable {
         var objects: ObjectService
         var queries: QueryService
         var roles: RoleService
+        var push: PushService
     }
     private let services = Mutex<Services?>(nil)
     /// This process's committed writes, subscribed when the services are built (none is missed).
@@ -39,8 +40,8 @@ public final class CloudRuntime: Sendable {
     public var afterTriggerFailures: Int { afterFailures.load(ordering: .relaxed) }
     public var afterTriggersRun: Int { afterRuns.load(ordering: .relaxed) }
 
-    func attach(objects: ObjectService, queries: QueryService, roles: RoleService) {
-        services.withLock { $0 = Services(objects: objects, queries: queries, roles: roles) }
+    func attach(objects: ObjectService, queries: QueryService, roles: RoleService, push: PushService) {
+        services.withLock { $0 = Services(objects: objects, queries: queries, roles: roles, push: push) }
         // Subscribed always (a webhook after-trigger may be registered later); no event flows while events are off.
         let stream = objects.changes.subscribe()
         afterEvents.withLock { $0 = stream }

@@ -6,7 +6,9 @@ struct HealthRouter: ParseRouter {
     static let version = "7.4.0"
     private var table = RouteTable()
 
-    init() {
+    /// `pushConfigured`: a push provider is configured (the push features are then on).
+    init(pushConfigured: Bool = false) {
+        let push = JSONValue.bool(pushConfigured)
         table.on(.get, "serverInfo") { req, _ in
             guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
             return .ok([
@@ -16,7 +18,7 @@ struct HealthRouter: ParseRouter {
                     "hooks": ["create": true, "read": true, "update": true, "delete": true],
                     "cloudCode": ["jobs": true],
                     "logs": ["level": false, "size": false, "order": false, "until": false, "from": false],
-                    "push": ["immediatePush": false, "scheduledPush": false, "storedPushData": false, "pushAudiences": false, "localization": false],
+                    "push": ["immediatePush": push, "scheduledPush": push, "storedPushData": push, "pushAudiences": false, "localization": push],
                     "schemas": [
                         "addField": true, "removeField": true, "addClass": true, "removeClass": true, "clearAllDataFromClass": true,
                         "exportClass": false, "editClassLevelPermissions": true, "editPointerPermissions": true,

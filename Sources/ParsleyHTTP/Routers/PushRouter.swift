@@ -1,0 +1,22 @@
+import ParsleyCore
+import ParsleyDomain
+
+/// `POST /push` (master key): queues the push and answers `{"result":true}` with its `_PushStatus` id in
+/// `X-Parse-Push-Status-Id`; the push queue sends it (Push/PushService.swift).
+struct PushRouter: ParseRouter {
+    private var table = RouteTable()
+
+    init(push: PushService) {
+        table.on(.post, "push") { [push] req, _ in
+            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            let id = try await push.send(req.bodyObject.objectValue ?? [:])
+            var response = ParseResponse.ok(["result": true])
+            response.headers["X-Parse-Push-Status-Id"] = id
+            return response
+        }
+    }
+
+    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
+        table.handler(for: request)
+    }
+}
