@@ -273,7 +273,9 @@ enum OptionTable {
         supported(
             "publicServerURL", ["PARSE_PUBLIC_SERVER_URL", "PARSE_SERVER_PUBLIC_SERVER_URL"], .value, .parseServer,
             "default: from the request's Host"),
-        ignored("push", "PARSE_SERVER_PUSH", .value, "there are no push notifications", harmless: Harmless.isEmpty),
+        supported(
+            "push", ["PARSE_SERVER_PUSH"], .value, .parseServer,
+            "JSON (or a path to a JSON file): `ios` (token auth `{key, keyId, teamId}`, `topic`, `production`; an array for several apps) and `android` (`firebaseServiceAccount`: FCM HTTP v1)"),
         supported("rateLimit", ["PARSE_SERVER_RATE_LIMIT"], .value, .parseServer, "JSON array of rules"),
         ignored(
             "readOnlyMasterKey", "PARSE_SERVER_READ_ONLY_MASTER_KEY", .value,
@@ -285,7 +287,9 @@ enum OptionTable {
         ignored(
             "revokeSessionOnPasswordReset", "PARSE_SERVER_REVOKE_SESSION_ON_PASSWORD_RESET", .bool,
             "a password reset always revokes the user's sessions", harmless: Harmless.isTrue),
-        ignored("scheduledPush", "PARSE_SERVER_SCHEDULED_PUSH", .bool, "there are no push notifications", harmless: Harmless.isFalse),
+        ignored(
+            "scheduledPush", "PARSE_SERVER_SCHEDULED_PUSH", .bool, "pushes with a `push_time` are always sent when due (Parse Server only stores them)",
+            harmless: Harmless.isTrue),
         refused(
             "schema", "PARSE_SERVER_SCHEMA", .value,
             "schema definitions are applied with `parsley schema apply`; `lockSchemas` and `strict` would not be enforced"),

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import ParsleyDomain
 import ParsleyHTTP
+import ParsleyPush
 import ParsleySQLite
 import ParsleyStorage
 import Synchronization
@@ -28,6 +29,22 @@ struct Serve: AsyncParsableCommand {
     }
 
     func serve(_ s: ServeSetup, logger: Logger) async throws {
+        var s = s
+        // Push providers own HTTP clients: made here, closed when the server has stopped.
+        let providers = try await s.push?.makeProviders(logger: Logger(label: "parsley.push")) ?? []
+        for provider in providers { logger.info("push: \(provider.name) through \(provider.summary)") }
+        s.options.push.providers = providers
+        defer { if !providers.isEmpty { logger.debug("push providers closing") } }
+        do {
+            try await serveWithProviders(s, logger: logger)
+        } catch {
+            for provider in providers { try? await provider.shutdown() }
+            throw error
+        }
+        for provider in providers { try? await provider.shutdown() }
+    }
+
+    private func serveWithProviders(_ s: ServeSetup, logger: Logger) async throws {
         let (database, path) = try await Self.openDatabase(uri: s.databaseURI, storage: s.storage, logger: logger)
         // The services touch the database only once its service runs: they are prepared (the schema table, system
         // classes, the file store) before the HTTP server starts listening.
@@ -74,6 +91,8 @@ struct ServeSetup {
     var metricsPort: Int?
     var metricsHost: String
     var shutdownTimeout: Int
+    /// Parse Server's `push` option, checked (its providers are made when the server starts).
+    var push: PushConfiguration?
 
     init(_ values: OptionValues, logger: Logger) throws {
         typealias Invalid = ServerSettings.Invalid
@@ -112,6 +131,7 @@ struct ServeSetup {
         (metricsPort, metricsHost) = try ServerSettings.metricsListener(values)
         shutdownTimeout = try values.integer("shutdownTimeout", default: 30) ?? 30
         _ = try ServerSettings.logSettings(values)
+        push = try ServerSettings.pushConfiguration(values)
     }
 }
 

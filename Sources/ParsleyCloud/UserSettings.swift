@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ParsleyCore
 import ParsleyDomain
+import ParsleyPush
 
 /// Users, emails, password policy and account lockout. Parse Server's JSON-valued options (`passwordPolicy`,
 /// `accountLockout`) work, and their single variables (`PARSE_SERVER_PASSWORD_POLICY_*`) override their parts.
@@ -156,6 +157,25 @@ extension ServerSettings {
         if let ms = try values.integer("schedulerInterval", default: nil) {
             guard ms >= 1 else { throw Invalid(description: "\(OptionTable.spec("schedulerInterval").shownName) must be at least 1") }
             options.schedulerInterval = .milliseconds(ms)
+        }
+    }
+
+    /// Parse Server's `push` option: JSON, or the path of a JSON file; nil when not set (or `{}`).
+    static func pushConfiguration(_ values: OptionValues) throws -> PushConfiguration? {
+        guard let raw = values.raw("push") else { return nil }
+        let name = OptionTable.spec("push").shownName
+        var option = raw.source.hasPrefix("config file") ? raw.json : (try? JSONParser.parse(raw.text)) ?? .string(raw.text)
+        if case .string(let path) = option {
+            guard let data = FileManager.default.contents(atPath: path), let value = try? JSONParser.parse(String(decoding: data, as: UTF8.self)) else {
+                throw Invalid(description: "\(name) must be JSON or the path of a JSON file, got '\(path)'")
+            }
+            option = value
+        }
+        if option.objectValue?.isEmpty == true { return nil }
+        do {
+            return try PushConfiguration(option: option)
+        } catch {
+            throw Invalid(description: "\(name): \(error)")
         }
     }
 

@@ -48,12 +48,20 @@ public enum PushOutcome: Sendable, Equatable {
     case failed(reason: String, transient: Bool, retryAfter: Duration? = nil)
 }
 
-/// A push service (APNs, FCM): sends one message at a time; many calls run at once.
+/// A push service (APNs, FCM): sends one message at a time; many calls run at once. Built from configuration
+/// (`PushConfiguration`), it says in one line what it sends through, and releases what it created on `shutdown()`.
 public protocol PushProvider: Sendable {
     /// The `_PushStatus` `sentPerType`/`failedPerType` family it serves, and the log name: `ios`, `android`.
     var name: String { get }
+    /// One line for the start-up log: `APNs token auth (key ABC123DEFG, team TEAM123456), topic com.example.app, sandbox`.
+    var summary: String { get }
     /// Whether it sends to installations of this `deviceType`.
     func serves(deviceType: String) -> Bool
+    /// Whether it sends this message: like `serves(deviceType:)`, and it may also look at the installation's `pushType`
+    /// (FCM also sends to Apple devices registered through Firebase).
+    func serves(_ message: PushMessage) -> Bool
     /// Sends one message; never throws (every failure is an outcome).
     func send(_ message: PushMessage) async -> PushOutcome
+    /// Closes what the provider created (its HTTP client); an injected client is left to its owner.
+    func shutdown() async throws
 }

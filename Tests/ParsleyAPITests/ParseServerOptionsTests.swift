@@ -111,6 +111,7 @@ struct ParseServerOptionsTests {
         case "passwordPolicy": return #"{"maxPasswordHistory":2}"#
         case "rateLimit": return #"[{"requestPath":"/classes/*","requestTimeWindow":1000,"requestCount":5}]"#
         case "requestKeywordDenylist": return #"[{"key":"evil"}]"#
+        case "push": return "{}"
         case "filesAdapter": return "database"
         case "logLevel": return "warn"
         case "logFormat": return "json"

@@ -110,9 +110,10 @@ struct PushDelivery {
                     let deviceType = installation["deviceType"]?.stringValue
                 else { continue }
                 let pushType = installation["pushType"]?.stringValue
-                guard let provider = service.providers.first(where: { $0.serves(deviceType: deviceType) || (pushType.map { $0 == "fcm" || $0 == "gcm" } == true && $0.name == "android") }) else {
-                    continue
-                }
+                let appIdentifier = installation["appIdentifier"]?.stringValue
+                let probe = PushMessage(
+                    deviceToken: token, deviceType: deviceType, appIdentifier: appIdentifier, pushType: pushType, data: [:], pushId: pushId, pushTime: pushTime)
+                guard let provider = service.providers.first(where: { $0.serves(probe) }) else { continue }
                 tally.targeted += 1
                 if inFlight >= service.settings.concurrency, let done = await group.next() {
                     inFlight -= 1
@@ -127,7 +128,7 @@ struct PushDelivery {
                         return (id, deviceType, .failed(reason: "badge: \(error)", transient: false))
                     }
                     let message = PushMessage(
-                        deviceToken: token, deviceType: deviceType, appIdentifier: installation["appIdentifier"]?.stringValue, pushType: pushType,
+                        deviceToken: token, deviceType: deviceType, appIdentifier: appIdentifier, pushType: pushType,
                         data: PushPayload.data(data, locales: locales, localeIdentifier: installation["localeIdentifier"]?.stringValue, badge: deviceBadge),
                         pushId: pushId, pushTime: pushTime, expiration: expiration)
                     return (id, deviceType, await Self.deliver(message, via: provider, attempts: service.settings.attempts))
