@@ -84,8 +84,10 @@ public struct PushRequest: Sendable, Equatable {
         if let seconds = value.numberValue, seconds.isFinite, abs(seconds) < 1e13 { return (ParseDate(milliseconds: Int64(seconds * 1000)), false) }
         if case .object(let o) = value, o["__type"] == "Date", let iso = o["iso"]?.stringValue { return time(.string(iso)) }
         guard let text = value.stringValue?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
-        if let date = ParseDate(iso: text) { return (date, false) }
         let zoned = text.hasSuffix("Z") || text.range(of: #"[+-]\d\d:?\d\d$"#, options: .regularExpression) != nil
+        if zoned, let date = ParseDate(iso: text) { return (date, false) }
+        // A date and time without a zone is a local time (its wall-clock value, read as UTC).
+        if !zoned, text.contains("T"), let date = ParseDate(iso: text + "Z") { return (date, true) }
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = TimeZone(identifier: "UTC")
         for options: ISO8601DateFormatter.Options in [
