@@ -45,6 +45,13 @@ final class FakeAPNs: Sendable {
     private let script = Mutex<[String: [Answer]]>([:])
     private let recorded = Mutex<[Request]>([])
     private let boundPort = Mutex(0)
+    private let delay = Mutex<Duration>(.zero)
+
+    /// How long each answer takes (a slow APNs, so a test can stop the server in the middle of a push).
+    var latency: Duration {
+        get { delay.withLock { $0 } }
+        set { delay.withLock { $0 = newValue } }
+    }
 
     private init(key: PushTestKeys.APNsKey, certificatePEM: String, certificateFile: String) {
         keyId = key.keyId
@@ -187,9 +194,20 @@ private final class FakeAPNsStreamHandler: ChannelInboundHandler {
             let (status, headers, json) = fake.respond(to: head, body: body)
             var responseHeaders = headers
             if json != nil { responseHeaders.add(name: "content-type", value: "application/json") }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: responseHeaders))), promise: nil)
-            if let json { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: JSONWriter.bytes(json))))), promise: nil) }
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            let version = head.version
+            let write: (ChannelHandlerContext) -> Void = { context in
+                context.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: status, headers: responseHeaders))), promise: nil)
+                if let json { context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: JSONWriter.bytes(json))))), promise: nil) }
+                context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+            }
+            let latency = fake.latency
+            if latency == .zero {
+                write(context)
+            } else {
+                let nanoseconds = Int64(latency.components.seconds) * 1_000_000_000 + latency.components.attoseconds / 1_000_000_000
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { write(bound.value) }
+            }
         }
     }
 }
