@@ -1,10 +1,12 @@
 import ExampleAppCloud
 import Foundation
+import ParsleyCore
 import HTTPTypes
 import Testing
 
-/// The apps' notifications produced by cloud code (examples/cloud-swift), recorded in `Notification` until the
-/// push issue delivers them: Glimp's four and Social Fitness's deadline alert, each readable by its recipient only.
+/// The apps' notifications produced by cloud code (examples/cloud-swift): pushes to the recipient's devices (the fake
+/// APNs and FCM receive them) and rows in `Notification` (the in-app list): Glimp's four and Social Fitness's
+/// deadline alert, each for its recipient only.
 @Suite("App flows: notifications from cloud code")
 struct AppFlowsCloudTests {
     static var cloud: CloudCode {
@@ -27,10 +29,13 @@ struct AppFlowsCloudTests {
 
     @Test("Glimp: friend request, accepted request, Glimp request and answer notify the right user", arguments: Backend.all)
     func glimp(_ backend: Backend) async throws {
-        try await TestServer.with(backend: backend, cloud: Self.cloud) { p in
+        try await PushTests.withPush(backend, cloud: Self.cloud) { p, apns, fcm in
             try await p.applySchema("glimp.json")
             let ann = try await p.signUp("ann")
             let bob = try await p.signUp("bob")
+            // Ann has an iPhone, Bob an Android phone.
+            _ = try await PushTests.install(p, "ann-iphone", token: PushTests.token(0xA), user: ann.id)
+            _ = try await PushTests.install(p, "bob-android", type: "android", token: "bob-fcm-token", user: bob.id)
             for u in [ann, bob] { try await p.makePublic(u) }
             let (annU, bobU) = (p.userPointer(ann.id), p.userPointer(bob.id))
             // Ann asks Bob to be friends; Bob accepts.
@@ -51,15 +56,26 @@ struct AppFlowsCloudTests {
             // Each sees only their own; nobody else reads them.
             #expect(try await Self.notifications(p, bob.token, count: 2).count == 2)
             #expect(try await p.request(.get, "/classes/Notification", master: false).results.isEmpty)
+            // The pushes: each to the recipient's device only, with the app's badge counting up.
+            for _ in 0..<200 where apns.requests.count < 2 || fcm.messages.count < 2 { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(apns.requests.map(\.deviceToken) == [PushTests.token(0xA), PushTests.token(0xA)])
+            #expect(apns.requests.map { $0.body["aps"]?["alert"] } == ["bob accepted your friend request", "bob answered your Glimp"])
+            #expect(apns.requests.map { $0.body["aps"]?["badge"] } == [1, 2])
+            #expect(apns.requests.map { $0.body["kind"] } == ["friendAccepted", "glimpAnswered"])
+            #expect(fcm.messages.map { $0["token"] } == ["bob-fcm-token", "bob-fcm-token"])
+            let androidData = fcm.messages.compactMap { $0["android"]?["data"]?["data"]?.stringValue.flatMap { try? JSONParser.parse($0) } }
+            #expect(androidData.map { $0["alert"] } == ["ann wants to be your friend", "ann asks you for a Glimp"])
+            #expect(androidData.map { $0["badge"] } == [1, 2])
         }
     }
 
     @Test("Social Fitness: challengeDeadlines alerts the challenged user once for a challenge ending within a day", arguments: Backend.all)
     func socialFitness(_ backend: Backend) async throws {
-        try await TestServer.with(backend: backend, cloud: Self.cloud) { p in
+        try await PushTests.withPush(backend, cloud: Self.cloud) { p, apns, _ in
             try await p.applySchema("social-fitness.json")
             let ann = try await p.signUp("ann")
             let bob = try await p.signUp("bob")
+            _ = try await PushTests.install(p, "bob-iphone", token: PushTests.token(0xB), user: bob.id)
             let workout = try await p.createId("Post", ["author": p.userPointer(ann.id), "caption": "100 push-ups"])
             let post: JSONValue = ["__type": "Pointer", "className": "Post", "objectId": .string(workout)]
             for (hours, done) in [(2.0, false), (72.0, false), (3.0, true), (-1.0, false)] {
@@ -76,6 +92,9 @@ struct AppFlowsCloudTests {
             #expect(try await p.request(.post, "/functions/challengeDeadlines", [:]).json == ["result": 0], "each alert is sent once")
             #expect(try await Self.notifications(p, bob.token, count: 1) == ["challengeDeadline: Your challenge from ann ends within a day"])
             #expect(try await Self.notifications(p, ann.token, count: 0).isEmpty)
+            for _ in 0..<200 where apns.requests.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(apns.requests.map { $0.body["aps"]?["alert"] } == ["Your challenge from ann ends within a day"])
+            #expect(apns.requests.map(\.deviceToken) == [PushTests.token(0xB)])
         }
     }
 }
