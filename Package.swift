@@ -74,6 +74,27 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Local servers that speak APNs (HTTP/2 over TLS, checking the provider JWT) and FCM HTTP v1 (with its OAuth2
+        // token endpoint), for the tests and the push benchmark.
+        .target(
+            name: "ParsleyPushFakes",
+            dependencies: [
+                "ParsleyCore",
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The C API of the SQLite engine that sqlite-nio vendors (declarations only; the code is sqlite-nio's).
         .target(name: "CParsleySQLite"),
         // The embedded SQLite backend.
@@ -139,11 +160,14 @@ let package = Package(
         .executableTarget(
             name: "ParsleyBenchmarks",
             dependencies: [
-                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP",
+                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP", "ParsleyPush", "ParsleyPushFakes",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Sources/ParsleyBenchmarks",
             swiftSettings: swiftSettings
@@ -168,7 +192,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Push: the providers, and the fake APNs (HTTP/2 over TLS) and FCM servers they are tested against.
-                "ParsleyPush",
+                "ParsleyPush", "ParsleyPushFakes",
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOPosix", package: "swift-nio"),

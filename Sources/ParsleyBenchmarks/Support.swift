@@ -44,7 +44,7 @@ struct BenchArguments {
                 changeEvents = true
                 i += 1
                 continue
-            case "--cloud", "--files":
+            case "--cloud", "--files", "--push":
                 i += 1
                 continue
             default: break

@@ -24,6 +24,13 @@ if CommandLine.arguments.contains("--files") {
     exit(0)
 }
 
+// `--push`: notifications/s from the parsley executable to fake APNs and FCM servers (PushBench.swift), then exit.
+if CommandLine.arguments.contains("--push") {
+    try await PushBench.run(work: work, arguments: arguments, logger: logger)
+    try? FileManager.default.removeItem(at: work)
+    exit(0)
+}
+
 guard let wrk = Wrk.locate() else {
     print("wrk is required (apt-get install wrk); scripts/bench.sh installs it.")
     exit(1)

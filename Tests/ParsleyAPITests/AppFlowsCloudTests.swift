@@ -1,5 +1,6 @@
 import ExampleAppCloud
 import Foundation
+import ParsleyPushFakes
 import ParsleyCore
 import HTTPTypes
 import Testing

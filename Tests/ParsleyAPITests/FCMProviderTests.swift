@@ -1,4 +1,5 @@
 import ParsleyCore
+import ParsleyPushFakes
 import ParsleyPush
 import Testing
 import _CryptoExtras

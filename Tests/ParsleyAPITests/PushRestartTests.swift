@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import ParsleyCore
+import ParsleyPushFakes
 import ParsleyDomain
 import Synchronization
 import Testing

@@ -1,19 +1,19 @@
-import Foundation
+public import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
-import ParsleyCore
+public import ParsleyCore
 import Synchronization
-import _CryptoExtras
+public import _CryptoExtras
 
 /// A real FCM HTTP v1 stand-in on 127.0.0.1, with Google's OAuth2 token endpoint beside it.
 ///
 /// `POST /token` takes the JWT-bearer grant, checks the assertion (RS256 against the service account's public key,
 /// `iss`, `aud`, `scope`) and hands out an access token; `POST /v1/projects/{id}/messages:send` checks the bearer
 /// token and the project, records the message, and answers per registration token as the test scripted it.
-final class FakeFCM: Sendable {
-    enum Answer: Sendable, Equatable {
+public final class FakeFCM: Sendable {
+    public enum Answer: Sendable, Equatable {
         case ok
         case unregistered
         case quotaExceeded(retryAfter: Int?)
@@ -21,10 +21,10 @@ final class FakeFCM: Sendable {
         case unavailable
     }
 
-    let account: PushTestKeys.ServiceAccount
-    let port: Int
+    public let account: PushTestKeys.ServiceAccount
+    public let port: Int
     /// How long the token endpoint takes to answer (so concurrent senders meet while an exchange is under way).
-    let tokenDelay: Duration
+    public let tokenDelay: Duration
     private let script = Mutex<[String: [Answer]]>([:])
     private let recorded = Mutex<[JSONValue]>([])
     private let issued = Mutex<(count: Int, valid: Set<String>)>((0, []))
@@ -36,22 +36,22 @@ final class FakeFCM: Sendable {
     }
 
     /// The FCM base URL (`android.endpoint`).
-    var url: String { "http://127.0.0.1:\(port)" }
+    public var url: String { "http://127.0.0.1:\(port)" }
     /// The token endpoint (`token_uri`).
-    var tokenURI: String { url + "/token" }
+    public var tokenURI: String { url + "/token" }
     /// The `message` objects received with a valid token, in order.
-    var messages: [JSONValue] { recorded.withLock { $0 } }
+    public var messages: [JSONValue] { recorded.withLock { $0 } }
     /// How many access tokens the token endpoint handed out.
-    var tokenExchanges: Int { issued.withLock { $0.count } }
+    public var tokenExchanges: Int { issued.withLock { $0.count } }
 
     /// Answers sends to `token` with `answers` in turn, the last one from then on.
-    func answer(_ token: String, with answers: Answer...) { script.withLock { $0[token] = answers } }
+    public func answer(_ token: String, with answers: Answer...) { script.withLock { $0[token] = answers } }
 
     /// Makes every access token handed out so far invalid, as a revoked key would.
-    func revokeAccessTokens() { issued.withLock { $0.valid.removeAll() } }
+    public func revokeAccessTokens() { issued.withLock { $0.valid.removeAll() } }
 
     /// Runs a fake FCM for `account` beside `body`.
-    static func with(
+    public static func with(
         account: PushTestKeys.ServiceAccount = PushTestKeys.serviceAccount, tokenDelay: Duration = .milliseconds(100),
         _ body: (FakeFCM) async throws -> Void
     ) async throws {

@@ -1,11 +1,11 @@
-import Crypto
-import Foundation
+public import Crypto
+public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
-import ParsleyCore
+public import ParsleyCore
 import SwiftASN1
 import Synchronization
 import X509
@@ -14,8 +14,8 @@ import X509
 /// self-signed certificate for 127.0.0.1 and localhost made at start. It checks every request's provider token (ES256
 /// signature against the team's public key, `kid`, `iss`), records the request, and answers per device token as the
 /// test scripted it (200 with an `apns-id` unless told otherwise).
-final class FakeAPNs: Sendable {
-    enum Answer: Sendable, Equatable {
+public final class FakeAPNs: Sendable {
+    public enum Answer: Sendable, Equatable {
         case ok
         case badDeviceToken
         case unregistered
@@ -24,31 +24,31 @@ final class FakeAPNs: Sendable {
         case status(Int, reason: String)
     }
 
-    struct Request: Sendable {
-        var deviceToken: String
+    public struct Request: Sendable {
+        public var deviceToken: String
         /// Header names lowercased; pseudo-headers (`:path`) are not among them.
-        var headers: [String: String]
-        var body: JSONValue
-        var jwt: String
-        var jwtValid: Bool
+        public var headers: [String: String]
+        public var body: JSONValue
+        public var jwt: String
+        public var jwtValid: Bool
         /// The HTTP major version the request came over (always 2 here: the server speaks nothing else).
-        var httpVersion: Int
+        public var httpVersion: Int
     }
 
-    let keyId: String
-    let teamId: String
+    public let keyId: String
+    public let teamId: String
     private let publicKey: P256.Signing.PublicKey
     /// The server certificate, PEM: the trust root a client needs.
-    let certificatePEM: String
+    public let certificatePEM: String
     /// `certificatePEM` in a file (a `caFile`), removed when the fake stops.
-    let certificateFile: String
+    public let certificateFile: String
     private let script = Mutex<[String: [Answer]]>([:])
     private let recorded = Mutex<[Request]>([])
     private let boundPort = Mutex(0)
     private let delay = Mutex<Duration>(.zero)
 
     /// How long each answer takes (a slow APNs, so a test can stop the server in the middle of a push).
-    var latency: Duration {
+    public var latency: Duration {
         get { delay.withLock { $0 } }
         set { delay.withLock { $0 = newValue } }
     }
@@ -61,18 +61,18 @@ final class FakeAPNs: Sendable {
         self.certificateFile = certificateFile
     }
 
-    var port: Int { boundPort.withLock { $0 } }
+    public var port: Int { boundPort.withLock { $0 } }
     /// The base URL (`ios.host`).
-    var url: String { "https://127.0.0.1:\(port)" }
-    var requests: [Request] { recorded.withLock { $0 } }
+    public var url: String { "https://127.0.0.1:\(port)" }
+    public var requests: [Request] { recorded.withLock { $0 } }
 
     /// Answers requests for `deviceToken` with `answers` in turn, the last one from then on.
-    func answer(_ deviceToken: String, with answers: Answer...) {
+    public func answer(_ deviceToken: String, with answers: Answer...) {
         script.withLock { $0[deviceToken] = answers }
     }
 
     /// Runs a fake APNs that trusts `key` beside `body`.
-    static func with(key: PushTestKeys.APNsKey, _ body: (FakeAPNs) async throws -> Void) async throws {
+    public static func with(key: PushTestKeys.APNsKey, _ body: (FakeAPNs) async throws -> Void) async throws {
         let (certificatePEM, privateKeyPEM) = try makeCertificate()
         let file = try PushTestKeys.temporaryFile(certificatePEM, suffix: ".pem")
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -104,7 +104,7 @@ final class FakeAPNs: Sendable {
     }
 
     /// A port on 127.0.0.1 that nothing listens on (bound, then closed).
-    static func closedPort() async throws -> Int {
+    public static func closedPort() async throws -> Int {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
         let port = channel.localAddress?.port ?? 1
         try await channel.close()
