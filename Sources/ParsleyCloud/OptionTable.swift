@@ -105,7 +105,7 @@ enum OptionTable {
         OptionSpec(key: key, env: [env], kind: kind, status: .refused, origin: .parseServer, note: reason, harmless: harmless)
     }
 
-    static let noCloudCode = "Parsley has no Cloud Code"
+    static let noCloudCode = "Parsley runs no JavaScript Cloud Code (cloud code is Swift, `ParsleyCloud`, or webhooks)"
 
     /// Parse Server 7's options (`src/Options/Definitions.js` of parse-server 7.3.0, plus
     /// `emailVerifySuccessOnInvalidEmail` from later releases), then Parsley's own settings.
@@ -141,7 +141,7 @@ enum OptionTable {
         ignored("cacheMaxSize", "PARSE_SERVER_CACHE_MAX_SIZE", .value, "Parsley sizes its own caches", harmless: Harmless.number(10000)),
         ignored("cacheTTL", "PARSE_SERVER_CACHE_TTL", .value, "Parsley's caches are invalidated on change", harmless: Harmless.number(5000)),
         supported("clientKey", ["PARSE_SERVER_CLIENT_KEY"]),
-        ignored("cloud", "PARSE_SERVER_CLOUD", .value, "\(noCloudCode): `/functions` and `/jobs` answer 141 and triggers do not run"),
+        ignored("cloud", "PARSE_SERVER_CLOUD", .value, "\(noCloudCode): the JavaScript file is not loaded"),
         ignored("cluster", "PARSE_SERVER_CLUSTER", .value, "one process per server; run several behind a load balancer (on PostgreSQL)",
             harmless: Harmless.isFalse),
         refused(
@@ -165,7 +165,7 @@ enum OptionTable {
             "databaseURI", ["PARSE_SERVER_DATABASE_URI", "DATABASE_URI"], .value, .parseServer,
             "`sqlite:<path>` (default `sqlite:<data>/parsley.sqlite`) or `postgres://`; `mongodb://` stops the start"),
         supported("defaultLimit", ["PARSE_SERVER_DEFAULT_LIMIT"]),
-        ignored("directAccess", "PARSE_SERVER_DIRECT_ACCESS", .bool, "\(noCloudCode), so nothing calls the API from inside the server"),
+        ignored("directAccess", "PARSE_SERVER_DIRECT_ACCESS", .bool, "Swift cloud code always calls the services directly, never over HTTP"),
         supported("dotNetKey", ["PARSE_SERVER_DOT_NET_KEY"]),
         ignored(
             "emailAdapter", "PARSE_SERVER_EMAIL_ADAPTER", .value,
@@ -298,7 +298,7 @@ enum OptionTable {
             "sendUserEmailVerification", "PARSE_SERVER_SEND_USER_EMAIL_VERIFICATION", .bool,
             "verification mails are always sent with verifyUserEmails", harmless: Harmless.isTrue),
         ignored("serverCloseComplete", "PARSE_SERVER_SERVER_CLOSE_COMPLETE", .value, "a JavaScript callback"),
-        ignored("serverURL", "PARSE_SERVER_URL", .value, "\(noCloudCode), so nothing calls the API from inside; links use publicServerURL"),
+        ignored("serverURL", "PARSE_SERVER_URL", .value, "cloud code calls the services directly; links use publicServerURL"),
         supported("sessionLength", ["PARSE_SERVER_SESSION_LENGTH"], .value, .parseServer, "seconds, default one year"),
         ignored("silent", "SILENT", .bool, "use logLevel", harmless: Harmless.isFalse),
         ignored("startLiveQueryServer", "PARSE_SERVER_START_LIVE_QUERY_SERVER", .bool, "there is no LiveQuery", harmless: Harmless.isFalse),

@@ -131,7 +131,7 @@ struct ServeSetup {
         (metricsPort, metricsHost) = try ServerSettings.metricsListener(values)
         shutdownTimeout = try values.integer("shutdownTimeout", default: 30) ?? 30
         _ = try ServerSettings.logSettings(values)
-        push = try ServerSettings.pushConfiguration(values)
+        push = try ServerSettings.pushConfiguration(values, logger: logger)
     }
 }
 

@@ -161,7 +161,10 @@ extension ServerSettings {
     }
 
     /// Parse Server's `push` option: JSON, or the path of a JSON file; nil when not set (or `{}`).
-    static func pushConfiguration(_ values: OptionValues) throws -> PushConfiguration? {
+    /// Entries Parsley cannot send through (certificate-based APNs, the legacy FCM `apiKey`) are left out with a
+    /// warning, so an existing Parse Server config still starts; a token-auth or service-account entry with a
+    /// mistake stops the start.
+    static func pushConfiguration(_ values: OptionValues, logger: Logger) throws -> PushConfiguration? {
         guard let raw = values.raw("push") else { return nil }
         let name = OptionTable.spec("push").shownName
         var option = raw.source.hasPrefix("config file") ? raw.json : (try? JSONParser.parse(raw.text)) ?? .string(raw.text)
@@ -171,12 +174,39 @@ extension ServerSettings {
             }
             option = value
         }
-        if option.objectValue?.isEmpty == true { return nil }
+        option = dropUnsupportedPush(option) { problem in
+            logger.warning("Parse Server option push (\(raw.name)): \(problem)")
+        }
+        if option.objectValue?.isEmpty != false { return nil }
         do {
             return try PushConfiguration(option: option)
         } catch {
             throw Invalid(description: "\(name): \(error)")
         }
+    }
+
+    /// The `push` option without the entries Parsley cannot use, each reported.
+    static func dropUnsupportedPush(_ option: JSONValue, report: (String) -> Void) -> JSONValue {
+        guard case .object(var keys) = option else { return option }
+        for key in PushConfiguration.appleKeys {
+            guard let value = keys[key] else { continue }
+            let entries = value.arrayValue ?? [value]
+            let usable = entries.filter { entry in
+                let certificate = entry["token"] == nil && (entry["pfx"] != nil || entry["cert"] != nil)
+                if certificate { report("certificate-based APNs (`pfx`/`cert`) for \(key) is not supported and is ignored; use token auth (`token: {key, keyId, teamId}`)") }
+                return !certificate
+            }
+            if usable.isEmpty {
+                keys.removeValue(forKey: key)
+            } else {
+                keys[key] = value.arrayValue != nil ? .array(usable) : usable[0]
+            }
+        }
+        if let android = keys["android"], android["firebaseServiceAccount"] == nil, android["apiKey"] != nil {
+            report("the legacy FCM `apiKey` (shut down by Google in 2024) is not supported and is ignored; use `firebaseServiceAccount` (FCM HTTP v1)")
+            keys.removeValue(forKey: "android")
+        }
+        return .object(keys)
     }
 
     /// `masterKeyIps`: a JSON array or a comma list of addresses and CIDR ranges (Parse Server's array parser).

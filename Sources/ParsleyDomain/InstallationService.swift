@@ -19,6 +19,15 @@ public struct InstallationService: Sendable {
         public var objectId: String
     }
 
+    /// Creates `_Installation` with its columns and lookup indexes (upserts and token moves stay fast with many
+    /// installations).
+    public func bootstrap() async throws {
+        _ = try await objects.schemas.ensure(
+            "_Installation", fields: ["installationId": .string, "deviceToken": .string, "user": .pointer("_User")], auth: .master,
+            allowClassCreation: true)
+        try await objects.store.createInstallationIndexes()
+    }
+
     /// `POST /installations`.
     public func save(_ body: JSONValue, auth: Auth) async throws -> Saved {
         guard case .object(var fields) = body else { throw ParseError.invalidJSON("The request body must be a JSON object") }

@@ -90,6 +90,7 @@ public struct ParseServices: Sendable {
         try await sessions.bootstrap()
         try await config.bootstrap()
         try await roles.prepareClass()
+        try await installations.bootstrap()
         try await idempotency?.bootstrap()
     }
 

@@ -15,6 +15,11 @@ public enum SystemIndex {
     public static let sessionUser = "_Session_user"
     /// Unique role names.
     public static let roleName = "_Role__unique_name"
+    /// Installations by `installationId` (the upsert of `POST /installations`) and by `deviceToken` (a token moves
+    /// to the newest installation), and a push's `user` targeting.
+    public static let installationId = "_Installation_installationId"
+    public static let installationToken = "_Installation_deviceToken"
+    public static let installationUser = "_Installation_user"
 }
 
 extension SQLStore {
@@ -82,6 +87,17 @@ extension SQLStore {
             try await db.query(
                 SQLFragment(unsafeSQL: "CREATE UNIQUE INDEX IF NOT EXISTS \(q(SystemIndex.sessionToken)) ON \(q("_Session")) (\(q("sessionToken")))"))
             try await db.query(SQLFragment(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(q(SystemIndex.sessionUser)) ON \(q("_Session")) (\(q("user")))"))
+        }
+    }
+
+    /// `_Installation`'s lookup indexes (`SystemIndex.installationId`, `.installationToken`, `.installationUser`). The
+    /// table must exist with those columns.
+    public func createInstallationIndexes() async throws {
+        let q = dialect.quote
+        _ = try await database.write { db in
+            for (name, column) in [(SystemIndex.installationId, "installationId"), (SystemIndex.installationToken, "deviceToken"), (SystemIndex.installationUser, "user")] {
+                try await db.query(SQLFragment(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(q(name)) ON \(q("_Installation")) (\(q(column)))"))
+            }
         }
     }
 

@@ -10,14 +10,18 @@ enum Glimp {
             let from = await Notifications.name(req.parse, req.object.pointerId("fromUser"))
             try await Notifications.record(req.parse, to: to, kind: "friendRequest", message: "\(from) wants to be your friend")
         }
-        // Someone accepts your friend request: they add your id to their friendIds while yours holds theirs.
+        // Someone accepts your friend request: they add your id to their friendIds while yours already held theirs
+        // (added before this save: the after-trigger may run once both sides are in, and only the later add is
+        // the acceptance).
         cloud.afterSave("_User") { req in
             guard let me = req.object.objectId else { return }
             let before = Set(req.original?["friendIds", as: [String].self] ?? [])
             let added = (req.object["friendIds", as: [String].self] ?? []).filter { !before.contains($0) }
+            let savedAt = req.object["updatedAt", as: String.self] ?? ""
             for friend in added {
                 guard let theirs = try? await req.parse.asMaster.get("_User", friend),
-                    [String](parseJSON: theirs["friendIds"] ?? [])?.contains(me) == true
+                    [String](parseJSON: theirs["friendIds"] ?? [])?.contains(me) == true,
+                    let theirUpdate = theirs["updatedAt"]?.stringValue, theirUpdate < savedAt
                 else { continue }
                 let name = req.object["username", as: String.self] ?? "Someone"
                 try await Notifications.record(req.parse, to: friend, kind: "friendAccepted", message: "\(name) accepted your friend request")
