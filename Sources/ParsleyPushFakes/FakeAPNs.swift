@@ -42,7 +42,7 @@ public final class FakeAPNs: Sendable {
     public let certificatePEM: String
     /// `certificatePEM` in a file (a `caFile`), removed when the fake stops.
     public let certificateFile: String
-    private let script = Mutex<[String: [Answer]]>([:])
+    private let script = AnswerScript<Answer>(fallback: .ok)
     private let recorded = Mutex<[Request]>([])
     private let boundPort = Mutex(0)
     private let delay = Mutex<Duration>(.zero)
@@ -68,7 +68,7 @@ public final class FakeAPNs: Sendable {
 
     /// Answers requests for `deviceToken` with `answers` in turn, the last one from then on.
     public func answer(_ deviceToken: String, with answers: Answer...) {
-        script.withLock { $0[deviceToken] = answers }
+        script.set(deviceToken, answers)
     }
 
     /// Runs a fake APNs that trusts `key` beside `body`.
@@ -146,12 +146,7 @@ public final class FakeAPNs: Sendable {
                     deviceToken: deviceToken, headers: headers, body: json, jwt: jwt, jwtValid: jwtValid, httpVersion: head.version.major))
         }
         guard jwtValid else { return (.forbidden, [:], ["reason": "InvalidProviderToken"]) }
-        let answer = script.withLock { script -> Answer in
-            guard var answers = script[deviceToken], let first = answers.first else { return .ok }
-            if answers.count > 1 { answers.removeFirst() }
-            script[deviceToken] = answers
-            return first
-        }
+        let answer = script.next(for: deviceToken)
         switch answer {
         case .ok: return (.ok, ["apns-id": headers["apns-id"] ?? UUID().uuidString], nil)
         case .badDeviceToken: return (.badRequest, [:], ["reason": "BadDeviceToken"])

@@ -25,7 +25,7 @@ public final class FakeFCM: Sendable {
     public let port: Int
     /// How long the token endpoint takes to answer (so concurrent senders meet while an exchange is under way).
     public let tokenDelay: Duration
-    private let script = Mutex<[String: [Answer]]>([:])
+    private let script = AnswerScript<Answer>(fallback: .ok)
     private let recorded = Mutex<[JSONValue]>([])
     private let issued = Mutex<(count: Int, valid: Set<String>)>((0, []))
 
@@ -45,7 +45,7 @@ public final class FakeFCM: Sendable {
     public var tokenExchanges: Int { issued.withLock { $0.count } }
 
     /// Answers sends to `token` with `answers` in turn, the last one from then on.
-    public func answer(_ token: String, with answers: Answer...) { script.withLock { $0[token] = answers } }
+    public func answer(_ token: String, with answers: Answer...) { script.set(token, answers) }
 
     /// Makes every access token handed out so far invalid, as a revoked key would.
     public func revokeAccessTokens() { issued.withLock { $0.valid.removeAll() } }
@@ -95,12 +95,7 @@ public final class FakeFCM: Sendable {
             return Self.error(400, "INVALID_ARGUMENT", "Invalid JSON payload received.", errorCode: "INVALID_ARGUMENT")
         }
         recorded.withLock { $0.append(message) }
-        let answer = script.withLock { script -> Answer in
-            guard var answers = script[target], let first = answers.first else { return .ok }
-            if answers.count > 1 { answers.removeFirst() }
-            script[target] = answers
-            return first
-        }
+        let answer = script.next(for: target)
         switch answer {
         case .ok:
             let number = recorded.withLock { $0.count }
