@@ -31,7 +31,12 @@ public struct WhereCompiler {
             if nodes.isEmpty { return "1=0" }
             return try combine(nodes, " OR ", schema, alias)
         case .nor(let nodes):
-            return SQLFragment("NOT ") + (try combine(nodes, " OR ", schema, alias))
+            // A condition on a missing field is NULL in SQL, and NOT NULL would drop the object: each part counts as
+            // false then, as in Parse (none of them holds).
+            if nodes.isEmpty { return "1=1" }
+            var parts: [SQLFragment] = []
+            for n in nodes { parts.append("COALESCE(" + (try compile(n, schema: schema, alias: alias)).parenthesized + ", FALSE)") }
+            return SQLFragment("NOT ") + Self.balanced(parts[...], " OR ")
         case .relatedTo(let owner, let key):
             guard let ownerSchema = schemas[owner.className], case .relation? = ownerSchema.fields[key] else { return "1=0" }
             var f = SQLFragment(unsafeSQL: "\(column(alias, "objectId")) IN (SELECT relatedId FROM \(dialect.quote(Self.joinTable(field: key, owner: owner.className))) WHERE owningId = ")
