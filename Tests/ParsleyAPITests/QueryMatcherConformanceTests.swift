@@ -10,18 +10,21 @@ import Testing
 @Suite("Query matcher conformance")
 struct QueryMatcherConformanceTests {
     static let schema = ClassSchema(className: "Conf", fields: [
-        "s": .string, "n": .number, "b": .boolean, "d": .date, "p": .pointer("Other"), "a": .array,
+        "s": .string, "n": .number, "b": .boolean, "d": .date, "p": .pointer("Other"), "a": .array, "o": .object, "g": .geoPoint, "area": .polygon,
     ])
+    static func point(_ lat: Double, _ lng: Double) -> JSONValue { ["__type": "GeoPoint", "latitude": .double(lat), "longitude": .double(lng)] }
+    static let square: JSONValue = ["__type": "Polygon", "coordinates": [[0, 0], [0, 10], [10, 10], [10, 0]]]
 
     static func date(_ seconds: Int64) -> JSONValue { ["__type": "Date", "iso": .string(ParseDate(milliseconds: 1_700_000_000_000 + seconds * 1000).iso)] }
     static func other(_ id: String) -> JSONValue { ["__type": "Pointer", "className": "Other", "objectId": .string(id)] }
 
     /// The objects: `k` names each; some fields missing on purpose.
     static let objects: [[String: JSONValue]] = [
-        ["k": "o1", "s": "apple", "n": 1, "b": true, "d": date(0), "p": other("x1"), "a": [1, 2, 3]],
-        ["k": "o2", "s": "Banana", "n": 2.5, "b": false, "d": date(60), "p": other("x2"), "a": ["a", "b"]],
-        ["k": "o3", "s": "cherry", "n": -4, "d": date(-60), "a": [2, "b", true]],
-        ["k": "o4", "n": 10, "b": true, "a": []],
+        ["k": "o1", "s": "apple", "n": 1, "b": true, "d": date(0), "p": other("x1"), "a": [1, 2, 3],
+         "o": ["x": 1, "y": "t", "z": ["w": true], "when": date(0), "who": other("x1")], "g": point(1, 1), "area": square],
+        ["k": "o2", "s": "Banana", "n": 2.5, "b": false, "d": date(60), "p": other("x2"), "a": ["a", "b"], "o": ["x": "1", "y": "u", "z": ["w": false]], "g": point(40, -74)],
+        ["k": "o3", "s": "cherry", "n": -4, "d": date(-60), "a": [2, "b", true], "o": ["x": 7, "when": date(120)]],
+        ["k": "o4", "n": 10, "b": true, "a": [], "g": point(5, 5)],
         ["k": "o5", "s": "apricot", "p": other("x1")],
         ["k": "o6"],
     ]
@@ -44,6 +47,14 @@ struct QueryMatcherConformanceTests {
         ["missing": .null], ["missing": ["$exists": true]], ["missing": ["$ne": 1]], ["missing": ["$nin": [1]]], ["missing": 1],
         ["$or": [["s": "apple"], ["n": 10]]], ["$and": [["b": true], ["n": ["$gt": 1]]]], ["$nor": [["s": "apple"], ["b": false]]],
         ["s": ["$exists": true], "n": ["$gt": 0]], ["objectId": ["$exists": true]], ["createdAt": ["$exists": true]],
+        ["o.x": 1], ["o.x": "1"], ["o.x": ["$gt": 1]], ["o.x": ["$ne": 1]], ["o.x": ["$in": [1, 7]]], ["o.x": ["$nin": [1]]], ["o.x": .null],
+        ["o.x": ["$exists": false]], ["o.y": ["$gte": "t"]], ["o.y": ["$regex": "^u"]], ["o.z.w": true], ["o.z.w": ["$ne": true]],
+        ["o.when": ["$gt": date(60)]], ["o.when": date(0)], ["o.who": other("x1")], ["o.nothing": ["$exists": true]], ["o.y": ["$in": ["t", .null]]],
+        ["s.deeper": .null], ["s.deeper": 1],
+        ["g": ["$nearSphere": point(0, 0), "$maxDistanceInRadians": 0.1]], ["g": ["$nearSphere": point(0, 0)]],
+        ["g": ["$within": ["$box": [point(0, 0), point(6, 6)]]]], ["g": ["$geoWithin": ["$centerSphere": [[0, 0], 0.05]]]],
+        ["g": ["$geoWithin": ["$polygon": [point(0, 0), point(0, 3), point(3, 3), point(3, 0)]]]], ["g": ["$exists": false]],
+        ["area": ["$geoIntersects": ["$point": point(5, 5)]]], ["area": ["$geoIntersects": ["$point": point(20, 20)]]], ["area": ["$exists": true]],
     ]
 
     @Test("every case picks the same objects through SQL and through the in-memory matcher", arguments: Backend.all)

@@ -2,8 +2,8 @@
 /// decide, as in `WhereCompiler`): what LiveQuery needs to tell whether an event's object matches a subscription.
 ///
 /// Objects are REST JSON (`{"__type":"Date"}`, pointers, arrays, `createdAt`/`updatedAt` as ISO text). What cannot
-/// be decided from the object alone (sub-queries, relations, `$relatedTo`, `$text`, geo, paths into Object fields)
-/// answers nil: the caller resolves those through storage.
+/// be decided from the object alone (sub-queries, relations, `$relatedTo`, `$text`) answers nil: the caller
+/// resolves those through storage.
 public struct QueryMatcher: Sendable {
     public let schema: ClassSchema
 
@@ -37,7 +37,10 @@ public struct QueryMatcher: Sendable {
             return matches(.or(nodes), object).map { !$0 }
         case .relatedTo: return nil
         case .field(let path, let condition):
-            guard path.subpath.isEmpty else { return nil }
+            if !path.subpath.isEmpty {
+                guard schema.fields[path.field] == .object else { return Self.missing(condition) }
+                return Self.path(condition, Self.value(at: path.subpath, in: object[path.field]))
+            }
             let type: FieldType?
             switch path.field {
             case "objectId": type = .string
@@ -49,6 +52,7 @@ public struct QueryMatcher: Sendable {
             switch type {
             case .array: return Self.array(condition, value?.arrayValue)
             case .string, .number, .boolean, .date, .pointer: return Self.scalar(condition, value, type)
+            case .geoPoint, .polygon: return Self.geo(condition, value, type)
             default: return nil
             }
         }
