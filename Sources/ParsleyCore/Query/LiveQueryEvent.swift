@@ -1,0 +1,65 @@
+/// Which LiveQuery event a committed write is for one subscription (Parse Server's rules): a create that matches is
+/// `create`; an update is `enter` (it matches now, did not before), `update` (both), `leave` (only before), nothing
+/// (neither); a delete of a matching object is `delete`. With `watch`, a create or update is sent only when a
+/// watched field was set or changed (`enter` and `leave` always are).
+public enum LiveQueryEvent: String, Sendable, Equatable {
+    case create, enter, update, leave, delete
+
+    /// What a subscription needs to decide: its query, the fields it watches (empty: all).
+    public struct Subscription: Sendable {
+        public var predicate: QueryNode
+        public var watch: [String]
+        public init(predicate: QueryNode, watch: [String] = []) {
+            self.predicate = predicate
+            self.watch = watch
+        }
+    }
+
+    /// The outcome for one write: an event, none, or "storage must decide" (the query has sub-queries or relations).
+    public enum Decision: Sendable, Equatable {
+        case send(LiveQueryEvent)
+        case none
+        case needsStorage
+    }
+
+    /// Decides for a write of `operation` (`create`, `update` or `delete`) with the object before (`original`) and after.
+    public static func decide(
+        _ subscription: Subscription, matcher: QueryMatcher, operation: String, original: [String: JSONValue]?, object: [String: JSONValue]?
+    ) -> Decision {
+        func matches(_ o: [String: JSONValue]?) -> Bool?? {
+            guard let o else { return .some(false) }
+            return .some(matcher.matches(subscription.predicate, o))
+        }
+        switch operation {
+        case "create":
+            guard case .some(let now) = matches(object), let now else { return .needsStorage }
+            guard now else { return .none }
+            return watched(subscription.watch, original: nil, object: object) ? .send(.create) : .none
+        case "delete":
+            guard case .some(let before) = matches(original), let before else { return .needsStorage }
+            return before ? .send(.delete) : .none
+        default:
+            guard case .some(let before) = matches(original), let before, case .some(let now) = matches(object), let now else { return .needsStorage }
+            switch (before, now) {
+            case (false, true): return .send(.enter)
+            case (true, false): return .send(.leave)
+            case (true, true): return watched(subscription.watch, original: original, object: object) ? .send(.update) : .none
+            case (false, false): return .none
+            }
+        }
+    }
+
+    /// Whether a watched field was set (create) or changed (update); true when nothing is watched.
+    static func watched(_ fields: [String], original: [String: JSONValue]?, object: [String: JSONValue]?) -> Bool {
+        guard !fields.isEmpty else { return true }
+        return fields.contains { original?[$0] != object?[$0] }
+    }
+
+    /// The object as a subscription with `keys` receives it: `className`, `objectId`, `createdAt`, `updatedAt`, `ACL`
+    /// and the keys (all fields when `keys` is nil).
+    public static func cut(_ object: [String: JSONValue], keys: [String]?) -> [String: JSONValue] {
+        guard let keys else { return object }
+        let kept = Set(keys).union(["className", "objectId", "createdAt", "updatedAt", "ACL"])
+        return object.filter { kept.contains($0.key) }
+    }
+}
