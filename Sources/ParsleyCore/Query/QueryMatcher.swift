@@ -13,26 +13,8 @@ public struct QueryMatcher: Sendable {
     public func matches(_ node: QueryNode, _ object: [String: JSONValue]) -> Bool? {
         switch node {
         case .all: return true
-        case .and(let nodes):
-            var undecided = false
-            for n in nodes {
-                switch matches(n, object) {
-                case false?: return false
-                case nil: undecided = true
-                case true?: continue
-                }
-            }
-            return undecided ? nil : true
-        case .or(let nodes):
-            var undecided = false
-            for n in nodes {
-                switch matches(n, object) {
-                case true?: return true
-                case nil: undecided = true
-                case false?: continue
-                }
-            }
-            return undecided ? nil : false
+        case .and(let nodes): return first(nodes, object, giving: false)
+        case .or(let nodes): return first(nodes, object, giving: true)
         case .nor(let nodes):
             return matches(.or(nodes), object).map { !$0 }
         case .relatedTo: return nil
@@ -56,6 +38,20 @@ public struct QueryMatcher: Sendable {
             default: return nil
             }
         }
+    }
+
+    /// `answer` as soon as one node gives it (false for `$and`, true for `$or`); otherwise the opposite, or nil when a
+    /// node could not be decided.
+    func first(_ nodes: [QueryNode], _ object: [String: JSONValue], giving answer: Bool) -> Bool? {
+        var undecided = false
+        for node in nodes {
+            guard let result = matches(node, object) else {
+                undecided = true
+                continue
+            }
+            if result == answer { return answer }
+        }
+        return undecided ? nil : !answer
     }
 
     /// A field the class does not have: missing on every object.
