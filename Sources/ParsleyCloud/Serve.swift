@@ -34,14 +34,10 @@ struct Serve: AsyncParsableCommand {
         let providers = try await s.push?.makeProviders(logger: Logger(label: "parsley.push")) ?? []
         for provider in providers { logger.info("push: \(provider.name) through \(provider.summary)") }
         s.options.push.providers = providers
-        defer { if !providers.isEmpty { logger.debug("push providers closing") } }
-        do {
-            try await serveWithProviders(s, logger: logger)
-        } catch {
-            for provider in providers { try? await provider.shutdown() }
-            throw error
-        }
+        let outcome: Result<Void, any Error>
+        do { outcome = .success(try await serveWithProviders(s, logger: logger)) } catch { outcome = .failure(error) }
         for provider in providers { try? await provider.shutdown() }
+        try outcome.get()
     }
 
     private func serveWithProviders(_ s: ServeSetup, logger: Logger) async throws {

@@ -22,7 +22,7 @@ public enum ParsleyServer {
             var rule = RateLimitRule(
                 requestPath: route.path, window: route.limit.requestTimeWindow, count: route.limit.requestCount, methods: route.methods,
                 message: route.limit.errorResponseMessage, includeMasterKey: route.limit.includeMasterKey)
-            rule.includesSubpaths = route.path != "/login"
+            rule.includesSubpaths = route.includesSubpaths
             operations.rateLimits.append(rule)
         }
         return Application(

@@ -200,6 +200,13 @@ struct PushTests {
             #expect(badTime["code"] == 115)
             let twoExpiries = try await p.request(.post, "/push", ["channels": ["a"], "expiration_time": 1, "expiration_interval": 5, "data": [:]])
             #expect(twoExpiries["code"] == 115)
+            // A query that cannot run is refused at once, as a find with it would be; nothing is queued.
+            let badQuery = try await p.request(.post, "/push", ["where": ["deviceType": ["$bogus": 1]], "data": ["alert": "x"]])
+            let asFind = try await p.find("_Installation", where: ["deviceType": ["$bogus": 1]])
+            #expect(badQuery.status == 400)
+            #expect(badQuery.json == asFind.json, "\(badQuery.json)")
+            #expect(badQuery["code"] == 107)
+            #expect(try await p.find("_PushStatus").results.isEmpty)
             #expect(try await p.request(.get, "/serverInfo")["features"]?["push"]?["immediatePush"] == true)
             #expect(try await p.find("_PushStatus", master: false).status == 400, "push statuses are master-only")
         }

@@ -105,6 +105,8 @@ public struct CloudCode: Sendable {
         public var path: String
         public var methods: Set<String>
         public var limit: CloudValidator.RateLimit
+        /// Whether the paths under `path` count too (a class's objects; not `/login`).
+        public var includesSubpaths = true
     }
 
     public var triggerRateLimits: [RateLimitRoute] {
@@ -114,7 +116,7 @@ public struct CloudCode: Sendable {
             switch key.name {
             case .beforeSave: return RateLimitRoute(path: route, methods: ["POST", "PUT"], limit: limit)
             case .beforeDelete: return RateLimitRoute(path: route, methods: ["DELETE"], limit: limit)
-            case .beforeLogin: return RateLimitRoute(path: "/login", methods: ["POST"], limit: limit)
+            case .beforeLogin: return RateLimitRoute(path: "/login", methods: ["POST"], limit: limit, includesSubpaths: false)
             default: return nil
             }
         }.sorted { ($0.path, $0.methods.sorted().joined()) < ($1.path, $1.methods.sorted().joined()) }

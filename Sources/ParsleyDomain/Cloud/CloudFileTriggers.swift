@@ -58,23 +58,23 @@ extension CloudRuntime {
     /// throw to refuse; after-triggers only log their failures.
     /// A webhook on class `@File` takes precedence over the Swift handler; `url` is the file's address for it.
     public func fileTrigger(_ name: TriggerName, _ file: StoredFile, declaredSize: Int64? = nil, url: String? = nil, auth: Auth) async throws -> StoredFile {
-        let hook = webhooks.trigger(name, Self.fileClassName)
-        let handler = code.fileTriggers[name]
-        guard hook != nil || handler != nil else { return file }
+        let run: @Sendable (CloudFile) async throws -> Void
+        if let hook = webhooks.trigger(name, Self.fileClassName) {
+            run = { [self] file in try await fileWebhook(hook, name, file, url: url, auth: auth) }
+        } else if let handler = code.fileTriggers[name] {
+            run = { [self] file in
+                try await handler(FileTriggerRequest(
+                    triggerName: name, file: file, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth)))
+            }
+        } else {
+            return file
+        }
         let cloudFile = CloudFile(
             name: file.name, contentType: file.contentType, size: name == .beforeSave ? declaredSize : file.size, metadata: file.metadata,
             tags: file.tags)
         let outcome: Result<Void, ParseError>
         do {
-            if let hook {
-                outcome = .success(try await fileWebhook(hook, name, cloudFile, url: url, auth: auth))
-            } else if let handler {
-                let request = FileTriggerRequest(
-                    triggerName: name, file: cloudFile, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth))
-                outcome = .success(try await handler(request))
-            } else {
-                outcome = .success(())
-            }
+            outcome = .success(try await run(cloudFile))
         } catch {
             outcome = .failure(Self.parseError(error))
         }

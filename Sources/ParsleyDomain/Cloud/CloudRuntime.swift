@@ -152,12 +152,10 @@ public final class CloudRuntime: Sendable {
         let caller = try await caller(auth)
         let object = CloudObject(className: className, objectId: objectId, stored: original ?? [:], changes: body.objectValue ?? [:])
         if let hook = webhooks.trigger(.beforeSave, className) {
-            var request = Self.webhookBody(caller)
-            request["triggerName"] = "beforeSave"
-            request["object"] = .object(object.json)
-            if let original { request["original"] = .object(CloudObject(className: className, objectId: objectId, stored: original).json) }
+            var fields: [String: JSONValue] = ["object": .object(object.json)]
+            if let original { fields["original"] = .object(CloudObject(className: className, objectId: objectId, stored: original).json) }
             // `success` is the object to store: it replaces the write's data (Parse Server's rule); anything else changes nothing.
-            guard case .object(var saved) = try Webhooks.unwrap(try await webhooks.call(hook, request)) else { return body }
+            guard case .object(var saved) = try await callTriggerHook(hook, .beforeSave, caller: caller, fields) else { return body }
             for key in ["className", "objectId", "createdAt", "updatedAt"] { saved[key] = nil }
             return .object(saved)
         }
@@ -179,10 +177,7 @@ public final class CloudRuntime: Sendable {
         let caller = try await caller(auth)
         let object = CloudObject(className: className, objectId: objectId, stored: original)
         if let hook = webhooks.trigger(.beforeDelete, className) {
-            var request = Self.webhookBody(caller)
-            request["triggerName"] = "beforeDelete"
-            request["object"] = .object(object.json)
-            _ = try Webhooks.unwrap(try await webhooks.call(hook, request))
+            _ = try await callTriggerHook(hook, .beforeDelete, caller: caller, ["object": .object(object.json)])
             return
         }
         guard let entry = code.trigger(.beforeDelete, className) else { return }
@@ -255,12 +250,10 @@ public final class CloudRuntime: Sendable {
         let object = CloudObject(className: event.className, objectId: event.objectId, stored: stored)
         let original = name == .afterDelete ? nil : event.original.map { CloudObject(className: event.className, objectId: event.objectId, stored: $0) }
         if let hook {
-            var request = Self.webhookBody(caller)
-            request["triggerName"] = .string(name.rawValue)
-            request["object"] = .object(object.json)
-            if let original { request["original"] = .object(original.json) }
+            var fields: [String: JSONValue] = ["object": .object(object.json)]
+            if let original { fields["original"] = .object(original.json) }
             // The answer is ignored; a transport failure is retried (after-triggers only).
-            _ = try Webhooks.unwrap(try await webhooks.call(hook, request, attempts: 3))
+            _ = try await callTriggerHook(hook, name, caller: caller, fields)
             return
         }
         guard let entry else { return }

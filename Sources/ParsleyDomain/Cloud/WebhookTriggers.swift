@@ -1,7 +1,8 @@
 public import ParsleyCore
 
-/// The trigger webhooks beyond save and delete, with Parse Server's webhook body (`triggerName`, the caller's
-/// `master`/`user`/`installationId`/`headers`/`ip`/`context`, and per kind):
+/// Trigger webhooks, with Parse Server's webhook body (`triggerName`, the caller's
+/// `master`/`user`/`installationId`/`headers`/`ip`/`context`, and per kind; save and delete triggers send `object`
+/// and `original`, CloudRuntime.swift):
 /// - `beforeFind`: `query` (`where`, `limit`, `skip`, `order`, `keys`, `excludeKeys`, `include`, as REST sends them),
 ///   `count`, `isGet`; an `error` refuses the find, a `success` object with any of those keys replaces them.
 /// - `afterFind`: `objects`; a `success` array is what the find answers.
@@ -13,6 +14,8 @@ extension CloudRuntime {
     /// Parse Server's class name for file triggers.
     static let fileClassName = "@File"
 
+    /// Calls a trigger webhook; its `success` value, or its `error` as a 141. After-save and after-delete calls are
+    /// tried three times.
     func callTriggerHook(_ hook: Webhooks.Hook, _ name: TriggerName, caller: CloudCaller, _ fields: [String: JSONValue]) async throws -> JSONValue {
         var body = Self.webhookBody(caller)
         body["triggerName"] = .string(name.rawValue)

@@ -9,6 +9,8 @@ struct PushDelivery {
     let service: PushService
     var row: PushStatusRow
     var lease: Int64
+    /// Time zone names by UTC offset (seconds), for local-time pushes.
+    let zones: [Int: [String]]
     let stop: @Sendable () -> Bool
 
     /// The installation fields a message needs.
@@ -24,10 +26,11 @@ struct PushDelivery {
         var targeted: Int64 = 0
     }
 
-    init(service: PushService, row: PushStatusRow, lease: Int64, stop: @escaping @Sendable () -> Bool) {
+    init(service: PushService, row: PushStatusRow, lease: Int64, zones: [Int: [String]], stop: @escaping @Sendable () -> Bool) {
         self.service = service
         self.row = row
         self.lease = lease
+        self.zones = zones
         self.stop = stop
     }
 
@@ -38,7 +41,7 @@ struct PushDelivery {
             return
         }
         do {
-            for offset in row.pendingOffsets() {
+            for offset in row.pendingOffsets(zones) {
                 if let local = row.request.localTime, let offset, local - Int64(offset) * 1000 > ParseDate.now.milliseconds { break }
                 guard try await sendPart(offset: offset) else {
                     try await release()
@@ -53,8 +56,12 @@ struct PushDelivery {
         } catch is LeaseLost {
             service.logger.warning("push \(row.objectId): another node took it over")
             return
+        } catch let error as ParseError {
+            // The push itself is wrong (a query that no longer runs, say): it fails instead of being retried forever.
+            try await finish(status: "failed", error: error.message)
+            return
         }
-        if row.pendingOffsets().isEmpty || row.request.localTime == nil {
+        if row.pendingOffsets(zones).isEmpty || row.request.localTime == nil {
             try await finish(status: "succeeded", error: nil)
         } else {
             try await release()
@@ -80,7 +87,7 @@ struct PushDelivery {
         var conditions: [JSONValue] = [.object(row.request.whereValue), ["deviceToken": ["$exists": true]]]
         if let cursor { conditions.append(["objectId": ["$gt": .string(cursor)]]) }
         if let offset {
-            let names = (PushTimeZones.byOffset[offset] ?? []).map(JSONValue.string)
+            let names = (zones[offset] ?? []).map(JSONValue.string)
             if offset == 0 {
                 conditions.append(["$or": [["timeZone": ["$in": .array(names)]], ["timeZone": ["$exists": false]]]])
             } else {
@@ -103,17 +110,17 @@ struct PushDelivery {
         let pushTime = ParseDate.now
         let expiration = row.request.expiration(sendingAt: pushTime)
         var tally = Tally()
-        await withTaskGroup(of: (String, String, PushOutcome?).self) { group in
+        await withTaskGroup(of: (String, String, PushOutcome).self) { group in
             var inFlight = 0
             for installation in page {
                 guard let id = installation["objectId"]?.stringValue, let token = installation["deviceToken"]?.stringValue,
                     let deviceType = installation["deviceType"]?.stringValue
                 else { continue }
-                let pushType = installation["pushType"]?.stringValue
-                let appIdentifier = installation["appIdentifier"]?.stringValue
-                let probe = PushMessage(
-                    deviceToken: token, deviceType: deviceType, appIdentifier: appIdentifier, pushType: pushType, data: [:], pushId: pushId, pushTime: pushTime)
-                guard let provider = service.providers.first(where: { $0.serves(probe) }) else { continue }
+                // The data comes once the badge is known (in the task); the provider is chosen by the device.
+                let message = PushMessage(
+                    deviceToken: token, deviceType: deviceType, appIdentifier: installation["appIdentifier"]?.stringValue,
+                    pushType: installation["pushType"]?.stringValue, data: [:], pushId: pushId, pushTime: pushTime, expiration: expiration)
+                guard let provider = service.providers.first(where: { $0.serves(message) }) else { continue }
                 tally.targeted += 1
                 if inFlight >= service.settings.concurrency, let done = await group.next() {
                     inFlight -= 1
@@ -127,11 +134,10 @@ struct PushDelivery {
                     } catch {
                         return (id, deviceType, .failed(reason: "badge: \(error)", transient: false))
                     }
-                    let message = PushMessage(
-                        deviceToken: token, deviceType: deviceType, appIdentifier: appIdentifier, pushType: pushType,
-                        data: PushPayload.data(data, locales: locales, localeIdentifier: installation["localeIdentifier"]?.stringValue, badge: deviceBadge),
-                        pushId: pushId, pushTime: pushTime, expiration: expiration)
-                    return (id, deviceType, await Self.deliver(message, via: provider, attempts: service.settings.attempts))
+                    var delivered = message
+                    delivered.data = PushPayload.data(
+                        data, locales: locales, localeIdentifier: installation["localeIdentifier"]?.stringValue, badge: deviceBadge)
+                    return (id, deviceType, await Self.deliver(delivered, via: provider, attempts: service.settings.attempts))
                 }
             }
             for await done in group { tally.add(done) }
@@ -181,7 +187,6 @@ struct PushDelivery {
         if let offset, sent > 0 { body["sentPerUTCOffset.\(Self.hours(offset))"] = increment(sent) }
         body["sentUpTo"] = row.sentUpTo.map(JSONValue.string) ?? .null
         try await save(body)
-        service.record(sent: Int(sent), failed: Int(failed), dead: tally.dead.count)
     }
 
     /// A UTC offset as Parse Server names it in `sentPerUTCOffset` (hours: `-5`, `5.5`).
@@ -217,15 +222,14 @@ struct PushDelivery {
 }
 
 extension PushDelivery.Tally {
-    mutating func add(_ done: (String, String, PushOutcome?)) {
+    mutating func add(_ done: (String, String, PushOutcome)) {
         let (id, deviceType, outcome) = done
         switch outcome {
-        case .sent?: sent[deviceType, default: 0] += 1
-        case .invalidToken?:
+        case .sent: sent[deviceType, default: 0] += 1
+        case .invalidToken:
             failed[deviceType, default: 0] += 1
             dead.append(id)
-        case .failed?: failed[deviceType, default: 0] += 1
-        case nil: break
+        case .failed: failed[deviceType, default: 0] += 1
         }
     }
 }

@@ -38,7 +38,7 @@ public enum PushPayload {
             if let alert = data["alert-" + locale] { out["alert"] = alert }
             if let title = data["title-" + locale] { out["title"] = title }
         }
-        if let badge { out["badge"] = .int(badge) } else if out["badge"] != nil, self.badge(data) != nil { out["badge"] = nil }
+        if let badge { out["badge"] = .int(badge) }
         return out
     }
 }

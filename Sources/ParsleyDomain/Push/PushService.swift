@@ -18,7 +18,6 @@ public final class PushService: Sendable {
     let logger = Logger(label: "parsley.push")
     /// Set when this node queued a push, so the runner looks at once.
     private let wake = Atomic<Bool>(false)
-    private let counters = Mutex<(sent: Int, failed: Int, deadTokens: Int)>((0, 0, 0))
 
     init(objects: ObjectService, queries: QueryService, settings: PushOptions) {
         self.objects = objects
@@ -30,22 +29,20 @@ public final class PushService: Sendable {
     /// Whether a provider is configured (`/serverInfo`'s push features).
     public var isConfigured: Bool { !providers.isEmpty }
 
-    /// Notifications sent, failed, and dead tokens removed by this process (metrics, tests, the benchmark).
-    public var totals: (sent: Int, failed: Int, deadTokens: Int) { counters.withLock { $0 } }
-
     // MARK: Queueing
 
     /// Checks and queues a push; returns its `_PushStatus` objectId. `source` is `rest` or `cloud`.
     public func send(_ body: [String: JSONValue], source: String = "rest") async throws -> String {
         guard isConfigured else { throw ParseError(.pushMisconfigured, "Missing push configuration") }
         let request = try PushRequest(body: body)
+        // A query that cannot run is refused now (102, 107, ...), not found out by the queue.
+        _ = try QueryParser(now: .now).parse(.object(request.whereValue), className: "_Installation")
         var row: [String: JSONValue] = [
             "pushTime": .string(request.pushTimeText), "query": .string(JSONWriter.string(.object(request.whereValue))),
             "payload": .string(JSONWriter.string(.object(request.data))), "source": .string(source),
             "status": .string(request.scheduled ? "scheduled" : "pending"), "numSent": 0, "pushHash": .string(Self.hash(request.data["alert"])),
             "ACL": .object([:]),
         ]
-        if request.scheduled { row["scheduled"] = true }
         if let title = request.data["title"]?.stringValue { row["title"] = .string(title) }
         if let expiry = request.expirationTime { row["expiry"] = .int(expiry.milliseconds) }
         if let interval = request.expirationInterval { row["expiration_interval"] = .int(interval) }
@@ -102,11 +99,14 @@ public final class PushService: Sendable {
             auth: .master
         ).results
         var worked = false
+        // Local-time pushes need the zones by offset (read once a round: daylight saving time moves them).
+        let zones = rows.contains { ($0["pushTime"]?.stringValue).map { PushRequest.time(.string($0))?.local == true } ?? false }
+            ? PushTimeZones.byOffset : [:]
         for raw in rows {
-            guard let row = PushStatusRow(row: raw), !row.leased(now: now), let due = row.nextDue(), due <= now else { continue }
+            guard let row = PushStatusRow(row: raw), !row.leased(now: now), let due = row.nextDue(zones), due <= now else { continue }
             guard let lease = try await claim(row, now: now) else { continue }
             worked = true
-            var delivery = PushDelivery(service: self, row: row, lease: lease, stop: stop)
+            var delivery = PushDelivery(service: self, row: row, lease: lease, zones: zones, stop: stop)
             try await delivery.run()
         }
         return worked
@@ -125,13 +125,6 @@ public final class PushService: Sendable {
         }
     }
 
-    func record(sent: Int, failed: Int, dead: Int) {
-        counters.withLock {
-            $0.sent += sent
-            $0.failed += failed
-            $0.deadTokens += dead
-        }
-    }
 }
 
 /// How pushes are sent: the providers (from Parse Server's `push` option), how often the queue looks for due

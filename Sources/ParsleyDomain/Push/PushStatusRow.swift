@@ -19,7 +19,8 @@ struct PushStatusRow: Sendable {
         var body: [String: JSONValue] = [:]
         body["where"] = row["query"]?.stringValue.flatMap { try? JSONParser.parse($0) } ?? .object([:])
         body["data"] = row["payload"]?.stringValue.flatMap { try? JSONParser.parse($0) } ?? .object([:])
-        if row["scheduled"] == true, let time = row["pushTime"] { body["push_time"] = time }
+        // `pushTime` is the `push_time` given, or the time of the request: read back the same way either way.
+        if let time = row["pushTime"] { body["push_time"] = time }
         if let expiry = row["expiry"]?.numberValue { body["expiration_time"] = .double(expiry / 1000) }
         if let interval = row["expiration_interval"] { body["expiration_interval"] = interval }
         let created = row["createdAt"]?.stringValue.flatMap { ParseDate(iso: $0) } ?? .now
@@ -33,16 +34,16 @@ struct PushStatusRow: Sendable {
     /// Whether another node holds the row now.
     func leased(now: Int64) -> Bool { (leaseUntil?.numberValue).map { Int64($0) > now } ?? false }
 
-    /// The UTC offsets (seconds) a local-time push still has to reach, the earliest first; `[nil]` for a push at one
-    /// instant not yet finished.
-    func pendingOffsets() -> [Int?] {
+    /// The UTC offsets (seconds) a local-time push still has to reach, the earliest first, of `zones` (names by
+    /// offset, `PushTimeZones.byOffset`); `[nil]` for a push at one instant not yet finished.
+    func pendingOffsets(_ zones: [Int: [String]]) -> [Int?] {
         guard request.localTime != nil else { return [nil] }
-        return PushTimeZones.offsets.filter { !offsetsDone.contains($0) }.map { $0 }
+        return zones.keys.sorted(by: >).filter { !offsetsDone.contains($0) }.map { $0 }
     }
 
     /// When the next part of this push is due (milliseconds), nil when nothing is left.
-    func nextDue() -> Int64? {
-        guard let first = pendingOffsets().first else { return nil }
+    func nextDue(_ zones: [Int: [String]]) -> Int64? {
+        guard let first = pendingOffsets(zones).first else { return nil }
         guard let local = request.localTime, let offset = first else { return request.pushTime.milliseconds }
         return local - Int64(offset) * 1000
     }
@@ -50,9 +51,7 @@ struct PushStatusRow: Sendable {
 
 /// The time zones installations name (`timeZone`, IANA names), grouped by their offset from UTC now.
 enum PushTimeZones {
-    /// Offsets in seconds, largest first (the zones that reach a wall-clock time first).
-    static var offsets: [Int] { Array(Set(byOffset.keys)).sorted(by: >) }
-
+    /// Offsets (seconds) and their zone names; computed when asked, as daylight saving time moves zones between offsets.
     static var byOffset: [Int: [String]] {
         var groups: [Int: [String]] = [:]
         for name in TimeZoneNames.all {
