@@ -216,8 +216,13 @@ enum OptionTable {
             parts: [("paths", ["PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_PATHS"]), ("ttl", ["PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_TTL"])]),
         supported("javascriptKey", ["PARSE_SERVER_JAVASCRIPT_KEY"]),
         supported("jsonLogs", ["JSON_LOGS"], .bool, .parseServer, "`true`: logFormat `json` unless logFormat is set"),
-        ignored("liveQuery", "PARSE_SERVER_LIVE_QUERY", .value, "there is no LiveQuery", harmless: Harmless.isEmpty),
-        ignored("liveQueryServerOptions", "PARSE_SERVER_LIVE_QUERY_SERVER_OPTIONS", .value, "there is no LiveQuery"),
+        supported(
+            "liveQuery", ["PARSE_SERVER_LIVE_QUERY"], .value, .parseServer,
+            "JSON `{classNames}` (names or anchored regular expressions); WebSocket on the API port, any path",
+            parts: [("classNames", ["PARSE_SERVER_LIVEQUERY_CLASSNAMES"])]),
+        supported(
+            "liveQueryServerOptions", ["PARSE_SERVER_LIVE_QUERY_SERVER_OPTIONS"], .value, .parseServer,
+            "JSON: `websocketTimeout` (ms between pings); the keys are the app's own, other entries are ignored"),
         ignored("loggerAdapter", "PARSE_SERVER_LOGGER_ADAPTER", .value, "logs go to standard output (PARSLEY_LOG_FORMAT)"),
         supported(
             "logLevel", ["PARSE_SERVER_LOG_LEVEL", "LOG_LEVEL"], .value, .parseServer,
@@ -301,7 +306,9 @@ enum OptionTable {
         ignored("serverURL", "PARSE_SERVER_URL", .value, "cloud code calls the services directly; links use publicServerURL"),
         supported("sessionLength", ["PARSE_SERVER_SESSION_LENGTH"], .value, .parseServer, "seconds, default one year"),
         ignored("silent", "SILENT", .bool, "use logLevel", harmless: Harmless.isFalse),
-        ignored("startLiveQueryServer", "PARSE_SERVER_START_LIVE_QUERY_SERVER", .bool, "there is no LiveQuery", harmless: Harmless.isFalse),
+        ignored(
+            "startLiveQueryServer", "PARSE_SERVER_START_LIVE_QUERY_SERVER", .bool,
+            "LiveQuery always runs on the API port when liveQuery names classes", harmless: { _ in true }),
         ignored(
             "trustProxy", "PARSE_SERVER_TRUST_PROXY", .value,
             "the client address is the TCP peer (behind a proxy, rate limits count the proxy's address)",

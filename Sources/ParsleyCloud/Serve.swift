@@ -119,6 +119,7 @@ struct ServeSetup {
         )
         try ServerSettings.applyUserSettings(to: &options, values: values, logger: logger)
         try ServerSettings.applyRequestSettings(to: &options, values: values)
+        try ServerSettings.applyLiveQuerySettings(to: &options, values: values)
         try ServerSettings.applyFileSettings(to: &options, dataDir: dataDir, values: values)
         ServerSettings.registerSecrets(options, values: values)
         databaseURI = values.string("databaseURI") ?? "sqlite:\(dataDir)/parsley.sqlite"

@@ -39,6 +39,8 @@ public struct ParseServerOptions: Sendable {
     public var security = SecurityOptions()
     /// Push providers and the push queue's pace (Push/PushService.swift).
     public var push = PushOptions()
+    /// LiveQuery over WebSocket (LiveQuery/): off unless classes are named (`liveQuery.classNames`).
+    public var liveQuery = LiveQueryOptions()
 
     public init(
         applicationId: String, masterKey: String, restAPIKey: String? = nil, clientKey: String? = nil, javascriptKey: String? = nil,

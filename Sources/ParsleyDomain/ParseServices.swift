@@ -24,6 +24,8 @@ public struct ParseServices: Sendable {
     public let cloud: CloudRuntime
     /// `/push` and the push queue.
     public let push: PushService
+    /// LiveQuery's connections and subscriptions (off unless `liveQuery.classNames` names classes).
+    public let liveQuery: LiveQueryHub
 
     /// Committed object writes of every server process on the database (`ParseServerOptions.changeEvents`).
     public var changes: ChangeFeed { objects.changes }
@@ -36,6 +38,8 @@ public struct ParseServices: Sendable {
         var options = options
         // After-triggers run from this process's change events.
         if code.hasAfterTriggers { options.changeEvents = true }
+        // LiveQuery's events are the committed writes of every node.
+        if options.liveQuery.isEnabled { options.changeEvents = true }
         let cloud = CloudRuntime(code: code, webhookKey: options.webhookKey, webhookTimeout: options.webhookTimeout)
         self.cloud = cloud
         self.options = options
@@ -50,7 +54,8 @@ public struct ParseServices: Sendable {
         self.users = UserService(
             store: store, schemas: schemas, objects: objects, queries: queries, sessions: sessions, options: options,
             providers: AuthProviders([GitHubAuthProvider(apiURL: options.accounts.githubAPIURL)]), loginHooks: cloud.loginHooks)
-        self.roles = RoleService(store: store, schemas: schemas)
+        let roles = RoleService(store: store, schemas: schemas)
+        self.roles = roles
         self.config = ConfigService(store: store)
         self.installations = InstallationService(objects: objects, queries: queries)
         self.transactions = Transactions(store: store)
@@ -58,6 +63,8 @@ public struct ParseServices: Sendable {
         self.idempotency = (try? IdempotencyService(options: options, objects: objects, queries: queries)) ?? nil
         self.push = PushService(objects: objects, queries: queries, settings: options.push)
         cloud.attach(objects: objects, queries: queries, roles: self.roles, push: push)
+        self.liveQuery = LiveQueryHub(
+            options: options, store: store, schemas: schemas, sessions: sessions, roles: roles, changes: objects.changes, cloud: cloud)
     }
 
     /// Services over `database` without touching it: `prepare()` must run (with the database's `run()` going)

@@ -2,7 +2,7 @@ import ParsleyDomain
 import ServiceLifecycle
 
 /// The API's background work, run as a service of the server's ServiceGroup (so it starts with the server and
-/// stops with it): queued mails, cloud code's after-triggers, jobs and job schedules, and on a database shared by several processes, the cache listener that drops
+/// stops with it): queued mails, cloud code's after-triggers, jobs and job schedules, LiveQuery's events, and on a database shared by several processes, the cache listener that drops
 /// schemas, roles and sessions another process changed.
 public struct ParseAPIBackground: Service {
     let api: ParseAPI
@@ -24,6 +24,7 @@ public struct ParseAPIBackground: Service {
                 group.addTask { await api.services.cloud.runAfterTriggers() }
                 group.addTask { await api.services.cloud.runJobs() }
                 group.addTask { await api.services.cloud.runScheduler(interval: api.options.schedulerInterval) }
+                group.addTask { await api.services.liveQuery.run() }
                 await group.waitForAll()
             }
         }

@@ -27,6 +27,7 @@ public enum ParsleyServer {
         }
         return Application(
             responder: ParsleyResponder(transport: ParseTransport(api: api), operations: operations),
+            server: LiveQuerySocket.server(api.services.liveQuery, options: api.options.liveQuery),
             configuration: .init(address: .hostname(host, port: port), serverName: "parsley"),
             services: [api.background],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },

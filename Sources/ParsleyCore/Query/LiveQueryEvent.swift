@@ -33,18 +33,32 @@ public enum LiveQueryEvent: String, Sendable, Equatable {
         switch operation {
         case "create":
             guard case .some(let now) = matches(object), let now else { return .needsStorage }
-            guard now else { return .none }
-            return watched(subscription.watch, original: nil, object: object) ? .send(.create) : .none
+            return choose(operation, before: false, now: now, watch: subscription.watch, original: original, object: object).map(Decision.send) ?? .none
         case "delete":
             guard case .some(let before) = matches(original), let before else { return .needsStorage }
-            return before ? .send(.delete) : .none
+            return choose(operation, before: before, now: false, watch: subscription.watch, original: original, object: object).map(Decision.send) ?? .none
         default:
             guard case .some(let before) = matches(original), let before, case .some(let now) = matches(object), let now else { return .needsStorage }
+            return choose(operation, before: before, now: now, watch: subscription.watch, original: original, object: object).map(Decision.send) ?? .none
+        }
+    }
+
+    /// The event for a write of `operation` given whether the subscriber could see the object matching before and
+    /// after it (query and read permission both), or nil for none.
+    public static func choose(
+        _ operation: String, before: Bool, now: Bool, watch: [String], original: [String: JSONValue]?, object: [String: JSONValue]?
+    ) -> LiveQueryEvent? {
+        switch operation {
+        case "create":
+            return now && watched(watch, original: nil, object: object) ? .create : nil
+        case "delete":
+            return before ? .delete : nil
+        default:
             switch (before, now) {
-            case (false, true): return .send(.enter)
-            case (true, false): return .send(.leave)
-            case (true, true): return watched(subscription.watch, original: original, object: object) ? .send(.update) : .none
-            case (false, false): return .none
+            case (false, true): return .enter
+            case (true, false): return .leave
+            case (true, true): return watched(watch, original: original, object: object) ? .update : nil
+            case (false, false): return nil
             }
         }
     }

@@ -38,6 +38,8 @@ public struct CloudCode: Sendable {
     var afterFinds: [String: AfterFind] = [:]
     /// File triggers (CloudFileTriggers.swift).
     var fileTriggers: [TriggerName: FileTrigger] = [:]
+    /// LiveQuery triggers (CloudLiveQueryTriggers.swift).
+    var liveQueryTriggers = LiveQueryTriggers()
 
     /// The names of the registered jobs.
     public var jobNames: [String] { jobs.keys.sorted() }

@@ -1,0 +1,91 @@
+public import ParsleyCore
+import Synchronization
+
+/// One LiveQuery client: who it connected as, and the frames waiting for its socket in a bounded queue. A client
+/// that lets the queue fill is disconnected (`onOverflow`), so one slow reader never holds back the others.
+public final class LiveConnection: Sendable {
+    /// Who a connection speaks for after `connect`.
+    struct Identity: Sendable {
+        var isMaster: Bool
+        var sessionToken: String?
+        var userId: String?
+        var installationId: String?
+    }
+
+    /// Parse Server's `clientId`: a UUID.
+    public let clientId: String
+    /// Frames for the socket, in order.
+    public let frames: AsyncStream<String>
+    private let continuation: AsyncStream<String>.Continuation
+    private let identity = Mutex<Identity?>(nil)
+    /// Called once when the client fell `queueLimit` frames behind (the transport closes the socket).
+    private let overflow = Mutex<(@Sendable () -> Void)?>(nil)
+    let address: String?
+
+    init(queueLimit: Int, address: String?) {
+        clientId = Self.uuid()
+        (frames, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(max(1, queueLimit)))
+        self.address = address
+    }
+
+    /// Also runs `close` when the client falls too far behind.
+    public func onOverflow(_ close: @escaping @Sendable () -> Void) {
+        overflow.withLock { previous in
+            let before = previous
+            previous = {
+                before?()
+                close()
+            }
+        }
+    }
+
+    var connected: Identity? {
+        get { identity.withLock { $0 } }
+        set { identity.withLock { $0 = newValue } }
+    }
+
+    /// Queues a frame; false when the client is too far behind (it is then disconnected).
+    @discardableResult
+    func send(_ frame: JSONValue) -> Bool {
+        switch continuation.yield(JSONWriter.string(frame)) {
+        case .enqueued: return true
+        case .dropped:
+            continuation.finish()
+            overflow.withLock { c in
+                c?()
+                c = nil
+            }
+            return false
+        case .terminated: return false
+        @unknown default: return false
+        }
+    }
+
+    /// Sends an `error` frame (Parse Server's shape: no `clientId`).
+    func send(_ error: LiveQueryError, requestId: Int?) {
+        send([
+            "op": "error", "code": .int(Int64(error.code)), "error": .string(error.message), "reconnect": .bool(error.reconnect),
+            "requestId": requestId.map { .int(Int64($0)) } ?? .null,
+        ])
+    }
+
+    /// A frame with `op`, `clientId` and the `installationId` the client connected with.
+    func frame(_ op: String, requestId: Int? = nil) -> [String: JSONValue] {
+        var f: [String: JSONValue] = ["op": .string(op), "clientId": .string(clientId)]
+        if let requestId { f["requestId"] = .int(Int64(requestId)) }
+        if let installationId = connected?.installationId { f["installationId"] = .string(installationId) }
+        return f
+    }
+
+    /// Ends the frame stream (the socket closes once what is queued is written).
+    public func finish() { continuation.finish() }
+
+    static func uuid() -> String {
+        var rng = SystemRandomNumberGenerator()
+        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = bytes.map { b in String(b, radix: 16).count == 1 ? "0" + String(b, radix: 16) : String(b, radix: 16) }
+        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+    }
+}

@@ -1,0 +1,201 @@
+import Logging
+import Synchronization
+public import ParsleyCore
+import ParsleyStorage
+
+extension LiveQueryHub {
+    /// Turns the committed writes of every node into events until the task is cancelled (a background service of
+    /// the server). Events are handled one at a time, so each connection receives them in commit order.
+    public func run() async {
+        guard isEnabled else { return }
+        for await item in changes.subscribe(limit: 100_000) {
+            switch item {
+            case .event(let event): await process(event)
+            case .gap: lostEvents()
+            }
+        }
+    }
+
+    /// The connection to the other nodes was lost and is back: events may have been missed, so every client is told
+    /// to reconnect (and re-subscribe, which reads the current state).
+    func lostEvents() {
+        let all = connections.withLock { Array($0.values) }
+        logger.warning("LiveQuery: events may have been missed; asking \(all.count) clients to reconnect")
+        for c in all {
+            c.send(LiveQueryError(code: 100, message: "Server lost its connection to the database; events may have been missed", reconnect: true), requestId: nil)
+            close(c)
+        }
+    }
+
+    /// One committed write: for each subscription it may concern, the event that subscriber may see, if any.
+    func process(_ e: ChangeEvent) async {
+        if e.className == "_Session", e.operation == .delete, let token = e.original?["sessionToken"]?.stringValue {
+            endSubscriptions(usingSession: token)
+        }
+        guard isLive(e.className) else { return }
+        let candidates = index.withLock { $0.candidates(e.className, objects: [e.original, e.object]) }
+        guard !candidates.isEmpty, let schema = schemas.schema(e.className) else { return }
+        let scope = EventScope(event: e, schema: schema, matcher: QueryMatcher(schema: schema), clp: permissions.classLevelPermissions(e.className))
+        for s in candidates { await deliver(scope, to: s) }
+    }
+
+    /// What every subscriber of one event shares.
+    struct EventScope {
+        let event: ChangeEvent
+        let schema: ClassSchema
+        let matcher: QueryMatcher
+        let clp: ClassLevelPermissions
+    }
+
+    func deliver(_ scope: EventScope, to s: LiveSubscription) async {
+        let e = scope.event
+        var roleNames: [String] = []
+        if !s.isMaster {
+            if let token = s.sessionToken {
+                do { _ = try await sessions.resolve(token) } catch {
+                    return end(s, LiveQueryError(code: 209, message: "Invalid session token", reconnect: false))
+                }
+            }
+            if let userId = s.userId { roleNames = (try? await roles.roleNames(forUser: userId)) ?? [] }
+        }
+        let auth = Auth(isMaster: s.isMaster, userId: s.userId, roles: roleNames, installationId: s.installationId, sessionToken: s.sessionToken)
+        // The CLP as it is now (it may have changed since the subscription): `find`, and its pointer permissions.
+        var pointerRule: QueryNode?
+        if !s.isMaster {
+            do { pointerRule = try permissions.authorize(.find, e.className, auth: auth, clp: scope.clp) } catch { return }
+        }
+        let principals = auth.principals
+        func visible(_ o: [String: JSONValue]?) async -> Bool {
+            guard let o else { return false }
+            if let principals, !Self.readable(o, by: principals) { return false }
+            if let pointerRule, scope.matcher.matches(pointerRule, o) != true { return false }
+            return await matches(s.predicate, o, scope: scope, auth: auth)
+        }
+        let before = e.operation == .create ? false : await visible(e.original)
+        let now = e.operation == .delete ? false : await visible(e.object)
+        guard let kind = LiveQueryEvent.choose(e.operation.rawValue, before: before, now: now, watch: s.watch, original: e.original, object: e.object)
+        else { return }
+        let access = s.isMaster ? nil : readAccess(scope, auth: auth)
+        var object = shape(e.operation == .delete ? e.original : e.object, scope, access: access, keys: s.keys)
+        var original = [.enter, .update, .leave].contains(kind) ? e.original.map { shape($0, scope, access: access, keys: s.keys) } : nil
+        if let hook = triggers.afterEvent[e.className] {
+            do {
+                var request = LiveQueryEventRequest(
+                    caller: try await caller(auth, address: s.connection.address), className: e.className, event: kind.rawValue, object: object,
+                    original: original, log: cloud.logger)
+                try await CloudRuntime.answering { try await hook(&request) }
+                guard request.sendEvent else { return }
+                // What the trigger added passes the same filter: no protected or internal field gets out this way.
+                object = shape(request.object, scope, access: access, keys: nil)
+                original = request.original.map { shape($0, scope, access: access, keys: nil) }
+            } catch {
+                logger.warning("afterLiveQueryEvent failed", metadata: ["class": .string(e.className), "error": "\(error)"])
+                return
+            }
+        }
+        var frame = s.connection.frame(kind.rawValue, requestId: s.key.requestId)
+        frame["object"] = .object(object)
+        if let original { frame["original"] = .object(original) }
+        if s.connection.send(.object(frame)) { counters.delivered.add(1, ordering: .relaxed) }
+    }
+
+    /// Whether an object's ACL lets one of `principals` read it (no ACL: everyone).
+    static func readable(_ object: [String: JSONValue], by principals: [String]) -> Bool {
+        guard case .object(let acl)? = object["ACL"] else { return true }
+        return principals.contains { acl[$0]?["read"]?.boolValue == true }
+    }
+
+    /// The protected fields the subscriber may not see (as a find strips them).
+    func readAccess(_ scope: EventScope, auth: Auth) -> Permissions.ReadAccess {
+        var access = Permissions.ReadAccess(predicate: .all, className: scope.schema.className, userId: auth.userId, isMaster: false)
+        access.hidden = scope.clp.protectedFields(userId: auth.userId, roles: auth.roles).union(Permissions.alwaysProtected(scope.schema.className))
+        access.userFieldRules = scope.clp.userFieldRules
+        return access
+    }
+
+    /// The object as the subscriber receives it: protected fields removed, never a session token or auth data,
+    /// relations as placeholders, `className` set, cut to `keys`.
+    func shape(_ object: [String: JSONValue]?, _ scope: EventScope, access: Permissions.ReadAccess?, keys: [String]?) -> [String: JSONValue] {
+        var o = object ?? [:]
+        if let access { o = access.strip([o])[0] }
+        for name in o.keys where name.hasPrefix("_") || Self.neverSent.contains(name) { o[name] = nil }
+        for (name, type) in scope.schema.fields {
+            if case .relation(let target) = type { o[name] = ["__type": "Relation", "className": .string(target)] }
+        }
+        o["className"] = .string(scope.schema.className)
+        return LiveQueryEvent.cut(o, keys: keys)
+    }
+
+    /// Credentials that no event carries, whoever subscribes.
+    static let neverSent: Set<String> = ["sessionToken", "authData", "password"]
+
+    /// Ends the subscriptions reading as a revoked session, each with an `error` (209, no reconnect).
+    func endSubscriptions(usingSession token: String) {
+        let affected = index.withLock { idx in idx.subscriptions.values.filter { $0.sessionToken == token } }
+        for s in affected { end(s, LiveQueryError(code: 209, message: "Invalid session token", reconnect: false)) }
+    }
+
+    func end(_ s: LiveSubscription, _ error: LiveQueryError) {
+        guard index.withLock({ $0.remove(s.key) }) != nil else { return }
+        s.connection.send(error, requestId: s.key.requestId)
+    }
+
+    // MARK: Matching with storage
+
+    /// Whether `object` matches `predicate`; the parts an object alone cannot decide (`$inQuery`, `$notInQuery`,
+    /// `$select`, `$dontSelect`, `$relatedTo`) are asked of storage with the subscriber's read rights.
+    func matches(_ predicate: QueryNode, _ object: [String: JSONValue], scope: EventScope, auth: Auth) async -> Bool {
+        if let answer = scope.matcher.matches(predicate, object) { return answer }
+        let decided = await resolveStorageParts(predicate, object, className: scope.schema.className, auth: auth)
+        return scope.matcher.matches(decided, object) ?? false
+    }
+
+    /// `node` with each storage-dependent condition replaced by its truth for `object` (`.all` or an empty `$or`).
+    func resolveStorageParts(_ node: QueryNode, _ object: [String: JSONValue], className: String, auth: Auth) async -> QueryNode {
+        func truth(_ b: Bool) -> QueryNode { b ? .all : .or([]) }
+        func each(_ nodes: [QueryNode]) async -> [QueryNode] {
+            var out: [QueryNode] = []
+            for n in nodes { out.append(await resolveStorageParts(n, object, className: className, auth: auth)) }
+            return out
+        }
+        let byId = { (ids: [String]) in QueryNode.field(FieldPath(field: "objectId"), .isIn(ids.map(JSONValue.string))) }
+        switch node {
+        case .all: return node
+        case .and(let nodes): return .and(await each(nodes))
+        case .or(let nodes): return .or(await each(nodes))
+        case .nor(let nodes): return .nor(await each(nodes))
+        case .relatedTo:
+            guard let id = object["objectId"]?.stringValue else { return truth(false) }
+            return truth(await exists(className, .and([node, byId([id])]), auth: auth))
+        case .field(let path, let condition):
+            switch condition {
+            case .inQuery(let sub), .notInQuery(let sub):
+                let ids = QueryService.pointers(in: object[path.field]).filter { $0.className == sub.className }.map(\.objectId)
+                let found = ids.isEmpty ? false : await exists(sub.className, .and([sub.predicate, byId(ids)]), auth: auth)
+                if case .inQuery = condition { return truth(found) }
+                return truth(!found)
+            case .select(let sub, let key), .dontSelect(let sub, let key):
+                var found = false
+                if let value = object[path.field], !value.isNull {
+                    let keyPath = key.split(separator: ".").map(String.init)
+                    let target = FieldPath(field: keyPath[0], subpath: Array(keyPath.dropFirst()))
+                    found = await exists(sub.className, .and([sub.predicate, .field(target, .equals(value))]), auth: auth)
+                }
+                if case .select = condition { return truth(found) }
+                return truth(!found)
+            default:
+                return node
+            }
+        }
+    }
+
+    /// Whether `className` has an object matching `predicate` that the subscriber may read.
+    func exists(_ className: String, _ predicate: QueryNode, auth: Auth) async -> Bool {
+        guard let schema = schemas.schema(className) else { return false }
+        let spec = FindSpec(schema: schema, predicate: predicate, limit: 1, keys: [], readPrincipals: auth.principals, schemas: schemas.all())
+        do { return try await !store.find(spec).isEmpty } catch {
+            logger.warning("LiveQuery sub-query failed", metadata: ["class": .string(className), "error": "\(error)"])
+            return false
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import HTTPTypes
+public import Hummingbird
+public import HummingbirdCore
+public import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ParsleyDomain
+
+/// LiveQuery's transport: a WebSocket upgrade on any path of the API port (Parse Server accepts it anywhere; SDKs
+/// use the server URL with `ws://`), when LiveQuery is on. Each socket is one `LiveConnection` of the hub: its text
+/// frames go to the hub, the hub's frames go out in order, and the hub's pings keep it honest.
+enum LiveQuerySocket {
+    /// The HTTP server: plain HTTP/1.1, with the WebSocket upgrade when any class is live.
+    static func server(_ hub: LiveQueryHub, options: LiveQueryOptions) -> HTTPServerBuilder {
+        guard hub.isEnabled else { return .http1() }
+        let ws = WebSocketServerConfiguration(
+            maxFrameSize: options.maxMessageBytes, autoPing: .enabled(timePeriod: options.pingInterval), closeTimeout: .seconds(5),
+            validateUTF8: true)
+        return .http1WebSocketUpgrade(configuration: .init(ws: ws)) { _, channel, _ in
+            .upgrade([:]) { inbound, outbound, _ in
+                await serve(hub, channel: channel, inbound: inbound, outbound: outbound, maxMessage: options.maxMessageBytes)
+            }
+        }
+    }
+
+    static func serve(_ hub: LiveQueryHub, channel: any Channel, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, maxMessage: Int) async {
+        let connection = hub.open(address: channel.remoteAddress?.ipAddress)
+        // A client too far behind is cut off at once (its socket may not be draining at all).
+        connection.onOverflow { channel.close(promise: nil) }
+        defer { hub.close(connection) }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    for await frame in connection.frames { try await outbound.write(.text(frame)) }
+                } catch {}
+            }
+            group.addTask {
+                do {
+                    for try await message in inbound.messages(maxSize: maxMessage) {
+                        guard case .text(let text) = message else { continue }
+                        await hub.receive(text, from: connection)
+                    }
+                } catch {}
+            }
+            // Either side ending ends the connection (the client left, or the hub ended its frames).
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import NIOPosix
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
+import ParsleyPostgres
+import ParsleyStorage
+import Testing
+
+/// LiveQuery across nodes of one PostgreSQL database, after a lost database connection, with a client that stops
+/// reading, and with cloud code's LiveQuery triggers.
+@Suite("LiveQuery nodes, slow clients and triggers")
+struct LiveQueryNodesTests {
+    typealias T = LiveQueryTests
+
+    @Test("PostgreSQL: a client on node B hears writes made on node A, in per-object order; a lost database connection asks it to reconnect")
+    func crossNode() async throws {
+        guard Backend.all.contains(.postgres) else { return }
+        let options = TestServer.liveOptions(T.live)
+        try await TestServer.withAPI(backend: .postgres, options) { _, db, p in
+            let url = try #require(db.url)
+            let other = try await PostgresDatabase.open(url: url, poolSize: 2, logger: TestDatabase.logger)
+            try await other.serving {
+                let node2 = ParseAPI(services: try await ParseServices.open(options: options, database: other))
+                let app2 = ParsleyServer.application(api: node2, host: "127.0.0.1", port: 0, logger: TestDatabase.logger)
+                try await app2.test(.live) { client2 in
+                    let lq = try await LiveQueryClient.open(port: try #require(client2.port))
+                    #expect(try await lq.connect(masterKey: TestServer.masterKey)["op"] == "connected")
+                    try await T.warmUp(p, lq)
+                    #expect(try await lq.subscribe(1, "Message", where: ["room": "lobby"])["op"] == "subscribed")
+                    let id = try await p.createId("Message", ["room": "lobby", "n": 0])
+                    #expect(try await lq.expect("create")["object"]?["objectId"] == .string(id))
+                    for _ in 0..<15 { _ = try await p.update("Message", id, ["n": ["__op": "Increment", "amount": 1]]) }
+                    var seen: [Int] = []
+                    for _ in 0..<15 { seen.append(try await lq.expect("update")["object"]?["n"]?.integerValue ?? -1) }
+                    #expect(seen == Array(1...15))
+                    // Every node's listening connection is cut: node B's clients are told to reconnect, then closed.
+                    try await PostgresCluster.execute(
+                        url,
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'"
+                    )
+                    let error = try await lq.expect("error", timeout: .seconds(30))
+                    #expect(error["reconnect"] == true)
+                    for _ in 0..<100 where !lq.isClosed { try await Task.sleep(for: .milliseconds(50)) }
+                    #expect(lq.isClosed)
+                    // A new connection hears node A's writes again (once the listener is back: its return is a gap too,
+                    // which closes clients that connected in between, so this retries).
+                    var heard = false
+                    for _ in 0..<20 where !heard {
+                        let again = try await LiveQueryClient.open(port: try #require(client2.port))
+                        if try await again.connect(masterKey: TestServer.masterKey)["op"] == "connected",
+                            try await again.subscribe(1, "Message")["op"] == "subscribed"
+                        {
+                            let id = try await p.createId("Message", ["room": "again"])
+                            heard = (try? await again.next(timeout: .seconds(1)))?["object"]?["objectId"] == .string(id)
+                        }
+                        await again.close()
+                    }
+                    #expect(heard)
+                }
+            }
+        }
+    }
+
+    @Test("a client that stops reading is disconnected once its queue is full; other clients get every event", arguments: Backend.all)
+    func slowClient(_ backend: Backend) async throws {
+        let options = TestServer.liveOptions(T.live) { $0.liveQuery.queueLimit = 8 }
+        try await TestServer.withAPI(backend: backend, options) { api, _, p in
+            let port = try #require(p.port)
+            let reader = try await T.client(p, master: true)
+            try await T.warmUp(p, reader)
+            #expect(try await reader.subscribe(1, "Message")["op"] == "subscribed")
+            let stuck = try await StuckWebSocket.open(port: port, messages: [
+                ["op": "connect", "applicationId": .string(TestServer.appId), "masterKey": .string(TestServer.masterKey)],
+                ["op": "subscribe", "requestId": 1, "query": ["className": "Message", "where": [:]]],
+            ])
+            for _ in 0..<100 where api.services.liveQuery.subscriptionCount < 2 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(api.services.liveQuery.subscriptionCount == 2)
+            let big = String(repeating: "x", count: 100_000)
+            var created = 0
+            for _ in 0..<80 where api.services.liveQuery.metrics.slowClientsDisconnected == 0 {
+                _ = try await p.createId("Message", ["text": .string(big)])
+                created += 1
+            }
+            for _ in 0..<100 where api.services.liveQuery.metrics.slowClientsDisconnected == 0 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(api.services.liveQuery.metrics.slowClientsDisconnected == 1)
+            for _ in 0..<created { try await reader.expect("create") }
+            for _ in 0..<100 where api.services.liveQuery.connectionCount > 1 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(api.services.liveQuery.connectionCount == 1)
+            try await stuck.close()
+            await reader.close()
+        }
+    }
+
+    @Test("cloud code: beforeConnect and beforeSubscribe may refuse (141, no reconnect) or change the query; afterLiveQueryEvent may drop or change an event", arguments: Backend.all)
+    func triggers(_ backend: Backend) async throws {
+        var cloud = CloudCode()
+        cloud.beforeConnect { req in
+            if req.installationId == "banned" { throw ParseError(.scriptFailed, "this installation is banned") }
+        }
+        cloud.beforeSubscribe("Message") { req in
+            if req.whereValue["room"] == "forbidden" { throw ParseError(.scriptFailed, "not this room") }
+            req.whereValue = ["$and": [req.whereValue, ["hidden": ["$ne": true]]]]
+        }
+        cloud.afterLiveQueryEvent("Message") { req in
+            if req.object["drop"] == true { req.sendEvent = false }
+            req.object["decorated"] = .string(req.event)
+            // What a trigger adds still passes the filter: credentials never go out.
+            req.object["sessionToken"] = "r:leak"
+        }
+        try await TestServer.with(backend: backend, TestServer.liveOptions(T.live), cloud: cloud) { p in
+            let port = try #require(p.port)
+            let banned = try await LiveQueryClient.open(port: port)
+            let refused = try await banned.connect(extra: ["installationId": "banned"])
+            #expect(refused["op"] == "error")
+            #expect(refused["code"] == 141)
+            #expect(refused["error"] == "this installation is banned")
+            #expect(refused["reconnect"] == false)
+            await banned.close()
+            let lq = try await T.client(p, master: true)
+            try await T.warmUp(p, lq)
+            #expect(try await lq.subscribe(1, "Message", where: ["room": "forbidden"])["code"] == 141)
+            #expect(try await lq.subscribe(2, "Message", where: ["room": "lobby"])["op"] == "subscribed")
+            _ = try await p.createId("Message", ["room": "lobby", "hidden": true])
+            _ = try await p.createId("Message", ["room": "lobby", "drop": true])
+            try await lq.nothing()
+            _ = try await p.createId("Message", ["room": "lobby"])
+            let event = try await lq.expect("create")
+            #expect(event["object"]?["decorated"] == "create")
+            #expect(event["object"]?["sessionToken"] == nil)
+            await lq.close()
+        }
+    }
+}
+
+/// A WebSocket client that sends its messages and then never reads: the server's frames pile up.
+struct StuckWebSocket {
+    let channel: any Channel
+
+    static func open(port: Int, messages: [JSONValue]) async throws -> StuckWebSocket {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.autoRead, value: false)
+            .channelOption(.socketOption(.so_rcvbuf), value: 4096)
+            .connect(host: "127.0.0.1", port: port).get()
+        var buffer = channel.allocator.buffer(
+            string: "GET /parse HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        try await channel.writeAndFlush(buffer).get()
+        try await Task.sleep(for: .milliseconds(200))
+        buffer.clear()
+        for m in messages {
+            let payload = Array(JSONWriter.string(m).utf8)
+            buffer.writeInteger(UInt8(0x81))
+            if payload.count < 126 {
+                buffer.writeInteger(UInt8(0x80 | payload.count))
+            } else {
+                buffer.writeInteger(UInt8(0x80 | 126))
+                buffer.writeInteger(UInt16(payload.count))
+            }
+            buffer.writeInteger(UInt32(0))  // mask key 0: the payload goes as it is
+            buffer.writeBytes(payload)
+        }
+        try await channel.writeAndFlush(buffer).get()
+        return StuckWebSocket(channel: channel)
+    }
+
+    func close() async throws {
+        try? await channel.close().get()
+    }
+}
