@@ -119,17 +119,22 @@ final class ServerProcess: @unchecked Sendable {
     let port: Int
     static let masterKey = "push-bench-master-key"
 
-    init(work: URL, port: Int, push: JSONValue) throws {
+    convenience init(work: URL, port: Int, push: JSONValue) throws {
+        try self.init(work: work, port: port, environment: ["PARSE_SERVER_PUSH": JSONWriter.string(push)])
+    }
+
+    /// The `parsley` executable beside this one, on a fresh data folder, with default settings plus `environment`.
+    init(work: URL, port: Int, environment: [String: String]) throws {
         self.port = port
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("parsley")
         process.executableURL = binary
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARSE_SERVER_") }
-        env["PARSLEY_DATA_DIR"] = work.appendingPathComponent("push-data").path
+        env["PARSLEY_DATA_DIR"] = work.appendingPathComponent("server-data-\(port)").path
         env["PORT"] = String(port)
         env["PARSE_SERVER_HOST"] = "127.0.0.1"
         env["PARSE_SERVER_APPLICATION_ID"] = "bench-app"
         env["PARSE_SERVER_MASTER_KEY"] = Self.masterKey
-        env["PARSE_SERVER_PUSH"] = JSONWriter.string(push)
+        for (k, v) in environment { env[k] = v }
         process.environment = env
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -138,6 +143,15 @@ final class ServerProcess: @unchecked Sendable {
     func stop() {
         process.terminate()
         process.waitUntilExit()
+    }
+
+    /// `VmRSS` of the server (its resident memory now).
+    func residentKilobytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+        }
+        return 0
     }
 
     /// `VmHWM` of the server (its peak resident memory), optionally restarting the peak from now.

@@ -21,6 +21,9 @@ struct BenchArguments {
     /// `--change-events`: the server publishes change events and a subscriber in the process takes every one (what
     /// LiveQuery and cloud code will cost).
     var changeEvents = false
+    /// `--livequery`: WebSocket clients (`--connections`, default 10,000) and writes per second (`--rate`, default 1,000).
+    var connections = 10_000
+    var rate = 1_000
 
     init(_ args: [String]) {
         var i = 1
@@ -31,6 +34,8 @@ struct BenchArguments {
             case "--seconds": seconds = value ?? seconds
             case "--objects": objects = value ?? objects
             case "--port": port = value ?? port
+            case "--connections": connections = value ?? connections
+            case "--rate": rate = value ?? rate
             case "--baseline-ops": baselineOps = value ?? baselineOps
             case "--security":
                 securityOnly = true
@@ -44,7 +49,7 @@ struct BenchArguments {
                 changeEvents = true
                 i += 1
                 continue
-            case "--cloud", "--files", "--push":
+            case "--cloud", "--files", "--push", "--livequery":
                 i += 1
                 continue
             default: break

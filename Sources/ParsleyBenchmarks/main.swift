@@ -31,6 +31,13 @@ if CommandLine.arguments.contains("--push") {
     exit(0)
 }
 
+// `--livequery`: connections, events/s and commit-to-delivery delay of LiveQuery (LiveQueryBench.swift), then exit.
+if CommandLine.arguments.contains("--livequery") {
+    try await LiveQueryBench.run(work: work, arguments: arguments, logger: logger)
+    try? FileManager.default.removeItem(at: work)
+    exit(0)
+}
+
 guard let wrk = Wrk.locate() else {
     print("wrk is required (apt-get install wrk); scripts/bench.sh installs it.")
     exit(1)

@@ -77,7 +77,8 @@ extension ServerSettings {
     }
 
     static func operationsOptions(
-        rateLimits: [RateLimitRule], metrics: Bool, database: any SQLDatabase, changes: ChangeFeed, cloud: CloudRuntime
+        rateLimits: [RateLimitRule], metrics: Bool, database: any SQLDatabase, changes: ChangeFeed, cloud: CloudRuntime,
+        liveQuery: LiveQueryHub? = nil
     ) -> OperationsOptions {
         var operations = OperationsOptions()
         operations.rateLimits = rateLimits
@@ -91,6 +92,12 @@ extension ServerSettings {
                 usage.afterTriggerFailures = cloud.afterTriggerFailures
                 usage.webhookCalls = cloud.webhooks.callCounts
                 usage.webhookFailures = cloud.webhooks.failureCounts
+                if let liveQuery {
+                    usage.liveQueryConnections = liveQuery.connectionCount
+                    usage.liveQuerySubscriptions = liveQuery.subscriptionCount
+                    usage.liveQueryEventsDelivered = liveQuery.metrics.eventsDelivered
+                    usage.liveQuerySlowClients = liveQuery.metrics.slowClientsDisconnected
+                }
                 return usage
             })
         }

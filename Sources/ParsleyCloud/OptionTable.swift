@@ -308,7 +308,8 @@ enum OptionTable {
         ignored("silent", "SILENT", .bool, "use logLevel", harmless: Harmless.isFalse),
         ignored(
             "startLiveQueryServer", "PARSE_SERVER_START_LIVE_QUERY_SERVER", .bool,
-            "LiveQuery always runs on the API port when liveQuery names classes", harmless: { _ in true }),
+            "LiveQuery always runs on the API port when liveQuery names classes (a separate LiveQuery server is not started)",
+            harmless: Harmless.isTrue),
         ignored(
             "trustProxy", "PARSE_SERVER_TRUST_PROXY", .value,
             "the client address is the TCP peer (behind a proxy, rate limits count the proxy's address)",

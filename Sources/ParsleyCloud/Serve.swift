@@ -45,7 +45,8 @@ struct Serve: AsyncParsableCommand {
         // The services touch the database only once its service runs: they are prepared (the schema table, system
         // classes, the file store) before the HTTP server starts listening.
         let api = ParseAPI(services: ParseServices(options: s.options, database: database, cloud: Parsley.registered.withLock { $0 }))
-        let operations = ServerSettings.operationsOptions(rateLimits: s.rateLimits, metrics: s.metricsPort != nil, database: database, changes: api.changes, cloud: api.services.cloud)
+        let operations = ServerSettings.operationsOptions(rateLimits: s.rateLimits, metrics: s.metricsPort != nil, database: database, changes: api.changes, cloud: api.services.cloud,
+            liveQuery: api.services.liveQuery)
         let shownHost = s.host == "0.0.0.0" ? "localhost" : s.host
         let (appId, mountPath, masterKey) = (s.options.applicationId, s.options.mountPath, s.options.masterKey)
         // Said once the socket is bound, with the port it got (PORT=0 lets the system choose one).

@@ -68,6 +68,7 @@ struct LiveQueryTests {
             let clientId = try #require(connected["clientId"]?.stringValue)
             #expect(UUID(uuidString: clientId) != nil)
             #expect(connected["installationId"] == "inst-1")
+            try await Self.warmUp(p, lq)
             let bad = try await lq.subscribe(1, "Message", keys: [])
             #expect(bad["code"] == 1)
             lq.send(["op": "subscribe", "requestId": "one", "query": ["className": "Message", "where": [:]]])
@@ -88,6 +89,15 @@ struct LiveQueryTests {
             #expect(badWhere["code"] == findAnswer["code"], "\(badWhere) vs \(findAnswer.json)")
             let text = try await lq.subscribe(3, "Message", where: ["title": ["$text": ["$search": ["$term": "x"]]]])
             #expect(text["code"] == 102)
+            // A pattern that backtracks for ever is refused; an ordinary one is matched.
+            let redos = try await lq.subscribe(4, "Message", where: ["text": ["$regex": "^(a+)+$"]])
+            #expect(redos["code"] == 102)
+            #expect(try await lq.subscribe(5, "Message", where: ["text": ["$regex": "^hel+o", "$options": "i"]])["op"] == "subscribed")
+            _ = try await p.createId("Message", ["text": .string(String(repeating: "a", count: 40) + "!")])
+            _ = try await p.createId("Message", ["text": "HELLO there"])
+            let matched = try await lq.expect("create")
+            #expect(matched["requestId"] == 5)
+            #expect(matched["object"]?["text"] == "HELLO there")
             await lq.close()
         }
     }

@@ -69,8 +69,8 @@ struct ParseServerConfigProcessTests {
         var description: String { rawValue }
     }
 
-    /// A realistic Parse Server config: keys Parsley implements, and some it ignores (cloud, serverURL, liveQuery,
-    /// push, databaseOptions, directAccess) or for which it already does what the value says (masterKeyIps,
+    /// A realistic Parse Server config: keys Parsley implements (liveQuery among them), and some it ignores (cloud,
+    /// serverURL, push, databaseOptions, directAccess) or for which it already does what the value says (masterKeyIps,
     /// allowCustomObjectId).
     static func parseServerConfig(databaseURI: String) -> JSONValue {
         [
@@ -126,8 +126,17 @@ struct ParseServerConfigProcessTests {
                 let located = try await p.create("ClientMade", ["i": 9])
                 #expect(located.headers[.location]?.hasPrefix("https://example.com/api/classes/ClientMade/") == true, "\(located.headers)")
             }
+            // liveQuery: Chat is live on the server's own port, at the mount path.
+            let lq = try await LiveQueryClient.open(port: server.port, path: Self.mount, appId: Self.appId)
+            #expect(try await lq.connect(masterKey: Self.masterKey)["op"] == "connected")
+            #expect(try await lq.subscribe(1, "Chat")["op"] == "subscribed")
+            try await server.client { p in
+                let id = try await p.createId("Chat", ["text": "hi"])
+                #expect(try await lq.expect("create")["object"]?["objectId"] == .string(id))
+            }
+            await lq.close()
             let output = server.output
-            for key in ["cloud", "serverURL", "liveQuery", "push", "databaseOptions", "directAccess"] {
+            for key in ["cloud", "serverURL", "push", "databaseOptions", "directAccess"] {
                 #expect(output.contains("Parse Server option \(key) ("), "no warning about \(key) in \(output)")
             }
             for quiet in ["masterKeyIps", "allowCustomObjectId"] {

@@ -112,6 +112,8 @@ struct ParseServerOptionsTests {
         case "rateLimit": return #"[{"requestPath":"/classes/*","requestTimeWindow":1000,"requestCount":5}]"#
         case "requestKeywordDenylist": return #"[{"key":"evil"}]"#
         case "push": return "{}"
+        case "liveQuery": return #"{"classNames":["Chat"]}"#
+        case "liveQueryServerOptions": return #"{"websocketTimeout":5000}"#
         case "filesAdapter": return "database"
         case "logLevel": return "warn"
         case "logFormat": return "json"

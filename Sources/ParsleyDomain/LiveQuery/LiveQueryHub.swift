@@ -185,6 +185,11 @@ public final class LiveQueryHub: Sendable {
         if predicate.mentionsText {
             throw ParseError(.invalidQuery, "$text is not supported in LiveQuery subscriptions")
         }
+        if let unsafe = predicate.regexPatterns.first(where: { !RegexSafety.isSafe($0.pattern) }) {
+            throw ParseError(
+                .invalidQuery,
+                "$regex '\(unsafe.pattern.prefix(64))' is not allowed in LiveQuery subscriptions: nested quantifiers, quantified alternations and back-references can run for ever")
+        }
         if !auth.isMaster {
             let permissions = self.permissions
             let clp = permissions.classLevelPermissions(className)
@@ -228,6 +233,19 @@ public final class LiveQueryHub: Sendable {
 }
 
 extension QueryNode {
+    /// Every `$regex` pattern, sub-queries included.
+    var regexPatterns: [RegexPattern] {
+        switch self {
+        case .all, .relatedTo: return []
+        case .and(let n), .or(let n), .nor(let n): return n.flatMap(\.regexPatterns)
+        case .field(_, .regex(let p)): return [p]
+        case .field(_, .containsAllMatching(let ps)): return ps
+        case .field(_, .inQuery(let sub)), .field(_, .notInQuery(let sub)), .field(_, .select(let sub, _)), .field(_, .dontSelect(let sub, _)):
+            return sub.predicate.regexPatterns
+        case .field: return []
+        }
+    }
+
     /// Whether a `$text` condition appears anywhere (LiveQuery cannot evaluate one against an object's past).
     var mentionsText: Bool {
         switch self {

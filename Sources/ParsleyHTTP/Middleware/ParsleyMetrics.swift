@@ -22,6 +22,11 @@ public final class ParsleyMetrics: Sendable {
         public var afterTriggerFailures = 0
         public var webhookCalls: [String: Int] = [:]
         public var webhookFailures: [String: Int] = [:]
+        /// LiveQuery: open connections and subscriptions now; events delivered and slow clients cut off since the start.
+        public var liveQueryConnections = 0
+        public var liveQuerySubscriptions = 0
+        public var liveQueryEventsDelivered = 0
+        public var liveQuerySlowClients = 0
         public init(readersBusy: Int, readers: Int, writesQueued: Int, pointReadsCoalesced: Int = 0, changeEventsDropped: Int = 0) {
             self.readersBusy = readersBusy
             self.readers = readers
@@ -69,6 +74,16 @@ public final class ParsleyMetrics: Sendable {
         namespace: "parsley", metricName: "webhook_failures", unitName: "total",
         helpText: "Webhook calls by URL that failed (timeout, refused, malformed answer), since the start") }
 
+    static var liveQueryConnections: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "livequery_connections", helpText: "Open LiveQuery WebSocket connections") }
+    static var liveQuerySubscriptions: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "livequery_subscriptions", helpText: "LiveQuery subscriptions") }
+    static var liveQueryEvents: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "livequery_events_delivered", unitName: "total", helpText: "LiveQuery events queued for clients, since the start") }
+    static var liveQuerySlowClients: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "livequery_slow_clients_disconnected", unitName: "total",
+        helpText: "LiveQuery clients disconnected because their queue was full, since the start") }
+
     /// Advances the counter `descriptor` (with `label`) to `total`.
     private func advance(_ descriptor: MetricNameDescriptor, _ total: Int, label: (String, String)? = nil) {
         let key = descriptor.metricName + "|" + (label?.1 ?? "")
@@ -109,6 +124,10 @@ public final class ParsleyMetrics: Sendable {
             advance(Self.afterTriggerFailures, usage.afterTriggerFailures)
             for (url, n) in usage.webhookCalls { advance(Self.webhookCalls, n, label: ("url", url)) }
             for (url, n) in usage.webhookFailures { advance(Self.webhookFailures, n, label: ("url", url)) }
+            registry.makeGauge(descriptor: Self.liveQueryConnections).set(Double(usage.liveQueryConnections))
+            registry.makeGauge(descriptor: Self.liveQuerySubscriptions).set(Double(usage.liveQuerySubscriptions))
+            advance(Self.liveQueryEvents, usage.liveQueryEventsDelivered)
+            advance(Self.liveQuerySlowClients, usage.liveQuerySlowClients)
         }
         return registry.emitToString()
     }

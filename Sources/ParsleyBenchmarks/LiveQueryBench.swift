@@ -1,0 +1,164 @@
+import AsyncHTTPClient
+import Foundation
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import ParsleyCore
+import Synchronization
+
+/// `--livequery`: the `parsley` executable started as the README starts it (logs on) with LiveQuery on for `Score`,
+/// `--connections` WebSocket clients (default 10,000) in this process, each with one subscription (mixed queries:
+/// 70% `room == r<k>`, 20% `room == r<k>` and `points > x`, 10% a range on `points` alone, which no index serves),
+/// then `--rate` writes per second (default 1,000) for `--seconds`. Reports the server's memory per idle connection,
+/// events delivered per second, and the delay from commit (the object's `updatedAt`) to delivery, p50 and p99.
+/// Baseline in the same run: the same writes with every client connected but before anyone subscribes.
+enum LiveQueryBench {
+    static let rooms = 1_000
+
+    static func run(work: URL, arguments: BenchArguments, logger: Logger) async throws {
+        raiseFileLimit()
+        let connections = arguments.connections
+        let server = try ServerProcess(
+            work: work, port: arguments.port,
+            environment: ["PARSE_SERVER_LIVE_QUERY": #"{"classNames":["Score"]}"#, "PARSE_SERVER_APPLICATION_ID": "bench-app"])
+        defer { server.stop() }
+        try await server.waitUntilHealthy()
+        print("Parsley LiveQuery benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores (server and clients share them), \(connections) connections, \(arguments.rate) writes/s for \(arguments.seconds) s")
+        _ = try await server.call("POST", "/classes/Score", ["room": "r0", "points": 0])
+        let idle = server.residentKilobytes()
+        let stats = ClientStats()
+        let url = "ws://127.0.0.1:\(arguments.port)/parse"
+        try await withThrowingTaskGroup(of: Void.self) { clients in
+            // Connect and subscribe everyone (200 handshakes at a time).
+            let started = ContinuousClock.now
+            for i in 0..<connections {
+                while stats.subscribed.load(ordering: .relaxed) < i - 200 { try await Task.sleep(for: .milliseconds(2)) }
+                clients.addTask { try await client(url: url, index: i, stats: stats, logger: logger) }
+            }
+            while stats.subscribed.load(ordering: .relaxed) < connections { try await Task.sleep(for: .milliseconds(20)) }
+            let connectSeconds = (ContinuousClock.now - started) / .seconds(1)
+            try await Task.sleep(for: .seconds(2))
+            let connectedKB = server.residentKilobytes()
+            print("  \(connections) connected and subscribed in \(String(format: "%.1f", connectSeconds)) s; server resident \(idle / 1024) MiB before, \(connectedKB / 1024) MiB after")
+
+            // Baseline: the same writes to a class nobody can subscribe to.
+            let baseline = try await write(server, className: "Other", rate: arguments.rate, seconds: arguments.seconds)
+            print("  baseline writes (class not live): p50 \(ms(baseline.p50)) ms, p99 \(ms(baseline.p99)) ms")
+            stats.reset()
+            let measured = ContinuousClock.now
+            let writes = try await write(server, className: "Score", rate: arguments.rate, seconds: arguments.seconds)
+            // Let the last events arrive.
+            try await Task.sleep(for: .seconds(2))
+            let seconds = (ContinuousClock.now - measured) / .seconds(1) - 2
+            let (delivered, delays) = stats.snapshot()
+            let peak = server.peakKilobytes(reset: false)
+            print("")
+            print("| figure | value |")
+            print("|---|---|")
+            print("| connections, each with one subscription | \(connections) |")
+            print("| server memory per idle connection (with its subscription) | \(String(format: "%.1f", Double(connectedKB - idle) / Double(connections))) KB |")
+            print("| writes/s asked, done | \(arguments.rate), \(Int(Double(writes.count) / Double(arguments.seconds))) |")
+            print("| events delivered/s | \(Int(Double(delivered) / seconds)) |")
+            print("| commit to delivery, p50 / p99 | \(ms(percentile(delays, 0.5))) ms / \(ms(percentile(delays, 0.99))) ms |")
+            print("| write latency p50 / p99, live class (baseline: class not live) | \(ms(writes.p50)) / \(ms(writes.p99)) ms (\(ms(baseline.p50)) / \(ms(baseline.p99)) ms) |")
+            print("| server peak resident memory | \(peak / 1024) MiB |")
+            clients.cancelAll()
+        }
+    }
+
+    static func ms(_ seconds: Double) -> String { String(format: "%.1f", seconds * 1000) }
+
+    static func percentile(_ values: [Double], _ p: Double) -> Double { RawSQLiteBaseline.percentile(values, p) }
+
+    /// The subscription of client `i`.
+    static func query(_ i: Int) -> JSONValue {
+        let room = JSONValue.string("r\(i % rooms)")
+        switch i % 10 {
+        case 0: return ["points": ["$gte": .int(Int64(990 + i % 10))]]
+        case 1, 2: return ["room": room, "points": ["$gt": 50]]
+        default: return ["room": room]
+        }
+    }
+
+    static func client(url: String, index: Int, stats: ClientStats, logger: Logger) async throws {
+        try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), logger: logger) { inbound, outbound, _ in
+            try await outbound.write(.text(#"{"op":"connect","applicationId":"bench-app"}"#))
+            let m: JSONValue = ["op": "subscribe", "requestId": 1, "query": ["className": "Score", "where": query(index)]]
+            try await outbound.write(.text(JSONWriter.string(m)))
+            for try await message in inbound.messages(maxSize: 1 << 16) {
+                guard case .text(let text) = message else { continue }
+                stats.record(text)
+            }
+        }
+    }
+
+    /// `rate` creates per second for `seconds`, from 16 writers; the latencies of the writes.
+    static func write(_ server: ServerProcess, className: String, rate: Int, seconds: Int) async throws -> (count: Int, p50: Double, p99: Double) {
+        let total = rate * seconds
+        let start = ContinuousClock.now
+        let latencies = LatencyLog()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for w in 0..<16 {
+                group.addTask {
+                    var n = w
+                    while n < total {
+                        // Paced: write n is due at n / rate seconds.
+                        let due = start + .milliseconds(n * 1000 / rate)
+                        if due > .now { try await Task.sleep(until: due) }
+                        let body: JSONValue = ["room": .string("r\(Int.random(in: 0..<rooms))"), "points": .int(Int64.random(in: 0...1000))]
+                        let t = ContinuousClock.now
+                        _ = try await server.call("POST", "/classes/\(className)", body)
+                        let elapsed = (ContinuousClock.now - t) / .seconds(1)
+                        latencies.add(elapsed)
+                        n += 16
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let all = latencies.all
+        return (all.count, percentile(all, 0.5), percentile(all, 0.99))
+    }
+
+    /// The soft limit of open files up to the hard one (10,000 sockets here and as many in the server, which inherits it).
+    static func raiseFileLimit() {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}
+
+/// What the clients saw: connections, subscriptions, events and their delays.
+final class ClientStats: Sendable {
+    let connected = Atomic<Int>(0)
+    let subscribed = Atomic<Int>(0)
+    private let events = Mutex<(count: Int, delays: [Double])>((0, []))
+
+    func record(_ text: String) {
+        if text.contains(#""op":"connected""#) {
+            connected.add(1, ordering: .relaxed)
+        } else if text.contains(#""op":"subscribed""#) {
+            subscribed.add(1, ordering: .relaxed)
+        } else if let range = text.range(of: #""updatedAt":""#) {
+            let iso = text[range.upperBound...].prefix(24)
+            let now = Date().timeIntervalSince1970
+            guard let date = ParseDate(iso: String(iso)) else { return }
+            let delay = now - Double(date.milliseconds) / 1000
+            events.withLock {
+                $0.count += 1
+                $0.delays.append(delay)
+            }
+        }
+    }
+
+    func reset() { events.withLock { $0 = (0, []) } }
+    func snapshot() -> (Int, [Double]) { events.withLock { ($0.count, $0.delays) } }
+}
+
+/// Latencies added from many tasks.
+final class LatencyLog: Sendable {
+    private let values = Mutex<[Double]>([])
+    func add(_ v: Double) { values.withLock { $0.append(v) } }
+    var all: [Double] { values.withLock { $0 } }
+}
