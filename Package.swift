@@ -172,6 +172,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Sources/ParsleyBenchmarks",
             swiftSettings: swiftSettings

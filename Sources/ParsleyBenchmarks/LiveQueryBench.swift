@@ -3,6 +3,7 @@ import Foundation
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOPosix
 import ParsleyCore
 import Synchronization
 
@@ -11,19 +12,33 @@ import Synchronization
 /// 70% `room == r<k>`, 20% `room == r<k>` and `points > x`, 10% a range on `points` alone, which no index serves),
 /// then `--rate` writes per second (default 1,000) for `--seconds`. Reports the server's memory per idle connection,
 /// events delivered per second, and the delay from commit (the object's `updatedAt`) to delivery, p50 and p99.
-/// Baseline in the same run: the same writes with every client connected but before anyone subscribes.
+/// Baselines in the same run: the server's memory per idle plain HTTP keep-alive connection (on a server of their
+/// own), and the same writes to a class that is not live.
 enum LiveQueryBench {
     static let rooms = 1_000
 
     static func run(work: URL, arguments: BenchArguments, logger: Logger) async throws {
         raiseFileLimit()
         let connections = arguments.connections
-        let server = try ServerProcess(
-            work: work, port: arguments.port,
-            environment: ["PARSE_SERVER_LIVE_QUERY": #"{"classNames":["Score"]}"#, "PARSE_SERVER_APPLICATION_ID": "bench-app"])
+        let environment = ["PARSE_SERVER_LIVE_QUERY": #"{"classNames":["Score"]}"#, "PARSE_SERVER_APPLICATION_ID": "bench-app"]
+        print("Parsley LiveQuery benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores (server and clients share them), \(connections) connections, \(arguments.rate) writes/s for \(arguments.seconds) s")
+        // Baseline: as many plain HTTP keep-alive connections, idle after one request, on a server of their own
+        // (what the HTTP server itself keeps per connection).
+        let (before, httpKB) = try await {
+            let plain = try ServerProcess(work: work, port: arguments.port + 1, environment: environment)
+            defer { plain.stop() }
+            try await plain.waitUntilHealthy()
+            let before = plain.residentKilobytes()
+            let http = try await KeepAliveConnections.open(connections, port: arguments.port + 1)
+            try await Task.sleep(for: .seconds(2))
+            let with = plain.residentKilobytes()
+            try await http.close()
+            return (before, with)
+        }()
+        print("  baseline: \(connections) idle HTTP keep-alive connections: server resident \(before / 1024) MiB before, \(httpKB / 1024) MiB with them")
+        let server = try ServerProcess(work: work, port: arguments.port, environment: environment)
         defer { server.stop() }
         try await server.waitUntilHealthy()
-        print("Parsley LiveQuery benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores (server and clients share them), \(connections) connections, \(arguments.rate) writes/s for \(arguments.seconds) s")
         _ = try await server.call("POST", "/classes/Score", ["room": "r0", "points": 0])
         let idle = server.residentKilobytes()
         let stats = ClientStats()
@@ -57,6 +72,7 @@ enum LiveQueryBench {
             print("|---|---|")
             print("| connections, each with one subscription | \(connections) |")
             print("| server memory per idle connection (with its subscription) | \(String(format: "%.1f", Double(connectedKB - idle) / Double(connections))) KB |")
+            print("| baseline: server memory per idle HTTP keep-alive connection | \(String(format: "%.1f", Double(httpKB - before) / Double(connections))) KB |")
             print("| writes/s asked, done | \(arguments.rate), \(Int(Double(writes.count) / Double(arguments.seconds))) |")
             print("| events delivered/s | \(Int(Double(delivered) / seconds)) |")
             print("| commit to delivery, p50 / p99 | \(ms(percentile(delays, 0.5))) ms / \(ms(percentile(delays, 0.99))) ms |")
@@ -161,4 +177,40 @@ final class LatencyLog: Sendable {
     private let values = Mutex<[Double]>([])
     func add(_ v: Double) { values.withLock { $0.append(v) } }
     var all: [Double] { values.withLock { $0 } }
+}
+
+/// Plain TCP connections that each sent one `GET /parse/health` (keep-alive) and then stay open, idle.
+struct KeepAliveConnections {
+    let channels: [any Channel]
+
+    final class Counter: Sendable {
+        let answered = Atomic<Int>(0)
+    }
+
+    final class FirstAnswer: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        let counter: Counter
+        init(_ counter: Counter) { self.counter = counter }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) { counter.answered.add(1, ordering: .relaxed) }
+    }
+
+    static func open(_ n: Int, port: Int) async throws -> KeepAliveConnections {
+        let counter = Counter()
+        var channels: [any Channel] = []
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).channelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(FirstAnswer(counter)) }
+        }
+        for i in 0..<n {
+            let channel = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
+            try await channel.writeAndFlush(ByteBuffer(string: "GET /parse/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")).get()
+            channels.append(channel)
+            if i % 200 == 199 { while counter.answered.load(ordering: .relaxed) < i - 200 { try await Task.sleep(for: .milliseconds(2)) } }
+        }
+        while counter.answered.load(ordering: .relaxed) < n { try await Task.sleep(for: .milliseconds(20)) }
+        return KeepAliveConnections(channels: channels)
+    }
+
+    func close() async throws {
+        for c in channels { try? await c.close().get() }
+    }
 }

@@ -1,6 +1,6 @@
 /// The query AST: what a `where` means, independent of any database. The SQL compilers and (later) the
 /// LiveQuery matcher consume the same tree.
-public indirect enum QueryNode: Sendable, Equatable {
+public indirect enum QueryNode: Sendable, Hashable {
     case all
     case and([QueryNode])
     case or([QueryNode])
@@ -23,12 +23,12 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
     public var description: String { ([field] + subpath).joined(separator: ".") }
 }
 
-public enum Comparison: String, Sendable, Equatable {
+public enum Comparison: String, Sendable, Hashable {
     case lessThan = "$lt", lessThanOrEqual = "$lte", greaterThan = "$gt", greaterThanOrEqual = "$gte"
 }
 
 /// A sub-query used by `$inQuery`, `$notInQuery`, `$select` and `$dontSelect`.
-public struct SubQuery: Sendable, Equatable {
+public struct SubQuery: Sendable, Hashable {
     public var className: String
     public var predicate: QueryNode
     public init(className: String, predicate: QueryNode) {
@@ -37,7 +37,7 @@ public struct SubQuery: Sendable, Equatable {
     }
 }
 
-public struct TextSearch: Sendable, Equatable {
+public struct TextSearch: Sendable, Hashable {
     public var term: String
     public var language: String?
     public var caseSensitive: Bool
@@ -45,7 +45,7 @@ public struct TextSearch: Sendable, Equatable {
 }
 
 /// One constraint on one field. Values are normalised Parse JSON (dates canonical, `$relativeTime` resolved).
-public enum Condition: Sendable, Equatable {
+public enum Condition: Sendable, Hashable {
     case equals(JSONValue)
     case notEquals(JSONValue)
     case compare(Comparison, JSONValue)

@@ -46,8 +46,19 @@ public final class LiveConnection: Sendable {
 
     /// Queues a frame; false when the client is too far behind (it is then disconnected).
     @discardableResult
-    func send(_ frame: JSONValue) -> Bool {
-        switch continuation.yield(JSONWriter.string(frame)) {
+    func send(_ frame: JSONValue) -> Bool { send(text: JSONWriter.string(frame)) }
+
+    /// Queues an event frame around the object's JSON text (shared by the subscribers who see the same object).
+    func send(eventText op: String, requestId: Int, object: String, original: String?) -> Bool {
+        var text = #"{"op":""# + op + #"","clientId":""# + clientId + #"","requestId":"# + String(requestId)
+        if let installationId = connected?.installationId { text += #","installationId":"# + JSONWriter.string(.string(installationId)) }
+        text += #","object":"# + object
+        if let original { text += #","original":"# + original }
+        return send(text: text + "}")
+    }
+
+    private func send(text: String) -> Bool {
+        switch continuation.yield(text) {
         case .enqueued: return true
         case .dropped:
             continuation.finish()

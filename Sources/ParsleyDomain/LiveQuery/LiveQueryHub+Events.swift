@@ -36,15 +36,49 @@ extension LiveQueryHub {
         let candidates = index.withLock { $0.candidates(e.className, objects: [e.original, e.object]) }
         guard !candidates.isEmpty, let schema = schemas.schema(e.className) else { return }
         let scope = EventScope(event: e, schema: schema, matcher: QueryMatcher(schema: schema), clp: permissions.classLevelPermissions(e.className))
-        for s in candidates { await deliver(scope, to: s) }
+        for c in candidates where scope.mayConcern(c) { await deliver(scope, to: c.subscription) }
     }
 
-    /// What every subscriber of one event shares.
-    struct EventScope {
+    /// What every subscriber of one event shares, and the JSON text of the object as each distinct view of it
+    /// (protected fields, keys) is sent, made once per event.
+    final class EventScope {
         let event: ChangeEvent
         let schema: ClassSchema
         let matcher: QueryMatcher
         let clp: ClassLevelPermissions
+        var texts: [String: String] = [:]
+        /// `mayConcern` per distinct predicate.
+        var concerns: [Int: Bool] = [:]
+
+        init(event: ChangeEvent, schema: ClassSchema, matcher: QueryMatcher, clp: ClassLevelPermissions) {
+            self.event = event
+            self.schema = schema
+            self.matcher = matcher
+            self.clp = clp
+        }
+
+        /// Whether the subscription's query alone can match the object before or after the write (what storage must
+        /// decide counts as a maybe): the cheap test that spares most candidates the permission checks.
+        func mayConcern(_ c: SubscriptionIndex.Entry) -> Bool {
+            if let known = concerns[c.predicateId] { return known }
+            let s = c.subscription
+            func may(_ o: [String: JSONValue]?) -> Bool {
+                guard let o else { return false }
+                return matcher.matches(s.predicate, o) ?? true
+            }
+            let answer = may(event.original) || may(event.object)
+            concerns[c.predicateId] = answer
+            return answer
+        }
+
+        /// The JSON text of `view`'s object, made by `make` the first time.
+        func text(_ view: String?, _ make: () -> [String: JSONValue]) -> String {
+            guard let view else { return JSONWriter.string(.object(make())) }
+            if let known = texts[view] { return known }
+            let made = JSONWriter.string(.object(make()))
+            texts[view] = made
+            return made
+        }
     }
 
     func deliver(_ scope: EventScope, to s: LiveSubscription) async {
@@ -76,22 +110,31 @@ extension LiveQueryHub {
         guard let kind = LiveQueryEvent.choose(e.operation.rawValue, before: before, now: now, watch: s.watch, original: e.original, object: e.object)
         else { return }
         let access = s.isMaster ? nil : readAccess(scope, auth: auth)
-        var object = shape(e.operation == .delete ? e.original : e.object, scope, access: access, keys: s.keys)
-        var original = [.enter, .update, .leave].contains(kind) ? e.original.map { shape($0, scope, access: access, keys: s.keys) } : nil
-        if let hook = triggers.afterEvent[e.className] {
-            do {
-                var request = LiveQueryEventRequest(
-                    caller: try await caller(auth, address: s.connection.address), className: e.className, event: kind.rawValue, object: object,
-                    original: original, log: cloud.logger)
-                try await CloudRuntime.answering { try await hook(&request) }
-                guard request.sendEvent else { return }
-                // What the trigger added passes the same filter: no protected or internal field gets out this way.
-                object = shape(request.object, scope, access: access, keys: nil)
-                original = request.original.map { shape($0, scope, access: access, keys: nil) }
-            } catch {
-                logger.warning("afterLiveQueryEvent failed", metadata: ["class": .string(e.className), "error": "\(error)"])
-                return
+        let sendsOriginal = [.enter, .update, .leave].contains(kind)
+        guard let hook = triggers.afterEvent[e.className] else {
+            // Subscribers who see the same fields share the object's JSON text.
+            let view = Self.view(access, keys: s.keys, className: e.className)
+            let object = scope.text(view.map { "o" + $0 }) { shape(e.operation == .delete ? e.original : e.object, scope, access: access, keys: s.keys) }
+            let original = sendsOriginal ? scope.text(view.map { "r" + $0 }) { shape(e.original, scope, access: access, keys: s.keys) } : nil
+            if s.connection.send(eventText: kind.rawValue, requestId: s.key.requestId, object: object, original: original) {
+                counters.delivered.add(1, ordering: .relaxed)
             }
+            return
+        }
+        var object = shape(e.operation == .delete ? e.original : e.object, scope, access: access, keys: s.keys)
+        var original = sendsOriginal ? e.original.map { shape($0, scope, access: access, keys: s.keys) } : nil
+        do {
+            var request = LiveQueryEventRequest(
+                caller: try await caller(auth, address: s.connection.address), className: e.className, event: kind.rawValue, object: object,
+                original: original, log: cloud.logger)
+            try await CloudRuntime.answering { try await hook(&request) }
+            guard request.sendEvent else { return }
+            // What the trigger added passes the same filter: no protected or internal field gets out this way.
+            object = shape(request.object, scope, access: access, keys: nil)
+            original = request.original.map { shape($0, scope, access: access, keys: nil) }
+        } catch {
+            logger.warning("afterLiveQueryEvent failed", metadata: ["class": .string(e.className), "error": "\(error)"])
+            return
         }
         var frame = s.connection.frame(kind.rawValue, requestId: s.key.requestId)
         frame["object"] = .object(object)
@@ -126,12 +169,21 @@ extension LiveQueryHub {
         return LiveQueryEvent.cut(o, keys: keys)
     }
 
+    /// A name for what `shape` makes for this subscriber when it depends only on the hidden fields and the keys (nil
+    /// when a rule looks at the object's owner: such objects are shaped per subscriber).
+    static func view(_ access: Permissions.ReadAccess?, keys: [String]?, className: String) -> String? {
+        let keyPart = keys.map { $0.joined(separator: ",") } ?? "*"
+        guard let access else { return "master|" + keyPart }
+        guard access.userFieldRules.isEmpty, className != "_User" else { return nil }
+        return access.hidden.sorted().joined(separator: ",") + "|" + keyPart
+    }
+
     /// Credentials that no event carries, whoever subscribes.
     static let neverSent: Set<String> = ["sessionToken", "authData", "password"]
 
     /// Ends the subscriptions reading as a revoked session, each with an `error` (209, no reconnect).
     func endSubscriptions(usingSession token: String) {
-        let affected = index.withLock { idx in idx.subscriptions.values.filter { $0.sessionToken == token } }
+        let affected = index.withLock { idx in idx.subscriptions.filter { $0.sessionToken == token } }
         for s in affected { end(s, LiveQueryError(code: 209, message: "Invalid session token", reconnect: false)) }
     }
 

@@ -201,7 +201,7 @@ public final class LiveQueryHub: Sendable {
         }
         return LiveSubscription(
             key: LiveSubscription.Key(clientId: c.clientId, requestId: m.requestId), connection: c, className: className, predicate: predicate,
-            keys: keys, watch: watch ?? [], include: [], sessionToken: token, userId: userId, isMaster: auth.isMaster,
+            keys: keys, watch: watch ?? [], sessionToken: token, userId: userId, isMaster: auth.isMaster,
             installationId: identity.installationId, equality: SubscriptionIndex.equality(of: predicate, schema: schemas.schema(className)))
     }
 

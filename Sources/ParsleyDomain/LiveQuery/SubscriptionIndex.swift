@@ -1,56 +1,97 @@
 public import ParsleyCore
 
-/// One subscription of one connection, as checked and secured when it was made.
-struct LiveSubscription: Sendable {
+/// One subscription of one connection, as checked and secured when it was made (a reference: events pass it around
+/// by the thousand).
+final class LiveSubscription: Sendable {
     struct Key: Hashable, Sendable {
         var clientId: String
         var requestId: Int
     }
 
-    var key: Key
+    let key: Key
     let connection: LiveConnection
-    var className: String
+    let className: String
     /// The `where` with its sub-queries secured for the subscriber (CLP, protected fields) and `_Session`'s own-rows
     /// rule; read permission (ACL, pointer permissions) is checked per event.
-    var predicate: QueryNode
-    var keys: [String]?
-    var watch: [String]
-    /// `include` paths (Parsley's extension: pointers resolved as a get by the subscriber would).
-    var include: [String]
+    let predicate: QueryNode
+    let keys: [String]?
+    let watch: [String]
     /// The session the subscription reads as (its own token, else the connection's), nil for the master or nobody.
-    var sessionToken: String?
-    var userId: String?
-    var isMaster: Bool
-    var installationId: String?
+    let sessionToken: String?
+    let userId: String?
+    let isMaster: Bool
+    let installationId: String?
     /// An equality the query requires (`field == value`), used to find the subscription from an object's values.
-    var equality: (field: String, value: String)?
+    let equality: (field: String, value: String)?
+
+    init(
+        key: Key, connection: LiveConnection, className: String, predicate: QueryNode, keys: [String]?, watch: [String], sessionToken: String?,
+        userId: String?, isMaster: Bool, installationId: String?, equality: (field: String, value: String)?
+    ) {
+        self.key = key
+        self.connection = connection
+        self.className = className
+        self.predicate = predicate
+        self.keys = keys
+        self.watch = watch
+        self.sessionToken = sessionToken
+        self.userId = userId
+        self.isMaster = isMaster
+        self.installationId = installationId
+        self.equality = equality
+    }
 }
 
 /// The subscriptions of one node, by class, indexed on an equality each requires when it has one, so that an event
-/// looks only at the subscriptions whose equality its object satisfies (and those without one).
+/// looks only at the subscriptions whose equality its object satisfies (and those without one). Inside, each
+/// subscription is a number (cheap to hash and to gather), and each distinct predicate a number too, so that an event
+/// evaluates a query once however many subscribe to it.
 struct SubscriptionIndex: Sendable {
+    struct Entry: Sendable {
+        let subscription: LiveSubscription
+        let predicateId: Int
+    }
+
     struct ClassEntry: Sendable {
         /// field -> value key -> subscriptions.
-        var byEquality: [String: [String: Set<LiveSubscription.Key>]] = [:]
-        var unindexed: Set<LiveSubscription.Key> = []
+        var byEquality: [String: [String: Set<Int>]] = [:]
+        var unindexed: Set<Int> = []
         var count = 0
     }
 
-    private(set) var subscriptions: [LiveSubscription.Key: LiveSubscription] = [:]
+    private var entries: [Int: Entry] = [:]
+    private var serials: [LiveSubscription.Key: Int] = [:]
+    private var nextSerial = 0
     private var classes: [String: ClassEntry] = [:]
     /// clientId -> its subscriptions' request ids.
     private var byClient: [String: Set<Int>] = [:]
+    /// Distinct predicates: their number and how many subscriptions use each.
+    private var predicateIds: [QueryNode: (id: Int, uses: Int)] = [:]
+    private var nextPredicateId = 0
 
-    var count: Int { subscriptions.count }
+    var count: Int { entries.count }
+    var subscriptions: [LiveSubscription] { entries.values.map(\.subscription) }
 
     mutating func insert(_ s: LiveSubscription) {
         remove(s.key)
-        subscriptions[s.key] = s
+        let predicateId: Int
+        if let known = predicateIds[s.predicate] {
+            predicateId = known.id
+            predicateIds[s.predicate] = (known.id, known.uses + 1)
+        } else {
+            nextPredicateId += 1
+            predicateId = nextPredicateId
+            predicateIds[s.predicate] = (predicateId, 1)
+        }
+        nextSerial += 1
+        let serial = nextSerial
+        entries[serial] = Entry(subscription: s, predicateId: predicateId)
+        serials[s.key] = serial
         var entry = classes[s.className] ?? ClassEntry()
         if let (field, value) = s.equality {
-            entry.byEquality[field, default: [:]][value, default: []].insert(s.key)
+            entry.byEquality[field, default: [:]][value, default: []].insert(serial)
         } else {
-            entry.unindexed.insert(s.key)
+            entry.unindexed.insert(serial)
         }
         entry.count += 1
         classes[s.className] = entry
@@ -65,32 +106,42 @@ struct SubscriptionIndex: Sendable {
 
     @discardableResult
     mutating func remove(_ key: LiveSubscription.Key) -> LiveSubscription? {
-        guard let s = subscriptions.removeValue(forKey: key), var entry = classes[s.className] else { return nil }
-        if let (field, value) = s.equality {
-            entry.byEquality[field]?[value]?.remove(key)
-            if entry.byEquality[field]?[value]?.isEmpty == true { entry.byEquality[field]?[value] = nil }
-            if entry.byEquality[field]?.isEmpty == true { entry.byEquality[field] = nil }
-        } else {
-            entry.unindexed.remove(key)
+        guard let serial = serials.removeValue(forKey: key), let removed = entries.removeValue(forKey: serial) else { return nil }
+        let s = removed.subscription
+        if let known = predicateIds[s.predicate] { predicateIds[s.predicate] = known.uses > 1 ? (known.id, known.uses - 1) : nil }
+        if var entry = classes[s.className] {
+            if let (field, value) = s.equality {
+                entry.byEquality[field]?[value]?.remove(serial)
+                if entry.byEquality[field]?[value]?.isEmpty == true { entry.byEquality[field]?[value] = nil }
+                if entry.byEquality[field]?.isEmpty == true { entry.byEquality[field] = nil }
+            } else {
+                entry.unindexed.remove(serial)
+            }
+            entry.count -= 1
+            classes[s.className] = entry.count == 0 ? nil : entry
         }
-        entry.count -= 1
-        classes[s.className] = entry.count == 0 ? nil : entry
         byClient[key.clientId]?.remove(key.requestId)
         if byClient[key.clientId]?.isEmpty == true { byClient[key.clientId] = nil }
         return s
     }
 
     /// Every subscription whose equality the object before or after the write satisfies, and those without one.
-    func candidates(_ className: String, objects: [[String: JSONValue]?]) -> [LiveSubscription] {
+    func candidates(_ className: String, objects: [[String: JSONValue]?]) -> [Entry] {
         guard let entry = classes[className] else { return [] }
-        var keys = entry.unindexed
+        var found: [Int] = Array(entry.unindexed)
+        var seen = Set<Int>()
         for (field, byValue) in entry.byEquality {
             for object in objects {
                 guard let value = object?[field] else { continue }
-                for k in Self.valueKeys(value) { if let hit = byValue[k] { keys.formUnion(hit) } }
+                for k in Self.valueKeys(value) {
+                    guard let hit = byValue[k] else { continue }
+                    for serial in hit where seen.insert(serial).inserted { found.append(serial) }
+                }
             }
         }
-        return keys.compactMap { subscriptions[$0] }
+        // In subscription order, so that a connection's subscriptions hear an event in the order they were made.
+        found.sort()
+        return found.compactMap { entries[$0] }
     }
 
     /// The keys under which an object's field value is found: the value's own, and each element's for an array

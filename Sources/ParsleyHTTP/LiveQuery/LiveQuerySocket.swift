@@ -29,21 +29,21 @@ enum LiveQuerySocket {
         connection.onOverflow { channel.close(promise: nil) }
         defer { hub.close(connection) }
         await withTaskGroup(of: Void.self) { group in
+            // The hub's frames, in order; when they end (the hub let the client go) the socket closes.
             group.addTask {
                 do {
                     for await frame in connection.frames { try await outbound.write(.text(frame)) }
                 } catch {}
+                channel.close(promise: nil)
             }
-            group.addTask {
-                do {
-                    for try await message in inbound.messages(maxSize: maxMessage) {
-                        guard case .text(let text) = message else { continue }
-                        await hub.receive(text, from: connection)
-                    }
-                } catch {}
-            }
-            // Either side ending ends the connection (the client left, or the hub ended its frames).
-            await group.next()
+            // The client's messages, in this task (one task less per connection than a reader of its own).
+            do {
+                for try await message in inbound.messages(maxSize: maxMessage) {
+                    guard case .text(let text) = message else { continue }
+                    await hub.receive(text, from: connection)
+                }
+            } catch {}
+            connection.finish()
             group.cancelAll()
         }
     }
