@@ -138,7 +138,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
+            // The embedded dashboard's pages, compiled into the binary (no files to ship beside it).
+            resources: ["index.html", "style.css", "dom.js", "api.js", "values.js", "app.js", "browser.js", "schema.js", "config.js", "console.js"]
+                .map { .embedInCode("Dashboard/Assets/\($0)") },
             swiftSettings: swiftSettings
         ),
         // The command line (serve, schema, export, import, backup) and configuration, as a library.

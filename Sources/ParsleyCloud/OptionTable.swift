@@ -282,9 +282,9 @@ enum OptionTable {
             "push", ["PARSE_SERVER_PUSH"], .value, .parseServer,
             "JSON (or a path to a JSON file): `ios` (token auth `{key, keyId, teamId}`, `topic`, `production`; an array for several apps) and `android` (`firebaseServiceAccount`: FCM HTTP v1)"),
         supported("rateLimit", ["PARSE_SERVER_RATE_LIMIT"], .value, .parseServer, "JSON array of rules"),
-        ignored(
-            "readOnlyMasterKey", "PARSE_SERVER_READ_ONLY_MASTER_KEY", .value,
-            "there is no read-only master key; requests with it are refused like any wrong key"),
+        supported(
+            "readOnlyMasterKey", ["PARSE_SERVER_READ_ONLY_MASTER_KEY"], .value, .parseServer,
+            "reads as the master key; every write is 119 `read-only masterKey isn't allowed to perform the <op> operation.`"),
         supported(
             "requestKeywordDenylist", ["PARSE_SERVER_REQUEST_KEYWORD_DENYLIST"], .value, .parseServer,
             "JSON array of `{key, value}`; default Parse Server's"),
@@ -330,6 +330,10 @@ enum OptionTable {
         supported("postgresPointReadConcurrency", ["PARSLEY_POSTGRES_POINT_READ_CONCURRENCY"], .value, .parsley, "default 2; 0 never coalesces"),
         supported("filesDir", ["PARSLEY_FILES_DIR"], .value, .parsley, "default `<data>/files`"),
         supported("changeEvents", ["PARSLEY_CHANGE_EVENTS"], .bool, .parsley, "committed writes as change events, default `false`"),
+        supported("dashboard", ["PARSLEY_DASHBOARD"], .bool, .parsley, "the embedded dashboard at `/dashboard`, default `true`"),
+        supported(
+            "dashboardAdminRole", ["PARSLEY_DASHBOARD_ADMIN_ROLE"], .value, .parsley,
+            "members of this role may sign in to the dashboard with their password; default none"),
         supported("uploadStallTimeout", ["PARSLEY_UPLOAD_STALL_TIMEOUT"], .value, .parsley, "seconds, default 30"),
         supported("logFormat", ["PARSLEY_LOG_FORMAT"], .value, .parsley, "`text` (default), `logfmt` or `json`"),
         supported("metricsPort", ["PARSLEY_METRICS_PORT"], .value, .parsley, "default off"),

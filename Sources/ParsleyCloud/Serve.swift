@@ -121,6 +121,14 @@ struct ServeSetup {
         try ServerSettings.applyUserSettings(to: &options, values: values, logger: logger)
         try ServerSettings.applyRequestSettings(to: &options, values: values)
         try ServerSettings.applyLiveQuerySettings(to: &options, values: values)
+        options.readOnlyMasterKey = values.string("readOnlyMasterKey")
+        if let key = options.readOnlyMasterKey {
+            guard key.count >= 8, key != options.masterKey else {
+                throw Invalid(description: "PARSE_SERVER_READ_ONLY_MASTER_KEY must be at least 8 characters and differ from the master key")
+            }
+        }
+        options.dashboard.enabled = try values.bool("dashboard", default: true)
+        options.dashboard.adminRole = values.string("dashboardAdminRole")
         try ServerSettings.applyFileSettings(to: &options, dataDir: dataDir, values: values)
         ServerSettings.registerSecrets(options, values: values)
         databaseURI = values.string("databaseURI") ?? "sqlite:\(dataDir)/parsley.sqlite"

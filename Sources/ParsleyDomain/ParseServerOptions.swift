@@ -4,6 +4,8 @@ public import ParsleyCore
 public struct ParseServerOptions: Sendable {
     public var applicationId: String
     public var masterKey: String
+    /// A master key that may read everything and change nothing (`readOnlyMasterKey`).
+    public var readOnlyMasterKey: String? = nil
     /// Client keys; when any is set, requests must carry one of them (or the master key).
     public var restAPIKey: String?
     public var clientKey: String?
@@ -41,6 +43,8 @@ public struct ParseServerOptions: Sendable {
     public var push = PushOptions()
     /// LiveQuery over WebSocket (LiveQuery/): off unless classes are named (`liveQuery.classNames`).
     public var liveQuery = LiveQueryOptions()
+    /// The embedded admin dashboard at `/dashboard`.
+    public var dashboard = DashboardOptions()
 
     public init(
         applicationId: String, masterKey: String, restAPIKey: String? = nil, clientKey: String? = nil, javascriptKey: String? = nil,
@@ -136,9 +140,22 @@ public struct SecurityOptions: Sendable {
     public init() {}
 }
 
+/// The embedded dashboard (`/dashboard`): on by default; signing in needs the master key (or the read-only one), or a
+/// user of `adminRole`.
+public struct DashboardOptions: Sendable {
+    public var enabled = true
+    /// Members of this role (directly or through inherited roles) may sign in with their username and password.
+    public var adminRole: String? = nil
+    /// A dashboard session ends after this long without a request.
+    public var idleTimeout: Duration = .seconds(3600)
+    public init() {}
+}
+
 /// Who is asking: the master key, a user (later, with sessions), or nobody.
 public struct Auth: Sendable {
     public var isMaster: Bool
+    /// The read-only master key: reads as the master, writes nothing (119).
+    public var isReadOnly = false
     public var userId: String?
     public var roles: [String]
     public var installationId: String?

@@ -13,10 +13,13 @@ public struct ParseTransport: HTTPResponder {
     let api: ParseAPI
     let options: ParseServerOptions
     let mountPrefix: String
+    /// The embedded dashboard's sign-ins (its cookie and CSRF token authorize REST calls as the master key).
+    let dashboardSessions: DashboardSessions
 
     public init(api: ParseAPI) {
         self.api = api
         self.options = api.options
+        self.dashboardSessions = DashboardSessions(idleTimeout: api.options.dashboard.idleTimeout)
         var mount = api.options.mountPath
         if !mount.hasPrefix("/") { mount = "/" + mount }
         while mount.count > 1, mount.hasSuffix("/") { mount.removeLast() }
@@ -117,6 +120,7 @@ public struct ParseTransport: HTTPResponder {
         // `/login` drops any session token it is sent.
         var auth = try await authenticate(
             request.headers, bodyCredentials, ignoresSession: segments == ["login"], clientAddress: context.remoteAddress?.ipAddress)
+        if method != .get { try Self.refuseReadOnly(auth, method == .post ? "create" : method == .put ? "update" : "delete") }
         auth.ip = context.remoteAddress?.ipAddress
         auth.context = cloudContext ?? [:]
         if api.services.cloud.wantsRequestHeaders {
@@ -158,9 +162,18 @@ public struct ParseTransport: HTTPResponder {
         let master = headers[Self.masterKey] ?? body["_MasterKey"]
         let installationId = headers[Self.installationId] ?? body["_InstallationId"]
         if let master {
-            guard master == options.masterKey else { throw AccessDenied.unauthorized }
+            let readOnly = master != options.masterKey && options.readOnlyMasterKey == master
+            guard master == options.masterKey || readOnly else { throw AccessDenied.unauthorized }
             if let allowed = options.security.masterKeyIps, !IPRange.allows(allowed, clientAddress) { throw AccessDenied.unauthorized }
-            return Auth(isMaster: true, installationId: installationId)
+            var auth = Auth(isMaster: true, installationId: installationId)
+            auth.isReadOnly = readOnly
+            return auth
+        }
+        // The dashboard's pages: its session cookie together with the CSRF token only it knows.
+        if let cookie = headers[.cookie], let session = dashboardSessions.verified(cookie: cookie, csrf: headers[DashboardResponder.csrfHeader]) {
+            var auth = Auth(isMaster: true, installationId: installationId)
+            auth.isReadOnly = session.readOnly
+            return auth
         }
         if options.requiresClientKey {
             let presented: [(String?, String?)] = [
@@ -177,6 +190,11 @@ public struct ParseTransport: HTTPResponder {
             auth.roles = try await api.roleNames(session.userId)
         }
         return auth
+    }
+
+    /// 119 for a write with the read-only master key (Parse Server's words).
+    static func refuseReadOnly(_ auth: Auth, _ operation: String) throws {
+        if auth.isReadOnly { throw ParseError(.operationForbidden, "read-only masterKey isn't allowed to perform the \(operation) operation.") }
     }
 
     /// `a=1&where=%7B...%7D`: each value JSON-decoded when it parses, else kept as a string.

@@ -81,11 +81,13 @@ struct LiveQueryNodesTests {
             #expect(api.services.liveQuery.subscriptionCount == 2)
             let big = String(repeating: "x", count: 100_000)
             var created = 0
-            for _ in 0..<80 where api.services.liveQuery.metrics.slowClientsDisconnected == 0 {
+            // Until the stuck client's socket buffers and queue are full (a few MB; more on a loaded machine).
+            for _ in 0..<400 where api.services.liveQuery.metrics.slowClientsDisconnected == 0 {
                 _ = try await p.createId("Message", ["text": .string(big)])
                 created += 1
+                if created % 20 == 0 { try await Task.sleep(for: .milliseconds(200)) }
             }
-            for _ in 0..<100 where api.services.liveQuery.metrics.slowClientsDisconnected == 0 { try await Task.sleep(for: .milliseconds(20)) }
+            for _ in 0..<300 where api.services.liveQuery.metrics.slowClientsDisconnected == 0 { try await Task.sleep(for: .milliseconds(50)) }
             #expect(api.services.liveQuery.metrics.slowClientsDisconnected == 1)
             for _ in 0..<created { try await reader.expect("create") }
             for _ in 0..<100 where api.services.liveQuery.connectionCount > 1 { try await Task.sleep(for: .milliseconds(20)) }

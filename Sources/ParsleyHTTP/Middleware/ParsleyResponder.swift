@@ -79,6 +79,8 @@ public struct ParsleyResponder: HTTPResponder {
         var response: Response
         if segments == ["health"] {
             response = await health()
+        } else if transport.options.dashboard.enabled, DashboardResponder.owns(path) {
+            response = await DashboardResponder(api: transport.api, sessions: transport.dashboardSessions).respond(to: request, context: inner)
         } else if let limiter, let segments, let limited = await limiter.check(request, segments: segments, context: context, transport: transport) {
             response = ParseTransport.json(429, ["code": 100, "error": .string(limited)])
         } else {

@@ -30,6 +30,7 @@ extension ParseTransport {
             guard segments.count == 2 else { throw RouteNotFound() }
             let auth = try await authenticate(request.headers, [:], ignoresSession: false, clientAddress: clientAddress)
             guard auth.isMaster else { throw AccessDenied.masterKeyRequired }
+            try Self.refuseReadOnly(auth, "delete")
             let cloud = api.services.cloud
             let file = (try? await service.info(segments[1])) ?? nil
             let url = FileService.url(mountURL: mountURL(request), applicationId: options.applicationId, name: segments[1])
@@ -52,6 +53,7 @@ extension ParseTransport {
                 stored = try await uploadJSON(service, request, filename: filename, clientAddress: clientAddress)
             } else {
                 let auth = try await authenticate(request.headers, [:], ignoresSession: false, clientAddress: clientAddress)
+                try Self.refuseReadOnly(auth, "create")
                 var file = try service.prepareUpload(
                     filename: filename, contentType: request.headers[.contentType], by: try await uploader(auth))
                 file = try await api.services.cloud.fileTrigger(.beforeSave, file, declaredSize: contentLength.map(Int64.init), auth: auth)
@@ -95,6 +97,7 @@ extension ParseTransport {
             if case .string(let v)? = body[key] { credentials[key] = v }
         }
         let auth = try await authenticate(request.headers, credentials, ignoresSession: false, clientAddress: clientAddress)
+        try Self.refuseReadOnly(auth, "create")
         var file = try service.prepareUpload(
             filename: filename, contentType: credentials["_ContentType"] ?? request.headers[.contentType], by: try await uploader(auth))
         if case .object(let fileData)? = body["fileData"] {

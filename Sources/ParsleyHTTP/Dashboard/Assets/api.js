@@ -1,0 +1,80 @@
+// The dashboard's only way to the server: the ordinary Parse REST API with the session cookie and its CSRF token
+// (kept in memory, never in localStorage), plus the dashboard's own sign-in endpoints.
+
+let session = null;
+
+export function current() { return session; }
+
+async function json(response) {
+  const text = await response.text();
+  let body = null;
+  try { body = text ? JSON.parse(text) : null; } catch { body = { error: text || response.statusText }; }
+  if (!response.ok) throw body && typeof body === 'object' ? { code: body.code, error: body.error ?? response.statusText, status: response.status } : { error: response.statusText };
+  return body;
+}
+
+export async function restore() {
+  const response = await fetch('/dashboard/api/session', { credentials: 'same-origin' });
+  if (response.status === 401) return null;
+  session = await json(response);
+  return session;
+}
+
+export async function signIn(credentials) {
+  const response = await fetch('/dashboard/api/login', {
+    method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(credentials),
+  });
+  session = await json(response);
+  return session;
+}
+
+export async function signOut() {
+  if (!session) return;
+  await fetch('/dashboard/api/logout', { method: 'POST', credentials: 'same-origin', headers: { 'X-Parsley-Dashboard-CSRF': session.csrfToken } });
+  session = null;
+}
+
+function headers(extra = {}) {
+  return {
+    'X-Parse-Application-Id': session.applicationId,
+    'X-Parsley-Dashboard-CSRF': session.csrfToken,
+    ...extra,
+  };
+}
+
+// `parse('GET', '/classes/Post', {where: {...}, limit: 20})` or `parse('PUT', '/classes/Post/id', body)`.
+export async function parse(method, path, data) {
+  let url = session.mountPath + path;
+  const init = { method, credentials: 'same-origin', headers: headers() };
+  if (method === 'GET' && data) {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(data)) {
+      if (value === undefined) continue;
+      params.set(key, typeof value === 'string' ? value : JSON.stringify(value));
+    }
+    url += '?' + params.toString();
+  } else if (data !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(data);
+  }
+  return json(await fetch(url, init));
+}
+
+// Uploads a file; answers Parse's `{name, url}`.
+export async function upload(file) {
+  const response = await fetch(`${session.mountPath}/files/${encodeURIComponent(file.name)}`, {
+    method: 'POST', credentials: 'same-origin', headers: headers({ 'Content-Type': file.type || 'application/octet-stream' }), body: file,
+  });
+  return json(response);
+}
+
+// Any request, as the API console sends it: the answer's status and text.
+export async function raw(method, path, body) {
+  const init = { method, credentials: 'same-origin', headers: headers() };
+  if (body && method !== 'GET') {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = body;
+  }
+  const response = await fetch(session.mountPath + path, init);
+  return { status: response.status, text: await response.text() };
+}

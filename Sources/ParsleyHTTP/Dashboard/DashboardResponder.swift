@@ -1,0 +1,137 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ParsleyCore
+import ParsleyDomain
+
+/// `/dashboard`: the embedded admin pages and their sign-in. The pages then use the ordinary REST API under the
+/// mount path, authorized by the session cookie together with its CSRF token (`ParseTransport.authenticate`).
+/// Every answer carries a strict Content-Security-Policy (scripts and styles from this origin only, no inline code,
+/// no framing).
+struct DashboardResponder: Sendable {
+    let api: ParseAPI
+    let sessions: DashboardSessions
+
+    static let prefix = "/dashboard"
+
+    static func owns(_ path: String) -> Bool { path == prefix || path.hasPrefix(prefix + "/") }
+
+    func respond(to request: Request, context: ParsleyRequestContext) async -> Response {
+        let rest = String(request.uri.path.dropFirst(Self.prefix.count))
+        switch (request.method, rest) {
+        case (.get, ""), (.get, "/"), (.head, ""), (.head, "/"):
+            return asset("index.html")
+        case (.get, _) where rest.hasPrefix("/assets/"):
+            return asset(String(rest.dropFirst("/assets/".count)))
+        case (.post, "/api/login"):
+            return await login(request, context: context)
+        case (.get, "/api/session"):
+            guard let id = cookie(request), let session = sessions.session(id) else { return Self.json(401, ["error": "not signed in"]) }
+            return Self.json(200, description(session))
+        case (.post, "/api/logout"):
+            if let id = cookie(request), sessions.verified(cookie: request.headers[.cookie], csrf: request.headers[Self.csrfHeader]) != nil {
+                sessions.end(id)
+            }
+            var r = Self.json(200, [:])
+            r.headers[.setCookie] = "\(DashboardSessions.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+            return r
+        default:
+            return Self.json(404, ["error": "not found"])
+        }
+    }
+
+    static let csrfHeader = HTTPField.Name("X-Parsley-Dashboard-CSRF")!
+
+    func cookie(_ request: Request) -> String? { request.headers[.cookie].flatMap(DashboardSessions.cookieValue) }
+
+    func description(_ s: DashboardSessions.Session) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "csrfToken": .string(s.csrfToken), "readOnly": .bool(s.readOnly), "applicationId": .string(api.options.applicationId),
+            "mountPath": .string(api.options.mountPath),
+        ]
+        if let username = s.username { o["username"] = .string(username) }
+        return .object(o)
+    }
+
+    /// `{"masterKey": ...}` (the master key or the read-only one) or `{"username", "password"}` of an admin role's
+    /// member. Cross-origin attempts (an `Origin` that is not this host) are refused, and so are more than 10 failures
+    /// a minute from one address.
+    func login(_ request: Request, context: ParsleyRequestContext) async -> Response {
+        let address = context.remoteAddress?.ipAddress ?? "-"
+        if let origin = request.headers[.origin], let host = request.head.authority, !(origin.hasSuffix("://" + host)) {
+            return Self.json(403, ["error": "cross-origin sign-in refused"])
+        }
+        guard request.headers[.contentType]?.hasPrefix("application/json") == true else {
+            return Self.json(415, ["error": "send JSON"])
+        }
+        guard sessions.mayTry(address) else { return Self.json(429, ["code": 100, "error": "Too many failed sign-ins; wait a minute."]) }
+        guard let buffer = try? await request.body.collect(upTo: 64 * 1024),
+            let body = try? buffer.withUnsafeReadableBytes({ try JSONParser.parse($0) })
+        else { return Self.json(400, ["code": 107, "error": "Invalid JSON"]) }
+        let options = api.options
+        var readOnly = false
+        var username: String?
+        if let key = body["masterKey"]?.stringValue {
+            if DashboardSessions.constantTimeEqual(key, options.masterKey) {
+                if let allowed = options.security.masterKeyIps, !IPRange.allows(allowed, context.remoteAddress?.ipAddress) {
+                    return Self.json(403, ["error": "unauthorized"])
+                }
+            } else if let readOnlyKey = options.readOnlyMasterKey, DashboardSessions.constantTimeEqual(key, readOnlyKey) {
+                readOnly = true
+            } else {
+                sessions.failed(address)
+                return Self.json(403, ["error": "unauthorized"])
+            }
+        } else if let name = body["username"]?.stringValue, let password = body["password"] {
+            guard let role = options.dashboard.adminRole else {
+                return Self.json(403, ["code": 119, "error": "Signing in as a user needs PARSLEY_DASHBOARD_ADMIN_ROLE."])
+            }
+            do {
+                let user = try await api.users.verifyPassword(["username": .string(name), "password": password])
+                guard let id = user["objectId"]?.stringValue, try await api.roles.roleNames(forUser: id).contains(role) else {
+                    sessions.failed(address)
+                    return Self.json(403, ["code": 119, "error": .string("\(name) is not a member of the \(role) role.")])
+                }
+                username = name
+            } catch let error as ParseError {
+                sessions.failed(address)
+                return Self.json(error.httpStatus, error.json)
+            } catch {
+                return Self.json(500, ["code": 1, "error": "Internal server error."])
+            }
+        } else {
+            return Self.json(400, ["code": 107, "error": "Send masterKey, or username and password."])
+        }
+        let (id, session) = sessions.create(readOnly: readOnly, username: username)
+        var response = Self.json(200, description(session))
+        let secure = request.headers[HTTPField.Name("X-Forwarded-Proto")!] == "https" || options.publicServerURL?.hasPrefix("https:") == true
+        response.headers[.setCookie] = "\(DashboardSessions.cookieName)=\(id); Path=/; HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"
+        return response
+    }
+
+    func asset(_ name: String) -> Response {
+        guard let file = DashboardAssets.files[name] else { return Self.json(404, ["error": "not found"]) }
+        var headers = Self.securityHeaders
+        headers[.contentType] = file.type
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: file.bytes)))
+    }
+
+    static func json(_ status: Int, _ body: JSONValue) -> Response {
+        var headers = securityHeaders
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(body))))
+    }
+
+    /// No inline script or style, nothing from elsewhere but images over https (file previews), never in a frame.
+    static let securityHeaders: HTTPFields = {
+        var h = HTTPFields()
+        h[HTTPField.Name("Content-Security-Policy")!] =
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        h[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        h[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        h[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        return h
+    }()
+}
