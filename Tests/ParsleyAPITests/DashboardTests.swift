@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import ParsleyCore
 import ParsleyDomain
@@ -154,5 +155,21 @@ struct DashboardTests {
             let login = try await p.raw(.post, "/dashboard/api/login", body: #"{"masterKey":"test-master-key"}"#, headers: h)
             #expect(login.status == 404)
         }
+    }
+}
+
+extension DashboardTests {
+    /// The repository (this file is Tests/ParsleyAPITests/DashboardTests.swift).
+    static var root: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
+
+    @Test("the dashboard in headless Chromium (Tests/browser through Selenium): every page a person uses, each change checked over REST")
+    func inARealBrowser() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["PARSLEY_BIN"] = ProcessTests.binary.path
+        let (status, output) = try await ChildProcess.run(
+            "/bin/bash", [Self.root.appendingPathComponent("scripts/browser-tests.sh").path], environment: environment, directory: Self.root,
+            limit: .seconds(600))
+        #expect(status == 0, "scripts/browser-tests.sh:\n\(output.suffix(6000))")
+        #expect(output.contains(" passed") && !output.contains(" failed"), "\(output.suffix(2000))")
     }
 }

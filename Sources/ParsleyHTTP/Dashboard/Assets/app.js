@@ -61,8 +61,9 @@ async function route() {
       case 'config': nav.remove(); await configView(main); break;
       case 'console': nav.remove(); consoleView(main); break;
       default: {
-        const schemas = await classList(nav);
-        const className = decodeURIComponent(rest[0] ?? '') || schemas[0]?.className;
+        const wanted = decodeURIComponent(rest[0] ?? '');
+        const schemas = await classList(nav, wanted || undefined);
+        const className = wanted || schemas[0]?.className;
         const schema = schemas.find((s) => s.className === className);
         if (schema) classView(main, className, schema, params); else clear(main, h('p', {}, 'No classes yet: create one under Schema.'));
       }

@@ -12,15 +12,22 @@ const OPERATORS = [
   ['contains', 'contains'], ['regex', 'matches regex'], ['in', 'is one of (comma list)'], ['exists', 'exists'], ['missing', 'does not exist'],
 ];
 
-export async function classList(nav) {
+// The app's classes first, then Parse's own (_User, _Role ...).
+function byName(a, b) {
+  const system = (name) => (name.startsWith('_') ? 1 : 0);
+  return system(a.className) - system(b.className) || a.className.localeCompare(b.className);
+}
+
+export async function classList(nav, current) {
   const schemas = (await api.parse('GET', '/schemas')).results;
-  schemas.sort((a, b) => a.className.localeCompare(b.className));
+  schemas.sort(byName);
   const items = schemas.map((schema) => {
-    const count = h('span', { class: 'count' }, '…');
+    const count = h('span', { class: 'count', dataset: { countOf: schema.className } }, '…');
     api.parse('GET', `/classes/${encodeURIComponent(schema.className)}`, { count: 1, limit: 0 })
       .then((r) => { count.textContent = r.count.toLocaleString(); })
       .catch(() => { count.textContent = '?'; });
-    return h('li', {}, h('a', { href: `#/browser/${encodeURIComponent(schema.className)}` }, schema.className), ' ', count);
+    const here = schema.className === (current ?? schemas[0]?.className);
+    return h('li', {}, h('a', { href: `#/browser/${encodeURIComponent(schema.className)}`, 'aria-current': here ? 'page' : false }, schema.className), ' ', count);
   });
   clear(nav, h('h2', {}, 'Classes'), h('ul', { class: 'classes' }, items));
   return schemas;
@@ -87,7 +94,11 @@ export function classView(root, className, schema, params) {
       ]);
       state.rows = page.results;
       state.selected.clear();
-      total.textContent = `${counted.count.toLocaleString()} objects`;
+      total.textContent = `${counted.count.toLocaleString()} object${counted.count === 1 ? '' : 's'}`;
+      if (state.filters.length === 0 && !state.relatedTo) {
+        const side = [...document.querySelectorAll('nav.side .count')].find((el) => el.dataset.countOf === className);
+        if (side) side.textContent = counted.count.toLocaleString();
+      }
       renderChips();
       renderTable();
       renderPager();
@@ -140,6 +151,7 @@ export function classView(root, className, schema, params) {
         state.selected = e.target.checked ? new Set(state.rows.map((r) => r.objectId)) : new Set();
         renderTable();
       } })),
+      readOnly ? null : h('th', {}, ''),
       columns.map((column) => {
         const sorted = state.sort.field === column;
         return h('th', { 'aria-sort': sorted ? (state.sort.descending ? 'descending' : 'ascending') : 'none' },
@@ -149,16 +161,16 @@ export function classView(root, className, schema, params) {
           }, { class: 'link' }),
           h('small', { class: 'type' }, fields[column]?.type ?? ''));
       }),
-      readOnly ? null : h('th', {}, ''));
+      null);
     const body = state.rows.map((row) => h('tr', { dataset: { id: row.objectId } },
       h('td', {}, readOnly ? '' : h('input', {
         type: 'checkbox', 'aria-label': `select ${row.objectId}`, checked: state.selected.has(row.objectId),
         onchange: (e) => { if (e.target.checked) state.selected.add(row.objectId); else state.selected.delete(row.objectId); },
       })),
-      columns.map((column) => cell(row, column)),
       readOnly ? null : h('td', { class: 'actions' },
         button('Duplicate', () => duplicate(row)),
-        button('Delete', () => remove([row.objectId]), { class: 'danger' }))));
+        button('Delete', () => remove([row.objectId]), { class: 'danger' })),
+      columns.map((column) => cell(row, column))));
     clear(table, h('table', { class: 'data', role: 'grid' }, h('thead', {}, head), h('tbody', {}, body)),
       state.rows.length === 0 ? h('p', { class: 'empty' }, 'No objects.') : null);
   }
@@ -201,7 +213,8 @@ export function classView(root, className, schema, params) {
         return { __type: 'File', name: uploaded.name, url: uploaded.url };
       };
     }
-    const close = () => { dialog.close(); dialog.remove(); };
+    const close = () => dialog.close();
+    dialog.addEventListener('close', () => dialog.remove());
     dialog.append(
       h('h3', {}, `${className}.${column}`, h('small', {}, ` ${type ?? ''}`)),
       type === 'File' ? null : ed.element, ...extra, problem,

@@ -1,0 +1,241 @@
+"""The embedded dashboard as a person uses it, in headless Chromium; every change is checked through the REST API."""
+import time
+
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+from conftest import MASTER_KEY, READ_ONLY_KEY
+
+TYPES = ["String", "Number", "Boolean", "Date", "Object", "Array", "Pointer", "Relation", "File", "GeoPoint", "Polygon", "Bytes"]
+
+
+def wait_for(check, timeout=10, message="condition"):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            value = check()
+            if value:
+                return value
+        except (StaleElementReferenceException, IndexError, KeyError, AttributeError) as error:
+            last = error
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {message} ({last})")
+
+
+def css(driver, selector):
+    return driver.find_elements(By.CSS_SELECTOR, selector)
+
+
+def sign_in(driver, server, key=MASTER_KEY):
+    driver.get(server.url + "/dashboard")
+    field = wait_for(lambda: css(driver, "#master-key")[0], message="sign-in form")
+    field.send_keys(key)
+    css(driver, "form.signin button[type=submit]")[0].click()
+    wait_for(lambda: css(driver, "header .links"), message="signed in")
+
+
+def open_class(driver, server, name):
+    driver.get(server.url + f"/dashboard#/browser/{name}")
+    wait_for(lambda: css(driver, ".toolbar h2")[0].text == name, message=f"class {name}")
+    wait_for(lambda: css(driver, ".total")[0].text.endswith(("object", "objects")), message="count")
+
+
+def rows(driver):
+    return css(driver, "table.data tbody tr")
+
+
+def cell(driver, object_id, column):
+    return css(driver, f'tr[data-id="{object_id}"] td[data-column="{column}"]')[0]
+
+
+def edit_cell(driver, object_id, column):
+    ActionChains(driver).double_click(wait_for(lambda: cell(driver, object_id, column), message=f"cell {column}")).perform()
+    return wait_for(lambda: css(driver, "dialog.editor[open]")[0], message="editor")
+
+
+def save_dialog(driver, dialog):
+    [b for b in dialog.find_elements(By.TAG_NAME, "button") if b.text == "Save"][0].click()
+    wait_for(lambda: not css(driver, "dialog.editor[open]"), message="editor closed")
+
+
+def set_value(driver, element, value):
+    driver.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))", element, value)
+
+
+def test_sign_in_and_out(server, browser):
+    browser.get(server.url + "/dashboard")
+    wait_for(lambda: css(browser, "#master-key"))
+    css(browser, "#master-key")[0].send_keys("wrong-key")
+    css(browser, "form.signin button[type=submit]")[0].click()
+    assert "unauthorized" in wait_for(lambda: css(browser, ".error")[0].text, message="error shown")
+    sign_in(browser, server)
+    # The session is a cookie the page cannot read, and nothing is kept in localStorage.
+    assert browser.execute_script("return document.cookie") == ""
+    assert browser.execute_script("return localStorage.length") == 0
+    browser.refresh()
+    wait_for(lambda: css(browser, "header .links"), message="still signed in after a reload")
+    [b for b in css(browser, "header button") if b.text == "Sign out"][0].click()
+    wait_for(lambda: css(browser, "#master-key"), message="signed out")
+
+
+def test_schema_rows_and_editors(server, browser, tmp_path):
+    user = server.rest("POST", "/users", {"username": "ann", "password": "ann-password"})
+    sign_in(browser, server)
+    # Create a class and a column of every type.
+    browser.get(server.url + "/dashboard#/schema")
+    wait_for(lambda: css(browser, "form.add-class input"))
+    css(browser, "form.add-class input")[0].send_keys("Thing")
+    css(browser, "form.add-class button")[0].click()
+    wait_for(lambda: css(browser, 'section[data-class-name="Thing"]'), message="class card")
+    for type_name in TYPES:
+        column = "f" + type_name.lower()
+        card = wait_for(lambda: css(browser, 'section[data-class-name="Thing"]')[0])
+        card.find_element(By.CSS_SELECTOR, 'input[aria-label="column name"]').send_keys(column)
+        Select(card.find_element(By.CSS_SELECTOR, 'select[aria-label="column type"]')).select_by_value(type_name)
+        if type_name in ("Pointer", "Relation"):
+            card = css(browser, 'section[data-class-name="Thing"]')[0]
+            card.find_element(By.CSS_SELECTOR, 'input[aria-label="target class"]').send_keys("_User")
+        card.find_element(By.CSS_SELECTOR, "form.add-column button[type=submit]").click()
+        wait_for(lambda: column in server.rest("GET", "/schemas/Thing")["fields"], message=f"column {column}")
+        # The page shows it (its list was drawn again).
+        wait_for(lambda: column in [td.text for td in css(browser, 'section[data-class-name="Thing"] table.fields td:first-child')],
+                 message=f"column {column} shown")
+    fields = server.rest("GET", "/schemas/Thing")["fields"]
+    for type_name in TYPES:
+        assert fields["f" + type_name.lower()]["type"] == type_name
+    assert fields["fpointer"]["targetClass"] == "_User"
+    assert fields["frelation"]["targetClass"] == "_User"
+
+    # Add rows.
+    open_class(browser, server, "Thing")
+    for expected in (1, 2, 3):
+        [b for b in css(browser, ".toolbar button") if b.text == "Add row"][0].click()
+        wait_for(lambda: server.rest("GET", "/classes/Thing?count=1&limit=0")["count"] == expected, message=f"{expected} rows")
+    wait_for(lambda: len(rows(browser)) == 3, message="three rows shown")
+    ids = [r["objectId"] for r in server.rest("GET", "/classes/Thing?order=createdAt")["results"]]
+
+    # A string, a number, a date, a pointer, an ACL, an object and a file, each through its editor.
+    dialog = edit_cell(browser, ids[0], "fstring")
+    dialog.find_element(By.TAG_NAME, "textarea").send_keys("hello")
+    save_dialog(browser, dialog)
+    for object_id, n in zip(ids, (5, 1, 3)):
+        dialog = edit_cell(browser, object_id, "fnumber")
+        dialog.find_element(By.CSS_SELECTOR, "input[type=number]").send_keys(str(n))
+        save_dialog(browser, dialog)
+    dialog = edit_cell(browser, ids[0], "fdate")
+    set_value(browser, dialog.find_element(By.CSS_SELECTOR, "input[type=datetime-local]"), "2024-05-01T10:30:00.000")
+    save_dialog(browser, dialog)
+    dialog = edit_cell(browser, ids[0], "fpointer")
+    dialog.find_element(By.CSS_SELECTOR, "input").send_keys(user["objectId"])
+    save_dialog(browser, dialog)
+    dialog = edit_cell(browser, ids[0], "ACL")
+    area = dialog.find_element(By.TAG_NAME, "textarea")
+    set_value(browser, area, '{"*": {"read": true}, "%s": {"read": true, "write": true}}' % user["objectId"])
+    save_dialog(browser, dialog)
+    dialog = edit_cell(browser, ids[0], "fobject")
+    set_value(browser, dialog.find_element(By.TAG_NAME, "textarea"), '{"nested": [1, 2]}')
+    save_dialog(browser, dialog)
+    picture = tmp_path / "pixel.png"
+    picture.write_bytes(bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360f8cf00000301010018dd8db40000000049454e44ae426082"))
+    dialog = edit_cell(browser, ids[0], "ffile")
+    dialog.find_element(By.CSS_SELECTOR, "input[type=file]").send_keys(str(picture))
+    save_dialog(browser, dialog)
+
+    stored = server.rest("GET", f"/classes/Thing/{ids[0]}")
+    assert stored["fstring"] == "hello"
+    assert stored["fnumber"] == 5
+    assert stored["fdate"] == {"__type": "Date", "iso": "2024-05-01T10:30:00.000Z"}
+    assert stored["fpointer"] == {"__type": "Pointer", "className": "_User", "objectId": user["objectId"]}
+    assert stored["ACL"] == {"*": {"read": True}, user["objectId"]: {"read": True, "write": True}}
+    assert stored["fobject"] == {"nested": [1, 2]}
+    assert stored["ffile"]["__type"] == "File" and stored["ffile"]["name"].endswith("pixel.png")
+
+    # A bad JSON value is refused in the editor with Parse's code, and nothing is stored.
+    dialog = edit_cell(browser, ids[1], "farray")
+    set_value(browser, dialog.find_element(By.TAG_NAME, "textarea"), "[1, 2")
+    [b for b in dialog.find_elements(By.TAG_NAME, "button") if b.text == "Save"][0].click()
+    assert wait_for(lambda: dialog.find_element(By.CSS_SELECTOR, ".error").text).startswith("107:")
+    [b for b in dialog.find_elements(By.TAG_NAME, "button") if b.text == "Cancel"][0].click()
+    assert "farray" not in server.rest("GET", f"/classes/Thing/{ids[1]}")
+
+    # Filter (fnumber > 2) and sort (by fnumber, both ways).
+    open_class(browser, server, "Thing")
+    Select(css(browser, 'select[aria-label="filter field"]')[0]).select_by_value("fnumber")
+    Select(css(browser, 'select[aria-label="filter operator"]')[0]).select_by_value("gt")
+    css(browser, 'input[aria-label="filter value"]')[0].send_keys("2")
+    css(browser, "form.filter button")[0].click()
+    wait_for(lambda: len(rows(browser)) == 2 and "fnumber" in css(browser, ".chip")[0].text, message="filtered")
+    header = lambda: [b for b in css(browser, "th button") if b.text.startswith("fnumber")][0]
+    header().click()
+    wait_for(lambda: [cell(browser, i, "fnumber").text for i in (ids[2], ids[0])] and
+             [r.get_attribute("data-id") for r in rows(browser)] == [ids[2], ids[0]], message="ascending")
+    header().click()
+    wait_for(lambda: [r.get_attribute("data-id") for r in rows(browser)] == [ids[0], ids[2]], message="descending")
+
+    # Delete one row (confirmed), then nothing else goes.
+    [b for b in css(browser, f'tr[data-id="{ids[2]}"] button') if b.text == "Delete"][0].click()
+    browser.switch_to.alert.accept()
+    wait_for(lambda: server.rest("GET", "/classes/Thing?count=1&limit=0")["count"] == 2, message="deleted")
+    assert server.rest("GET", f"/classes/Thing/{ids[2]}")["code"] == 101
+    # Keyboard: Enter on a focused cell opens its editor; Escape closes it.
+    open_class(browser, server, "Thing")
+    cell(browser, ids[0], "fstring").send_keys(Keys.ENTER)
+    wait_for(lambda: css(browser, "dialog.editor[open]"), message="editor from the keyboard")
+
+
+def test_data_is_shown_as_text(server, browser):
+    payload = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+    server.rest("POST", "/classes/Post", {"title": payload, "link": "javascript:window.__xss=3", "meta": {"html": payload}})
+    sign_in(browser, server)
+    open_class(browser, server, "Post")
+    assert wait_for(lambda: [c.text for c in css(browser, 'td[data-column="title"]')])[0] == payload
+    assert not css(browser, "table.data img")
+    assert browser.execute_script("return window.__xss") is None
+    try:
+        browser.switch_to.alert
+        raise AssertionError("an alert was opened")
+    except NoAlertPresentException:
+        pass
+
+
+def test_read_only_key(server, browser):
+    server.rest("POST", "/classes/Post", {"title": "kept"})
+    sign_in(browser, server, READ_ONLY_KEY)
+    wait_for(lambda: css(browser, "header .badge")[0].text == "read-only")
+    open_class(browser, server, "Post")
+    assert not [b for b in css(browser, ".toolbar button") if b.text in ("Add row", "Delete selected")]
+    assert not [b for b in css(browser, "td.actions button")]
+    # Whatever the page is made to send, the server refuses writes with this session.
+    browser.get(server.url + "/dashboard#/console")
+    Select(wait_for(lambda: css(browser, 'select[aria-label="method"]')[0])).select_by_visible_text("POST")
+    path = css(browser, 'input[aria-label="path"]')[0]
+    path.clear()
+    path.send_keys("/classes/Post")
+    css(browser, 'textarea[aria-label="body"]')[0].send_keys('{"title": "sneaky"}')
+    css(browser, "form.console button[type=submit]")[0].click()
+    answer = wait_for(lambda: css(browser, "pre.answer")[0].text, message="answer")
+    assert answer.startswith("400") and '"code": 119' in answer
+    assert server.rest("GET", "/classes/Post?count=1&limit=0")["count"] == 1
+
+
+def test_config_and_console(server, browser):
+    sign_in(browser, server)
+    browser.get(server.url + "/dashboard#/config")
+    wait_for(lambda: css(browser, 'input[aria-label="parameter name"]'))
+    css(browser, 'input[aria-label="parameter name"]')[0].send_keys("greeting")
+    css(browser, 'textarea[aria-label="text"]')[0].send_keys("hello")
+    [b for b in css(browser, "button") if b.text == "Add parameter"][0].click()
+    wait_for(lambda: server.rest("GET", "/config")["params"].get("greeting") == "hello", message="config saved")
+    browser.get(server.url + "/dashboard#/console")
+    path = wait_for(lambda: css(browser, 'input[aria-label="path"]')[0])
+    path.clear()
+    path.send_keys("/config")
+    css(browser, "form.console button[type=submit]")[0].click()
+    answer = wait_for(lambda: css(browser, "pre.answer")[0].text, message="answer")
+    assert answer.startswith("200") and '"greeting": "hello"' in answer
