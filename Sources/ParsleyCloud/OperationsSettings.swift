@@ -54,7 +54,7 @@ extension ServerSettings {
 
     /// Secrets that must never appear in a log line.
     static func registerSecrets(_ options: ParseServerOptions, values: OptionValues) {
-        for secret in [options.masterKey, options.restAPIKey, options.clientKey, options.javascriptKey, options.dotNetKey, values.string("smtpPassword")] {
+        for secret in [options.masterKey, options.readOnlyMasterKey, options.restAPIKey, options.clientKey, options.javascriptKey, options.dotNetKey, values.string("smtpPassword")] {
             LogRedactor.shared.register(secret)
         }
     }

@@ -336,6 +336,7 @@ enum OptionTable {
             "members of this role may sign in to the dashboard with their password; default none"),
         supported("uploadStallTimeout", ["PARSLEY_UPLOAD_STALL_TIMEOUT"], .value, .parsley, "seconds, default 30"),
         supported("logFormat", ["PARSLEY_LOG_FORMAT"], .value, .parsley, "`text` (default), `logfmt` or `json`"),
+        supported("logBuffer", ["PARSLEY_LOG_BUFFER"], .value, .parsley, "recent log lines kept for `/scriptlog`, default 1000"),
         supported("metricsPort", ["PARSLEY_METRICS_PORT"], .value, .parsley, "default off"),
         supported("metricsHost", ["PARSLEY_METRICS_HOST"], .value, .parsley, "default `127.0.0.1`"),
         supported("shutdownTimeout", ["PARSLEY_SHUTDOWN_TIMEOUT"], .value, .parsley, "seconds, default 30"),

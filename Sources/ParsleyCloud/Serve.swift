@@ -30,6 +30,7 @@ struct Serve: AsyncParsableCommand {
 
     func serve(_ s: ServeSetup, logger: Logger) async throws {
         var s = s
+        if let lines = s.logBuffer { LogRing.shared.resize(lines) }
         // Push providers own HTTP clients: made here, closed when the server has stopped.
         let providers = try await s.push?.makeProviders(logger: Logger(label: "parsley.push")) ?? []
         for provider in providers { logger.info("push: \(provider.name) through \(provider.summary)") }
@@ -90,6 +91,8 @@ struct ServeSetup {
     var shutdownTimeout: Int
     /// Parse Server's `push` option, checked (its providers are made when the server starts).
     var push: PushConfiguration?
+    /// Recent log lines kept for `/scriptlog` (nil: the default).
+    var logBuffer: Int?
 
     init(_ values: OptionValues, logger: Logger) throws {
         typealias Invalid = ServerSettings.Invalid
@@ -138,6 +141,8 @@ struct ServeSetup {
         shutdownTimeout = try values.integer("shutdownTimeout", default: 30) ?? 30
         _ = try ServerSettings.logSettings(values)
         push = try ServerSettings.pushConfiguration(values, logger: logger)
+        logBuffer = try values.integer("logBuffer", default: nil)
+        if let lines = logBuffer, lines < 1 { throw Invalid(description: "PARSLEY_LOG_BUFFER must be at least 1") }
     }
 }
 

@@ -38,6 +38,7 @@ public struct ParseAPI: Sendable {
             AppRouter(config: services.config, objects: objects, queries: queries, cloud: services.cloud),
             HooksRouter(cloud: services.cloud),
             PushRouter(push: services.push),
+            LogsRouter(ring: LogRing.shared),
         ]
         let base = routers
         let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse = { request in

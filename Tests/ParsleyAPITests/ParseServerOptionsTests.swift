@@ -120,6 +120,7 @@ struct ParseServerOptionsTests {
         case "smtpAuth": return "plain"
         case "maxUploadSize": return "5mb"
         case "masterKey": return "sample-master-key"
+        case "readOnlyMasterKey": return "sample-read-only-key"
         case "masterKeyIps": return "127.0.0.1,::1"
         case "databaseURI": return "sqlite:/tmp/sample.sqlite"
         case "dataDir", "filesDir": return "/tmp/sample-dir"

@@ -31,9 +31,13 @@ public struct ParsleyLogHandler: LogHandler {
         var all = metadata
         if let provided = metadataProvider?.get() { all.merge(provided) { _, new in new } }
         if let extra = event.metadata { all.merge(extra) { _, new in new } }
+        let now = Date()
         let line = Self.render(
-            format: format, time: Date(), level: event.level, label: label, message: event.message.description, metadata: all)
+            format: format, time: now, level: event.level, label: label, message: event.message.description, metadata: all)
         LogOutput.write(LogRedactor.shared.redact(line) + "\n")
+        var text = "\(label): \(event.message.description)"
+        for k in all.keys.sorted() { text += " \(k)=\(Self.logfmtValue(all[k]!.description))" }
+        LogRing.shared.append(event.level, LogRedactor.shared.redact(text), time: now)
     }
 
     static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)

@@ -17,7 +17,7 @@ struct HealthRouter: ParseRouter {
                     "globalConfig": ["create": false, "read": false, "update": false, "delete": false],
                     "hooks": ["create": true, "read": true, "update": true, "delete": true],
                     "cloudCode": ["jobs": true],
-                    "logs": ["level": false, "size": false, "order": false, "until": false, "from": false],
+                    "logs": ["level": true, "size": true, "order": true, "until": true, "from": true],
                     "push": ["immediatePush": push, "scheduledPush": push, "storedPushData": push, "pushAudiences": false, "localization": push],
                     "schemas": [
                         "addField": true, "removeField": true, "addClass": true, "removeClass": true, "clearAllDataFromClass": true,

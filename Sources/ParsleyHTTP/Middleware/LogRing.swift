@@ -1,0 +1,59 @@
+import Foundation
+public import Logging
+import Synchronization
+
+/// The most recent log lines of this process (every logger the log handler serves writes here too), for
+/// `GET /scriptlog` and the dashboard's log page. A fixed ring: the oldest line goes when a new one comes.
+public final class LogRing: Sendable {
+    public struct Entry: Sendable {
+        public var level: Logger.Level
+        public var message: String
+        /// Milliseconds since 1970.
+        public var time: Int64
+    }
+
+    /// The process's ring (the log handler is process-wide too).
+    public static let shared = LogRing(capacity: 1_000)
+
+    private struct State {
+        var entries: [Entry] = []
+        var next = 0
+        var capacity: Int
+    }
+    private let state: Mutex<State>
+
+    public init(capacity: Int) { state = Mutex(State(capacity: max(1, capacity))) }
+
+    /// Keeps this many lines from now on (`PARSLEY_LOG_BUFFER`).
+    public func resize(_ capacity: Int) {
+        state.withLock { s in
+            let kept = ordered(s).suffix(max(1, capacity))
+            s = State(entries: Array(kept), next: 0, capacity: max(1, capacity))
+        }
+    }
+
+    public func append(_ level: Logger.Level, _ message: String, time: Date = Date()) {
+        let entry = Entry(level: level, message: message, time: Int64(time.timeIntervalSince1970 * 1000))
+        state.withLock { s in
+            if s.entries.count < s.capacity {
+                s.entries.append(entry)
+            } else {
+                s.entries[s.next] = entry
+                s.next = (s.next + 1) % s.capacity
+            }
+        }
+    }
+
+    /// Lines at `minimum` or more severe, between `from` and `until` (ms), newest first unless `ascending`, at most
+    /// `limit`.
+    public func recent(minimum: Logger.Level, from: Int64?, until: Int64?, limit: Int, ascending: Bool) -> [Entry] {
+        let all = state.withLock { ordered($0) }
+        var picked = all.filter { $0.level >= minimum && $0.time >= (from ?? .min) && $0.time <= (until ?? .max) }
+        if !ascending { picked.reverse() }
+        return Array(picked.prefix(max(0, limit)))
+    }
+
+    private func ordered(_ s: State) -> [Entry] {
+        s.entries.count < s.capacity ? s.entries : Array(s.entries[s.next...] + s.entries[..<s.next])
+    }
+}
