@@ -119,6 +119,13 @@ public struct ParseServices: Sendable {
         }
     }
 
+    /// The database's kind and pool use now (the dashboard's health page).
+    public var databaseStatus: (kind: String, readersBusy: Int, readers: Int, writesQueued: Int) {
+        let usage = store.database.poolUsage
+        let name = String(describing: type(of: store.database))
+        return (name.contains("Postgres") ? "PostgreSQL" : "SQLite", usage.readersBusy, usage.readers, usage.writesQueued)
+    }
+
     /// Throws when the database does not answer a trivial statement (the health check).
     public func pingDatabase() async throws {
         try await store.ping()

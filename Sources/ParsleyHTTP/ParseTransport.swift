@@ -15,6 +15,8 @@ public struct ParseTransport: HTTPResponder {
     let mountPrefix: String
     /// The embedded dashboard's sign-ins (its cookie and CSRF token authorize REST calls as the master key).
     let dashboardSessions: DashboardSessions
+    /// Requests answered since the start (the dashboard's health page).
+    let counters = RequestCounters()
 
     public init(api: ParseAPI) {
         self.api = api

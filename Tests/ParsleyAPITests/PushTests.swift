@@ -145,8 +145,8 @@ struct PushTests {
             _ = try await Self.install(p, "utc", token: Self.token(1), channels: ["t"], extra: ["timeZone": "UTC"])
             _ = try await Self.install(p, "tokyo", token: Self.token(2), channels: ["t"], extra: ["timeZone": "Asia/Tokyo"])
             _ = try await Self.install(p, "honolulu", token: Self.token(3), channels: ["t"], extra: ["timeZone": "Pacific/Honolulu"])
-            // In 2 s, UTC.
-            let inTwo = ParseDate(milliseconds: ParseDate.now.milliseconds + 2000)
+            // In 5 s, UTC (room for a loaded machine before the check below).
+            let inTwo = ParseDate(milliseconds: ParseDate.now.milliseconds + 5000)
             let scheduled = try await Self.push(p, ["channels": ["t"], "push_time": .string(inTwo.iso), "data": ["alert": "later"], "expiration_interval": 3600])
             #expect(try await p.get("_PushStatus", scheduled)["status"] == "scheduled")
             try await Task.sleep(for: .milliseconds(500))

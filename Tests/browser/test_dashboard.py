@@ -1,5 +1,6 @@
 """The embedded dashboard as a person uses it, in headless Chromium; every change is checked through the REST API."""
 import time
+import urllib.parse
 
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
@@ -133,8 +134,10 @@ def test_schema_rows_and_editors(server, browser, tmp_path):
     dialog.find_element(By.CSS_SELECTOR, "input").send_keys(user["objectId"])
     save_dialog(browser, dialog)
     dialog = edit_cell(browser, ids[0], "ACL")
-    area = dialog.find_element(By.TAG_NAME, "textarea")
-    set_value(browser, area, '{"*": {"read": true}, "%s": {"read": true, "write": true}}' % user["objectId"])
+    for principal in ("*", user["objectId"]):
+        dialog.find_element(By.CSS_SELECTOR, 'input[aria-label="user objectId or role:Name"]').send_keys(principal)
+        [b for b in dialog.find_elements(By.TAG_NAME, "button") if b.text == "Add"][0].click()
+    dialog.find_element(By.CSS_SELECTOR, f'input[aria-label="{user["objectId"]} write"]').click()
     save_dialog(browser, dialog)
     dialog = edit_cell(browser, ids[0], "fobject")
     set_value(browser, dialog.find_element(By.TAG_NAME, "textarea"), '{"nested": [1, 2]}')
@@ -239,3 +242,73 @@ def test_config_and_console(server, browser):
     css(browser, "form.console button[type=submit]")[0].click()
     answer = wait_for(lambda: css(browser, "pre.answer")[0].text, message="answer")
     assert answer.startswith("200") and '"greeting": "hello"' in answer
+
+
+def click(driver, text, scope="button"):
+    wait_for(lambda: [b for b in css(driver, scope) if b.text == text][0], message=f"button {text}").click()
+
+
+def test_users_roles_and_sessions(server, browser):
+    ann = server.rest("POST", "/users", {"username": "ann", "password": "first-password", "email": "ann@example.com"})
+    sign_in(browser, server)
+    browser.get(server.url + "/dashboard#/users")
+    card = lambda: css(browser, f'section[data-user-id="{ann["objectId"]}"]')[0]
+    wait_for(lambda: "Revoke" in card().text, message="ann's session listed")
+    card().find_element(By.CSS_SELECTOR, "input[type=password]").send_keys("second-password")
+    [b for b in card().find_elements(By.TAG_NAME, "button") if b.text == "Set password"][0].click()
+    wait_for(lambda: "Password changed" in card().text, message="password changed")
+    login = server.rest("GET", "/login?username=ann&password=second-password")
+    assert login.get("sessionToken"), login
+    # The new session shows up; revoking it ends it.
+    browser.refresh()
+    wait_for(lambda: "Revoke" in card().text, message="new session listed")
+    [b for b in card().find_elements(By.TAG_NAME, "button") if b.text == "Revoke"][0].click()
+    wait_for(lambda: server.rest("GET", "/sessions")["results"] == [], message="session revoked")
+
+    browser.get(server.url + "/dashboard#/roles")
+    wait_for(lambda: css(browser, 'input[aria-label="new role name"]'))
+    css(browser, 'input[aria-label="new role name"]')[0].send_keys("Editors")
+    click(browser, "Create role")
+    role = lambda: css(browser, 'section[data-role="Editors"]')[0]
+    wait_for(role, message="role card")
+    role().find_element(By.CSS_SELECTOR, "input").send_keys(ann["objectId"])
+    [b for b in role().find_elements(By.TAG_NAME, "button") if b.text == "Add user"][0].click()
+    wait_for(lambda: ann["objectId"] in role().text, message="member shown")
+    editors = server.rest("GET", "/roles?where=" + urllib.parse.quote('{"name":"Editors"}'))["results"][0]
+    members = server.rest("GET", "/users?where=" + urllib.parse.quote(
+        '{"$relatedTo":{"object":{"__type":"Pointer","className":"_Role","objectId":"%s"},"key":"users"}}' % editors["objectId"]))
+    assert [u["objectId"] for u in members["results"]] == [ann["objectId"]]
+
+
+def test_cloud_push_logs_and_health(server, browser):
+    sign_in(browser, server)
+    # Functions: the answer is shown (no cloud code here: Parse's 141).
+    browser.get(server.url + "/dashboard#/functions")
+    wait_for(lambda: css(browser, 'input[aria-label="function name"]'))[0].send_keys("hello")
+    click(browser, "Run")
+    assert wait_for(lambda: css(browser, ".error")[0].text).startswith("141:")
+    # Jobs: none registered.
+    browser.get(server.url + "/dashboard#/jobs")
+    wait_for(lambda: "No jobs are registered." in browser.page_source, message="jobs page")
+    # Webhooks: add a function webhook and delete it.
+    browser.get(server.url + "/dashboard#/webhooks")
+    wait_for(lambda: css(browser, 'input[aria-label="function or class name"]'))[0].send_keys("remote")
+    css(browser, 'input[aria-label="webhook URL"]')[0].send_keys("https://example.com/remote")
+    click(browser, "Add webhook")
+    wait_for(lambda: [h["functionName"] for h in server.rest("GET", "/hooks/functions")] == ["remote"], message="webhook stored")
+    click(browser, "Delete")
+    wait_for(lambda: server.rest("GET", "/hooks/functions") == [], message="webhook deleted")
+    # Push: the payload is previewed with its audience; without a provider the server answers 115.
+    server.rest("POST", "/installations", {"deviceType": "ios", "deviceToken": "ab" * 32, "channels": ["news"], "installationId": "i-1"})
+    browser.get(server.url + "/dashboard#/push")
+    wait_for(lambda: css(browser, 'input[aria-label="channels"]'))[0].send_keys("news")
+    css(browser, 'input[aria-label="alert"]')[0].send_keys("Hello <b>world</b>")
+    wait_for(lambda: '"alert": "Hello <b>world</b>"' in css(browser, 'pre[aria-label="payload"]')[0].text, message="preview")
+    wait_for(lambda: "1 installation in this audience" in browser.page_source, message="audience count")
+    click(browser, "Send push")
+    assert wait_for(lambda: css(browser, ".error")[0].text).startswith("115:")
+    # Logs and health.
+    browser.get(server.url + "/dashboard#/logs")
+    assert "parsley serving" in wait_for(lambda: css(browser, "pre.log")[0].text, message="log lines")
+    browser.get(server.url + "/dashboard#/health")
+    wait_for(lambda: "SQLite, answering" in css(browser, 'tr[data-figure="database"] td')[0].text, message="health")

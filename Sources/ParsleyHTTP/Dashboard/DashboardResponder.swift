@@ -11,6 +11,7 @@ import ParsleyDomain
 struct DashboardResponder: Sendable {
     let api: ParseAPI
     let sessions: DashboardSessions
+    let counters: RequestCounters
 
     static let prefix = "/dashboard"
 
@@ -28,6 +29,11 @@ struct DashboardResponder: Sendable {
         case (.get, "/api/session"):
             guard let id = cookie(request), let session = sessions.session(id) else { return Self.json(401, ["error": "not signed in"]) }
             return Self.json(200, description(session))
+        case (.get, "/api/health"):
+            guard sessions.verified(cookie: request.headers[.cookie], csrf: request.headers[Self.csrfHeader]) != nil else {
+                return Self.json(401, ["error": "not signed in"])
+            }
+            return Self.json(200, await health())
         case (.post, "/api/logout"):
             if let id = cookie(request), sessions.verified(cookie: request.headers[.cookie], csrf: request.headers[Self.csrfHeader]) != nil {
                 sessions.end(id)
@@ -41,6 +47,28 @@ struct DashboardResponder: Sendable {
     }
 
     static let csrfHeader = HTTPField.Name("X-Parsley-Dashboard-CSRF")!
+
+    /// Version, database, requests and LiveQuery of this process, for the health page.
+    func health() async -> JSONValue {
+        let db = api.services.databaseStatus
+        let up = (ContinuousClock.now - counters.started) / .seconds(1)
+        let databaseAnswers = (try? await api.services.pingDatabase()) != nil
+        return [
+            "version": .string(HealthRouter.version), "uptimeSeconds": .int(Int64(up)),
+            "database": [
+                "kind": .string(db.kind), "answers": .bool(databaseAnswers), "readersBusy": .int(Int64(db.readersBusy)),
+                "readers": .int(Int64(db.readers)), "writesQueued": .int(Int64(db.writesQueued)),
+            ],
+            "requests": [
+                "total": .int(Int64(counters.total)), "serverErrors": .int(Int64(counters.serverErrors)),
+                "perSecond": .double((Double(counters.total) / max(up, 1) * 10).rounded() / 10),
+            ],
+            "liveQuery": [
+                "connections": .int(Int64(api.services.liveQuery.connectionCount)),
+                "subscriptions": .int(Int64(api.services.liveQuery.subscriptionCount)),
+            ],
+        ]
+    }
 
     func cookie(_ request: Request) -> String? { request.headers[.cookie].flatMap(DashboardSessions.cookieValue) }
 

@@ -6,6 +6,7 @@ import Logging
 public import NIOCore
 import NIOConcurrencyHelpers
 import ParsleyCore
+import Synchronization
 
 /// The request context of the server: Hummingbird's basic one plus the client's address (rate limits, logs).
 public struct ParsleyRequestContext: RequestContext, RemoteAddressRequestContext {
@@ -80,13 +81,14 @@ public struct ParsleyResponder: HTTPResponder {
         if segments == ["health"] {
             response = await health()
         } else if transport.options.dashboard.enabled, DashboardResponder.owns(path) {
-            response = await DashboardResponder(api: transport.api, sessions: transport.dashboardSessions).respond(to: request, context: inner)
+            response = await DashboardResponder(api: transport.api, sessions: transport.dashboardSessions, counters: transport.counters).respond(to: request, context: inner)
         } else if let limiter, let segments, let limited = await limiter.check(request, segments: segments, context: context, transport: transport) {
             response = ParseTransport.json(429, ["code": 100, "error": .string(limited)])
         } else {
             response = try await transport.respond(to: request, context: inner)
         }
         response.headers[Self.requestIdHeader] = requestId
+        transport.counters.count(status: response.status.code)
         let elapsed = ContinuousClock.now - start
         operations.metrics?.record(method: request.method.rawValue, route: Self.route(segments), status: response.status.code, duration: elapsed)
         if operations.accessLog {
@@ -166,4 +168,19 @@ public struct ParsleyResponder: HTTPResponder {
         ]
         return known.contains(first) ? parts.joined(separator: "/") : "unknown"
     }
+}
+
+/// Requests answered and those answered with a server error, since the start.
+final class RequestCounters: Sendable {
+    let started = ContinuousClock.now
+    private let answered = Atomic<Int>(0)
+    private let failed = Atomic<Int>(0)
+
+    func count(status: Int) {
+        answered.add(1, ordering: .relaxed)
+        if status >= 500 { failed.add(1, ordering: .relaxed) }
+    }
+
+    var total: Int { answered.load(ordering: .relaxed) }
+    var serverErrors: Int { failed.load(ordering: .relaxed) }
 }

@@ -78,3 +78,9 @@ export async function raw(method, path, body) {
   const response = await fetch(session.mountPath + path, init);
   return { status: response.status, text: await response.text() };
 }
+
+// This server process's version, database, request counts and LiveQuery figures.
+export async function health() {
+  const response = await fetch('/dashboard/api/health', { credentials: 'same-origin', headers: { 'X-Parsley-Dashboard-CSRF': session.csrfToken } });
+  return json(response);
+}

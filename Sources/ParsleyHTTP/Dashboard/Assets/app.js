@@ -5,6 +5,10 @@ import { classList, classView } from './browser.js';
 import { schemaView } from './schema.js';
 import { configView } from './config.js';
 import { consoleView } from './console.js';
+import { usersView, rolesView } from './people.js';
+import { functionsView, jobsView, webhooksView } from './cloud.js';
+import { pushView } from './push.js';
+import { logsView, healthView } from './logs.js';
 
 const app = document.getElementById('app');
 
@@ -35,7 +39,11 @@ function shell() {
   const session = api.current();
   const nav = h('nav', { class: 'side', 'aria-label': 'classes' });
   const main = h('main', { class: 'content' });
-  const links = [['#/browser', 'Browser'], ['#/schema', 'Schema'], ['#/config', 'Config'], ['#/console', 'API console']];
+  const links = [
+    ['#/browser', 'Browser'], ['#/schema', 'Schema'], ['#/users', 'Users'], ['#/roles', 'Roles'], ['#/config', 'Config'],
+    ['#/functions', 'Functions'], ['#/jobs', 'Jobs'], ['#/webhooks', 'Webhooks'], ['#/push', 'Push'], ['#/logs', 'Logs'],
+    ['#/health', 'Health'], ['#/console', 'API console'],
+  ];
   const header = h('header', {},
     h('strong', {}, 'Parsley'), h('span', { class: 'app-id' }, session.applicationId),
     session.readOnly ? h('span', { class: 'badge' }, 'read-only') : null,
@@ -60,6 +68,14 @@ async function route() {
       case 'schema': nav.remove(); await schemaView(main); break;
       case 'config': nav.remove(); await configView(main); break;
       case 'console': nav.remove(); consoleView(main); break;
+      case 'users': nav.remove(); await usersView(main); break;
+      case 'roles': nav.remove(); await rolesView(main); break;
+      case 'functions': nav.remove(); functionsView(main); break;
+      case 'jobs': nav.remove(); await jobsView(main); break;
+      case 'webhooks': nav.remove(); await webhooksView(main); break;
+      case 'push': nav.remove(); await pushView(main); break;
+      case 'logs': nav.remove(); await logsView(main); break;
+      case 'health': nav.remove(); await healthView(main); break;
       default: {
         const wanted = decodeURIComponent(rest[0] ?? '');
         const schemas = await classList(nav, wanted || undefined);

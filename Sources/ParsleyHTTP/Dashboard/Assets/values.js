@@ -58,6 +58,7 @@ export function editor(type, value, field = {}) {
         read: () => (lat.value === '' ? null : { __type: 'GeoPoint', latitude: Number(lat.value), longitude: Number(lng.value) }),
       };
     }
+    case 'ACL': return aclEditor(value);
     case 'String': {
       const area = h('textarea', { rows: 3, 'aria-label': 'text' });
       area.value = value ?? '';
@@ -87,4 +88,39 @@ export function filterValue(type, text) {
     case 'Pointer': return text;
     default: return text;
   }
+}
+
+// An ACL as a table: one row per principal (public `*`, a user's objectId, `role:Name`) with read and write boxes.
+function aclEditor(value) {
+  const rows = h('tbody', {});
+  const add = (principal, rights = {}) => {
+    const read = h('input', { type: 'checkbox', 'aria-label': `${principal} read`, checked: rights.read === true });
+    const write = h('input', { type: 'checkbox', 'aria-label': `${principal} write`, checked: rights.write === true });
+    const row = h('tr', { dataset: { principal } }, h('td', {}, principal === '*' ? 'public (*)' : principal), h('td', {}, read), h('td', {}, write),
+      h('td', {}, h('button', { type: 'button', onclick: () => row.remove(), 'aria-label': `remove ${principal}` }, '×')));
+    rows.append(row);
+  };
+  for (const [principal, rights] of Object.entries(value ?? {})) add(principal, rights);
+  const principal = h('input', { type: 'text', 'aria-label': 'user objectId or role:Name', placeholder: 'user objectId, role:Name or *' });
+  const element = h('div', { class: 'acl' },
+    h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'who'), h('th', {}, 'read'), h('th', {}, 'write'), h('th', {}, ''))), rows),
+    h('div', { class: 'row' }, principal, h('button', { type: 'button', onclick: () => {
+      const name = principal.value.trim();
+      if (name && !rows.querySelector(`tr[data-principal="${CSS.escape(name)}"]`)) add(name, { read: true });
+      principal.value = '';
+    } }, 'Add')));
+  return {
+    element,
+    read: () => {
+      const acl = {};
+      for (const row of rows.children) {
+        const [read, write] = row.querySelectorAll('input');
+        const rights = {};
+        if (read.checked) rights.read = true;
+        if (write.checked) rights.write = true;
+        if (Object.keys(rights).length) acl[row.dataset.principal] = rights;
+      }
+      return acl;
+    },
+  };
 }
