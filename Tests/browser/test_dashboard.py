@@ -111,6 +111,20 @@ def test_schema_rows_and_editors(server, browser, tmp_path):
     assert fields["fpointer"]["targetClass"] == "_User"
     assert fields["frelation"]["targetClass"] == "_User"
 
+    # Class-level permissions and protected fields, with the form.
+    card = css(browser, 'section[data-class-name="Thing"]')[0]
+    [s for s in card.find_elements(By.TAG_NAME, "summary") if "permissions" in s.text][0].click()
+    card.find_element(By.CSS_SELECTOR, 'input[aria-label="create public"]').click()  # public create off
+    card.find_element(By.CSS_SELECTOR, 'input[aria-label="create users and roles"]').send_keys("role:Editors")
+    card.find_element(By.CSS_SELECTOR, 'input[aria-label="new protected-fields scope"]').send_keys("*")
+    [b for b in card.find_elements(By.TAG_NAME, "button") if b.text == "Add scope"][0].click()
+    card.find_element(By.CSS_SELECTOR, 'input[aria-label="protected fields for *"]').send_keys("fstring, fnumber")
+    [b for b in card.find_elements(By.TAG_NAME, "button") if b.text == "Save permissions"][0].click()
+    clp = wait_for(lambda: (lambda c: c if c["create"] == {"role:Editors": True} else None)(
+        server.rest("GET", "/schemas/Thing")["classLevelPermissions"]), message="CLP saved")
+    assert clp["protectedFields"] == {"*": ["fstring", "fnumber"]}
+    assert clp["find"] == {"*": True}
+
     # Add rows.
     open_class(browser, server, "Thing")
     for expected in (1, 2, 3):

@@ -101,8 +101,14 @@ function permissionsForm(schema, readOnly, change) {
     });
     return { op, rule, everyone, authenticated, named, row: h('tr', {}, h('td', {}, op), h('td', {}, everyone), h('td', {}, authenticated), h('td', {}, named)) };
   });
-  const protectedArea = h('textarea', { rows: 3, class: 'json', 'aria-label': 'protected fields', disabled: readOnly });
-  protectedArea.value = JSON.stringify(clp.protectedFields ?? {}, null, 2);
+  // Protected fields: one row per scope (`*`, `authenticated`, `role:Name`, `userField:owner`, a user id) with the
+  // fields it may not see.
+  const scopes = h('tbody', {});
+  const addScope = (scope, fields) => scopes.append(h('tr', { dataset: { scope } }, h('td', {}, scope),
+    h('td', {}, h('input', { type: 'text', 'aria-label': `protected fields for ${scope}`, value: fields.join(', '), disabled: readOnly })),
+    h('td', {}, readOnly ? '' : h('button', { type: 'button', 'aria-label': `remove ${scope}`, onclick: (e) => e.target.closest('tr').remove() }, '×'))));
+  for (const [scope, fields] of Object.entries(clp.protectedFields ?? {})) addScope(scope, fields);
+  const newScope = h('input', { type: 'text', 'aria-label': 'new protected-fields scope', placeholder: '*, authenticated, role:Name, userField:owner' });
   const save = () => {
     const next = { ...clp };
     for (const r of rows) {
@@ -113,12 +119,21 @@ function permissionsForm(schema, readOnly, change) {
       if (r.rule.pointerFields) rule.pointerFields = r.rule.pointerFields;
       next[r.op] = rule;
     }
-    try { next.protectedFields = JSON.parse(protectedArea.value || '{}'); } catch { next.protectedFields = clp.protectedFields ?? {}; }
+    next.protectedFields = {};
+    for (const row of scopes.children) {
+      next.protectedFields[row.dataset.scope] = row.querySelector('input').value.split(',').map((f) => f.trim()).filter(Boolean);
+    }
     change({ classLevelPermissions: next });
   };
   return h('div', { class: 'clp' },
     h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'operation'), h('th', {}, 'public'), h('th', {}, 'signed in'), h('th', {}, 'users / roles'))),
       h('tbody', {}, rows.map((r) => r.row))),
-    h('label', {}, 'Protected fields (scope → fields)', protectedArea),
+    h('h4', {}, 'Protected fields'),
+    h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'who'), h('th', {}, 'fields they may not see (comma list)'), h('th', {}, ''))), scopes),
+    readOnly ? null : h('div', { class: 'row' }, newScope, h('button', { type: 'button', onclick: () => {
+      const scope = newScope.value.trim();
+      if (scope && !scopes.querySelector(`tr[data-scope="${CSS.escape(scope)}"]`)) addScope(scope, []);
+      newScope.value = '';
+    } }, 'Add scope')),
     readOnly ? null : button('Save permissions', save, { class: 'primary' }));
 }
