@@ -298,7 +298,9 @@ enum OptionTable {
         refused(
             "schema", "PARSE_SERVER_SCHEMA", .value,
             "schema definitions are applied with `parsley schema apply`; `lockSchemas` and `strict` would not be enforced"),
-        ignored("security", "PARSE_SERVER_SECURITY", .value, "there is no security check report", harmless: Harmless.isEmpty),
+        supported(
+            "security", ["PARSE_SERVER_SECURITY"], .value, .parseServer,
+            "JSON `{enableCheck, enableCheckLog}`: `GET /security` answers the check report; failures logged at start"),
         ignored(
             "sendUserEmailVerification", "PARSE_SERVER_SEND_USER_EMAIL_VERIFICATION", .bool,
             "verification mails are always sent with verifyUserEmails", harmless: Harmless.isTrue),

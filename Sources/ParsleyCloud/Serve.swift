@@ -55,6 +55,9 @@ struct Serve: AsyncParsableCommand {
             logger.info("parsley serving http://\(shownHost):\(bound)\(mountPath) (app id \(appId), database \(path))")
         }
         app.beforeServerStarts { try await api.services.prepare() }
+        if s.options.security.enableCheckLog {
+            for failure in SecurityRouter.failures(s.options) { logger.warning("security check failed: \(failure)") }
+        }
         if s.masterKeyGenerated {
             // Written straight to the file descriptor: a pipe would otherwise buffer it past a crash.
             FileHandle.standardOutput.write(Data(

@@ -148,6 +148,13 @@ extension ServerSettings {
             options.security.requestKeywordDenylist = try keywordRules(value, name: name)
         }
         options.security.idempotency = try idempotency(values)
+        if let (check, name) = try values.object("security") {
+            for key in ["enableCheck", "enableCheckLog"] where check[key] != nil && check[key]?.boolValue == nil {
+                throw Invalid(description: "\(name): \(key) must be true or false")
+            }
+            options.security.enableCheck = check["enableCheck"]?.boolValue ?? false
+            options.security.enableCheckLog = check["enableCheckLog"]?.boolValue ?? false
+        }
         options.security.masterKeyIps = try masterKeyIps(values)
         options.webhookKey = values.string("webhookKey")
         if let ms = try values.integer("webhookTimeout", default: nil) {

@@ -137,6 +137,10 @@ public struct SecurityOptions: Sendable {
     public var masterKeyIps: [IPRange]? = nil
     /// Retried requests with the same `X-Parse-Request-Id` are not applied twice (`idempotencyOptions`); nil: off.
     public var idempotency: IdempotencyOptions? = nil
+    /// `security.enableCheck`: `GET /security` answers the security check report (409 otherwise).
+    public var enableCheck = false
+    /// `security.enableCheckLog`: the report's failures are also logged at start.
+    public var enableCheckLog = false
     public init() {}
 }
 

@@ -27,7 +27,7 @@ public struct ParseAPI: Sendable {
         let (users, sessions, roles) = (services.users, services.sessions, services.roles)
         self.roleNames = { try await roles.roleNames(forUser: $0) }
         var routers: [any ParseRouter] = [
-            HealthRouter(pushConfigured: services.push.isConfigured),
+            HealthRouter(pushConfigured: services.push.isConfigured, securityCheck: options.security.enableCheck),
             UsersRouter(users: users, queries: queries, sessions: sessions),
             EmailRouter(emails: users.emails, options: options),
             SessionsRouter(objects: objects, queries: queries, sessions: sessions),
@@ -39,6 +39,8 @@ public struct ParseAPI: Sendable {
             HooksRouter(cloud: services.cloud),
             PushRouter(push: services.push),
             LogsRouter(ring: LogRing.shared),
+            AudiencesRouter(objects: objects, queries: queries),
+            SecurityRouter(options: options),
         ]
         let base = routers
         let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse = { request in

@@ -6,24 +6,25 @@ struct HealthRouter: ParseRouter {
     static let version = "7.4.0"
     private var table = RouteTable()
 
-    /// `pushConfigured`: a push provider is configured (the push features are then on).
-    init(pushConfigured: Bool = false) {
+    /// `pushConfigured`: a push provider is configured (the push features are then on); `securityCheck`:
+    /// `GET /security` answers (`security.enableCheck`). Each feature said true here has a test that uses it.
+    init(pushConfigured: Bool = false, securityCheck: Bool = false) {
         let push = JSONValue.bool(pushConfigured)
         table.on(.get, "serverInfo") { req, _ in
             guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
             return .ok([
                 "parseServerVersion": .string(Self.version),
                 "features": [
-                    "globalConfig": ["create": false, "read": false, "update": false, "delete": false],
+                    "globalConfig": ["create": true, "read": true, "update": true, "delete": true],
                     "hooks": ["create": true, "read": true, "update": true, "delete": true],
                     "cloudCode": ["jobs": true],
                     "logs": ["level": true, "size": true, "order": true, "until": true, "from": true],
-                    "push": ["immediatePush": push, "scheduledPush": push, "storedPushData": push, "pushAudiences": false, "localization": push],
+                    "push": ["immediatePush": push, "scheduledPush": push, "storedPushData": push, "pushAudiences": true, "localization": push],
                     "schemas": [
                         "addField": true, "removeField": true, "addClass": true, "removeClass": true, "clearAllDataFromClass": true,
                         "exportClass": false, "editClassLevelPermissions": true, "editPointerPermissions": true,
                     ],
-                    "settings": ["securityCheck": false],
+                    "settings": ["securityCheck": .bool(securityCheck)],
                 ],
             ])
         }
