@@ -41,6 +41,7 @@ public struct ParseAPI: Sendable {
             LogsRouter(ring: LogRing.shared),
             AudiencesRouter(objects: objects, queries: queries),
             SecurityRouter(options: options),
+            AggregateRouter(queries: queries),
         ]
         let base = routers
         let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse = { request in

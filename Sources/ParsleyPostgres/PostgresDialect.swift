@@ -59,6 +59,10 @@ public struct PostgresDialect: SQLDialect {
         return (from, element)
     }
 
+    public func elementJSON(_ element: ArrayElement) -> SQLFragment {
+        element.json + "::text"
+    }
+
     public func holdsAny(_ column: SQLFragment, _ principals: [String], alias: String) -> SQLFragment {
         "jsonb_exists_any(" + column + ", ARRAY[" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + "]::text[])"
     }

@@ -34,6 +34,11 @@ public struct SQLiteDialect: SQLDialect {
         return ("json_each(" + expression + ") AS \(alias)", ArrayElement(value: { _ in value }, type: SQLFragment(unsafeSQL: "\(alias).type"), json: value))
     }
 
+    public func elementJSON(_ element: ArrayElement) -> SQLFragment {
+        // json_each's value is plain text for strings; json_quote makes every element JSON (objects pass unchanged).
+        "json_quote(" + element.json + ")"
+    }
+
     public func regexMatch(_ expression: SQLFragment, _ pattern: String, options: String) -> SQLFragment {
         "parsley_regex(" + .bind(.text(pattern)) + ", " + .bind(.text(options)) + ", " + expression + ")"
     }

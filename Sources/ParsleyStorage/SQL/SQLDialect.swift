@@ -14,6 +14,8 @@ public protocol SQLDialect: Sendable {
     /// The elements of the JSON array in `expression` (none when it is not an array) as a `FROM` item named `alias`,
     /// and the SQL expressions of one element: its scalar value, its JSON type name and its JSON text.
     func arrayElements(of expression: SQLFragment, alias: String) -> (from: SQLFragment, element: ArrayElement)
+    /// An array element (from `arrayElements`) as JSON text, whatever its type (`distinct` on arrays).
+    func elementJSON(_ element: ArrayElement) -> SQLFragment
     /// Regular-expression match against a bound pattern and Parse `$options`.
     func regexMatch(_ expression: SQLFragment, _ pattern: String, options: String) -> SQLFragment
     /// Full-text match and score for `$text`.

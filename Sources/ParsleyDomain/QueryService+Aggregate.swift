@@ -1,0 +1,43 @@
+public import ParsleyCore
+import ParsleyStorage
+
+extension QueryService {
+    /// `GET /aggregate/:className` (the caller checks the master key): `distinct` with an optional `where`, or a
+    /// `pipeline` (an array or an object of stages; stages given as parameters of their own are read too). Each runs
+    /// as one SQL statement. An unknown class answers no results.
+    public func aggregate(_ className: String, params: [String: JSONValue]) async throws -> [JSONValue] {
+        guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
+        guard let schema = schemas.schema(className) else { return [] }
+        let all = schemas.all()
+        var parser = QueryParser(allowInternalFields: true, now: .now)
+        parser.schemas = all
+        if let field = params["distinct"] {
+            guard let name = field.stringValue, !name.isEmpty else { throw ParseError(.invalidQuery, "distinct must be a field name") }
+            let predicate = try parser.parse(params["where"], className: className)
+            return try await run { try await store.distinct(name, schema: schema, predicate: predicate, schemas: all) }
+        }
+        var stages = params["pipeline"]
+        if stages == nil {
+            let names = ["match", "group", "project", "sort", "skip", "limit", "count"]
+            let given = params.filter { names.contains($0.key.hasPrefix("$") ? String($0.key.dropFirst()) : $0.key) }
+            guard !given.isEmpty else { throw ParseError(.invalidQuery, "Send distinct or pipeline.") }
+            stages = .object(given)
+        }
+        let pipeline = try AggregatePipeline.parse(stages!)
+        let predicate = try parser.parse(pipeline.match, className: className)
+        if pipeline.group != nil || pipeline.count != nil {
+            let rows = try await run { try await store.aggregate(pipeline, schema: schema, predicate: predicate, schemas: all) }
+            return rows.map(JSONValue.object)
+        }
+        // $match, $project, $sort, $skip, $limit alone: a find.
+        var order: [SortKey] = []
+        for (key, descending) in pipeline.sort {
+            order.append(SortKey(path: try parser.fieldPath(key == "_id" ? "objectId" : key), descending: descending))
+        }
+        let spec = FindSpec(
+            schema: schema, predicate: predicate, order: order, limit: pipeline.limit, skip: pipeline.skip,
+            keys: pipeline.project.map { Set($0.map { $0 == "_id" ? "objectId" : $0 }) }, readPrincipals: nil, schemas: all)
+        let found = try await run { try await store.find(spec) }
+        return found.map { .object(shape($0, schema: schema, keys: pipeline.project.map(Set.init), exclude: [])) }
+    }
+}
