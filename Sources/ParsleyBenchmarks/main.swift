@@ -38,6 +38,13 @@ if CommandLine.arguments.contains("--livequery") {
     exit(0)
 }
 
+// `--aggregate`: $group with $sum over --objects objects on SQLite (and PostgreSQL with --database-uri), then exit.
+if CommandLine.arguments.contains("--aggregate") {
+    try await AggregateBench.run(work: work, arguments: arguments, logger: logger)
+    try? FileManager.default.removeItem(at: work)
+    exit(0)
+}
+
 guard let wrk = Wrk.locate() else {
     print("wrk is required (apt-get install wrk); scripts/bench.sh installs it.")
     exit(1)
