@@ -72,8 +72,8 @@ extension SQLStore {
         for (name, accumulator) in group.accumulators {
             switch accumulator {
             case .sum(.constant(let k)): outputs.append((name, "COUNT(*) * " + (try value(.constant(k))).0, .number))
-            case .sum(.field(let f)): outputs.append((name, "COALESCE(" + (try number(f, "SUM")) + ", 0)", .number))
-            case .sum(let e): outputs.append((name, "COALESCE(SUM(" + (try value(e)).0 + "), 0)", .number))
+            case .sum(.field(let f)): outputs.append((name, try number(f, "SUM"), .number))
+            case .sum(let e): outputs.append((name, "SUM(" + (try value(e)).0 + ")", .number))
             case .avg(let f): outputs.append((name, try number(f, "AVG"), .average))
             case .min(let f): outputs.append((name, try number(f, "MIN"), .decoded(fieldType(f))))
             case .max(let f): outputs.append((name, try number(f, "MAX"), .decoded(fieldType(f))))
@@ -83,7 +83,8 @@ extension SQLStore {
         var columns: [SQLFragment] = []
         for (i, k) in keys.enumerated() { columns.append(k.sql + SQLFragment(unsafeSQL: " AS \(dialect.quote("k\(i)"))")) }
         for (i, o) in outputs.enumerated() { columns.append(o.sql + SQLFragment(unsafeSQL: " AS \(dialect.quote("a\(i)"))")) }
-        columns.append(SQLFragment(unsafeSQL: "COUNT(*) AS \(dialect.quote("n"))"))
+        // One group over everything needs to know whether there was anything at all.
+        if keys.isEmpty { columns.append(SQLFragment(unsafeSQL: "COUNT(*) AS \(dialect.quote("n"))")) }
         select.append(SQLFragment.join(columns, ", "))
         var statement = select + from + filter
         if !keys.isEmpty {
