@@ -113,6 +113,7 @@ struct ParseServerOptionsTests {
         case "requestKeywordDenylist": return #"[{"key":"evil"}]"#
         case "push": return "{}"
         case "liveQuery": return #"{"classNames":["Chat"]}"#
+        case "security": return #"{"enableCheck":true}"#
         case "liveQueryServerOptions": return #"{"websocketTimeout":5000}"#
         case "filesAdapter": return "database"
         case "logLevel": return "warn"
