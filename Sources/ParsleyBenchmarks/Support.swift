@@ -19,7 +19,7 @@ struct BenchArguments {
     /// `--hold`: once the signed-in scenario is populated, print its session token and keep serving (no measuring).
     var hold = false
     /// `--change-events`: the server publishes change events and a subscriber in the process takes every one (what
-    /// LiveQuery and cloud code will cost).
+    /// LiveQuery and cloud code's after-triggers cost).
     var changeEvents = false
     /// `--livequery`: WebSocket clients (`--connections`, default 10,000) and writes per second (`--rate`, default 1,000).
     var connections = 10_000

@@ -40,8 +40,7 @@ struct FilesHarness: Sendable {
             let options = TestServer.options {
                 $0.files.adapter = backend == .filesystem ? .filesystem : .database
                 $0.files.directory = files
-                // Parsley's default: a loaded test machine can pause an upload for seconds (the stall test sets its own).
-                $0.files.uploadStallTimeout = .seconds(30)
+                $0.files.uploadStallTimeout = .seconds(3)
                 configure(&$0)
             }
             let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))

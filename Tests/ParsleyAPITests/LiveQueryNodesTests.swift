@@ -69,7 +69,7 @@ struct LiveQueryNodesTests {
     func slowClient(_ backend: Backend) async throws {
         // (Pings far apart: a stuck client would otherwise also be closed for not answering them.)
         let options = TestServer.liveOptions(T.live) {
-            $0.liveQuery.queueLimit = 8
+            $0.liveQuery.queueLimit = 64
             $0.liveQuery.pingInterval = .seconds(600)
         }
         try await TestServer.withAPI(backend: backend, options) { api, _, p in
@@ -77,19 +77,22 @@ struct LiveQueryNodesTests {
             let reader = try await T.client(p, master: true)
             try await T.warmUp(p, reader)
             #expect(try await reader.subscribe(1, "Message")["op"] == "subscribed")
+            // 50 subscriptions on the stuck connection: each write puts 50 frames in its way, so its socket buffers and
+            // queue fill after a few small writes (the database is not made to carry megabytes).
+            let subscriptions: [JSONValue] = (1...50).map { i in
+                ["op": "subscribe", "requestId": .int(Int64(i)), "query": ["className": "Message", "where": [:]]]
+            }
             let stuck = try await StuckWebSocket.open(port: port, messages: [
                 ["op": "connect", "applicationId": .string(TestServer.appId), "masterKey": .string(TestServer.masterKey)],
-                ["op": "subscribe", "requestId": 1, "query": ["className": "Message", "where": [:]]],
-            ])
-            for _ in 0..<100 where api.services.liveQuery.subscriptionCount < 2 { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(api.services.liveQuery.subscriptionCount == 2)
-            let big = String(repeating: "x", count: 100_000)
+            ] + subscriptions)
+            for _ in 0..<200 where api.services.liveQuery.subscriptionCount < 51 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(api.services.liveQuery.subscriptionCount == 51)
+            let text = String(repeating: "x", count: 20_000)
             var created = 0
-            // Until the stuck client's socket buffers and queue are full (a few MB; more on a loaded machine).
             for _ in 0..<400 where api.services.liveQuery.metrics.slowClientsDisconnected == 0 {
-                _ = try await p.createId("Message", ["text": .string(big)])
+                _ = try await p.createId("Message", ["text": .string(text)])
                 created += 1
-                if created % 20 == 0 { try await Task.sleep(for: .milliseconds(200)) }
+                if created % 20 == 0 { try await Task.sleep(for: .milliseconds(100)) }
             }
             for _ in 0..<300 where api.services.liveQuery.metrics.slowClientsDisconnected == 0 { try await Task.sleep(for: .milliseconds(50)) }
             #expect(api.services.liveQuery.metrics.slowClientsDisconnected == 1)

@@ -35,9 +35,7 @@ public struct ParsleyLogHandler: LogHandler {
         let line = Self.render(
             format: format, time: now, level: event.level, label: label, message: event.message.description, metadata: all)
         LogOutput.write(LogRedactor.shared.redact(line) + "\n")
-        var text = "\(label): \(event.message.description)"
-        for k in all.keys.sorted() { text += " \(k)=\(Self.logfmtValue(all[k]!.description))" }
-        LogRing.shared.append(event.level, LogRedactor.shared.redact(text), time: now)
+        LogRing.shared.append(event.level, label: label, event.message, metadata: all, time: now)
     }
 
     static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)

@@ -5,11 +5,21 @@ import Synchronization
 /// The most recent log lines of this process (every logger the log handler serves writes here too), for
 /// `GET /scriptlog` and the dashboard's log page. A fixed ring: the oldest line goes when a new one comes.
 public final class LogRing: Sendable {
+    /// One line as logged; its text is made only when someone reads it (`message`), so logging stays cheap.
     public struct Entry: Sendable {
         public var level: Logger.Level
-        public var message: String
+        var label: String
+        var text: Logger.Message
+        var metadata: Logger.Metadata
         /// Milliseconds since 1970.
         public var time: Int64
+
+        /// `label: message key=value ...`, secrets removed.
+        public var message: String {
+            var line = "\(label): \(text.description)"
+            for k in metadata.keys.sorted() { line += " \(k)=\(ParsleyLogHandler.logfmtValue(metadata[k]!.description))" }
+            return LogRedactor.shared.redact(line)
+        }
     }
 
     /// The process's ring (the log handler is process-wide too).
@@ -32,8 +42,8 @@ public final class LogRing: Sendable {
         }
     }
 
-    public func append(_ level: Logger.Level, _ message: String, time: Date = Date()) {
-        let entry = Entry(level: level, message: message, time: Int64(time.timeIntervalSince1970 * 1000))
+    public func append(_ level: Logger.Level, label: String, _ message: Logger.Message, metadata: Logger.Metadata, time: Date = Date()) {
+        let entry = Entry(level: level, label: label, text: message, metadata: metadata, time: Int64(time.timeIntervalSince1970 * 1000))
         state.withLock { s in
             if s.entries.count < s.capacity {
                 s.entries.append(entry)
