@@ -46,10 +46,15 @@ struct FilesHarness: Sendable {
             let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
             try await app.test(.live) { client in
-                var parse = ParseClient(client: client, options: options)
-                parse.backend = databaseBackend
-                let harness = FilesHarness(client: parse, directory: files, database: db.database, backend: backend, port: client.port ?? 0)
-                try await body(harness)
+                // Its own connection with a minute to answer: megabytes through a 2-core machine that runs the whole
+                // suite at once can take longer than the test client's default 20 s.
+                let port = client.port ?? 0
+                try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(60))) { connection in
+                    var parse = ParseClient(connection: connection, options: options)
+                    parse.backend = databaseBackend
+                    let harness = FilesHarness(client: parse, directory: files, database: db.database, backend: backend, port: port)
+                    try await body(harness)
+                }
             }
         }
     }
