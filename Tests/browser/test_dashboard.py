@@ -43,6 +43,7 @@ def open_class(driver, server, name):
     driver.get(server.url + f"/dashboard#/browser/{name}")
     wait_for(lambda: css(driver, ".toolbar h2")[0].text == name, message=f"class {name}")
     wait_for(lambda: css(driver, ".total")[0].text.endswith(("object", "objects")), message="count")
+    settled(driver)
 
 
 def rows(driver):
@@ -53,14 +54,27 @@ def cell(driver, object_id, column):
     return css(driver, f'tr[data-id="{object_id}"] td[data-column="{column}"]')[0]
 
 
+def settled(driver):
+    """Waits until no part of the page is loading (a table being drawn again, a list reloading)."""
+    wait_for(lambda: not css(driver, '[aria-busy="true"]'), message="page settled")
+
+
 def edit_cell(driver, object_id, column):
-    ActionChains(driver).double_click(wait_for(lambda: cell(driver, object_id, column), message=f"cell {column}")).perform()
-    return wait_for(lambda: css(driver, "dialog.editor[open]")[0], message="editor")
+    # The table may be drawn again between finding a cell and double-clicking it (a reload after a save): retry.
+    for _ in range(30):
+        settled(driver)
+        try:
+            ActionChains(driver).double_click(wait_for(lambda: cell(driver, object_id, column), message=f"cell {column}")).perform()
+            return wait_for(lambda: css(driver, "dialog.editor[open]")[0], timeout=2, message="editor")
+        except (StaleElementReferenceException, AssertionError):
+            time.sleep(0.1)
+    raise AssertionError(f"could not open the editor of {column}")
 
 
 def save_dialog(driver, dialog):
     [b for b in dialog.find_elements(By.TAG_NAME, "button") if b.text == "Save"][0].click()
     wait_for(lambda: not css(driver, "dialog.editor[open]"), message="editor closed")
+    settled(driver)
 
 
 def set_value(driver, element, value):
@@ -94,6 +108,7 @@ def test_schema_rows_and_editors(server, browser, tmp_path):
     wait_for(lambda: css(browser, 'section[data-class-name="Thing"]'), message="class card")
     for type_name in TYPES:
         column = "f" + type_name.lower()
+        settled(browser)
         card = wait_for(lambda: css(browser, 'section[data-class-name="Thing"]')[0])
         card.find_element(By.CSS_SELECTOR, 'input[aria-label="column name"]').send_keys(column)
         Select(card.find_element(By.CSS_SELECTOR, 'select[aria-label="column type"]')).select_by_value(type_name)
@@ -112,6 +127,7 @@ def test_schema_rows_and_editors(server, browser, tmp_path):
     assert fields["frelation"]["targetClass"] == "_User"
 
     # Class-level permissions and protected fields, with the form.
+    settled(browser)
     card = css(browser, 'section[data-class-name="Thing"]')[0]
     [s for s in card.find_elements(By.TAG_NAME, "summary") if "permissions" in s.text][0].click()
     card.find_element(By.CSS_SELECTOR, 'input[aria-label="create public"]').click()  # public create off
@@ -120,6 +136,7 @@ def test_schema_rows_and_editors(server, browser, tmp_path):
     [b for b in card.find_elements(By.TAG_NAME, "button") if b.text == "Add scope"][0].click()
     card.find_element(By.CSS_SELECTOR, 'input[aria-label="protected fields for *"]').send_keys("fstring, fnumber")
     [b for b in card.find_elements(By.TAG_NAME, "button") if b.text == "Save permissions"][0].click()
+    settled(browser)
     clp = wait_for(lambda: (lambda c: c if c["create"] == {"role:Editors": True} else None)(
         server.rest("GET", "/schemas/Thing")["classLevelPermissions"]), message="CLP saved")
     assert clp["protectedFields"] == {"*": ["fstring", "fnumber"]}
