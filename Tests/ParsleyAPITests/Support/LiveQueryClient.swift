@@ -83,6 +83,11 @@ final class LiveQueryClient: Sendable {
         return frame
     }
 
+    /// Drops the frames received so far that `predicate` picks.
+    func discard(where predicate: (JSONValue) -> Bool) {
+        state.received.withLock { $0.removeAll(where: predicate) }
+    }
+
     /// Fails when any frame arrives within `time` (what was received is reported).
     func nothing(for time: Duration = .milliseconds(600)) async throws {
         try await Task.sleep(for: time)
