@@ -217,7 +217,8 @@ struct SMTPTests {
             try await adapter.send(EmailMessage(to: "x@example.com", subject: "s", text: "t"))
         }
         #expect(error?.description.contains("timed out") == true)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // 0.5 s of timeout, with room for a loaded machine: what matters is that it does not hang.
+        #expect(ContinuousClock.now - started < .seconds(20))
     }
 
     @Test("end to end: a password reset mailed through SMTP, its link followed over HTTP", arguments: Backend.all)
