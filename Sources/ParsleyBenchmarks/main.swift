@@ -17,45 +17,30 @@ let work = FileManager.default.temporaryDirectory.appendingPathComponent("parsle
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: work) }
 
-// `--files`: only the files benchmark (FilesBench.swift), then exit.
-if CommandLine.arguments.contains("--files") {
-    try await FilesBench.run(work: work, logger: logger, port: arguments.port)
+/// Runs one benchmark alone when its flag is given, then exits.
+func runAlone(_ flag: String, _ body: () async throws -> Void) async throws {
+    guard CommandLine.arguments.contains(flag) else { return }
+    try await body()
     try? FileManager.default.removeItem(at: work)
     exit(0)
 }
 
-// `--push`: notifications/s from the parsley executable to fake APNs and FCM servers (PushBench.swift), then exit.
-if CommandLine.arguments.contains("--push") {
-    try await PushBench.run(work: work, arguments: arguments, logger: logger)
-    try? FileManager.default.removeItem(at: work)
-    exit(0)
-}
-
-// `--livequery`: connections, events/s and commit-to-delivery delay of LiveQuery (LiveQueryBench.swift), then exit.
-if CommandLine.arguments.contains("--livequery") {
-    try await LiveQueryBench.run(work: work, arguments: arguments, logger: logger)
-    try? FileManager.default.removeItem(at: work)
-    exit(0)
-}
-
-// `--aggregate`: $group with $sum over --objects objects on SQLite (and PostgreSQL with --database-uri), then exit.
-if CommandLine.arguments.contains("--aggregate") {
-    try await AggregateBench.run(work: work, arguments: arguments, logger: logger)
-    try? FileManager.default.removeItem(at: work)
-    exit(0)
-}
+// `--files`: only the files benchmark (FilesBench.swift).
+try await runAlone("--files") { try await FilesBench.run(work: work, logger: logger, port: arguments.port) }
+// `--push`: notifications/s from the parsley executable to fake APNs and FCM servers (PushBench.swift).
+try await runAlone("--push") { try await PushBench.run(work: work, arguments: arguments, logger: logger) }
+// `--livequery`: connections, events/s and commit-to-delivery delay of LiveQuery (LiveQueryBench.swift).
+try await runAlone("--livequery") { try await LiveQueryBench.run(work: work, arguments: arguments, logger: logger) }
+// `--aggregate`: $group with $sum over --objects objects on SQLite (and PostgreSQL with --database-uri).
+try await runAlone("--aggregate") { try await AggregateBench.run(work: work, arguments: arguments, logger: logger) }
 
 guard let wrk = Wrk.locate() else {
     print("wrk is required (apt-get install wrk); scripts/bench.sh installs it.")
     exit(1)
 }
 
-// `--cloud`: the cost of no-op cloud code triggers on create (CloudBench.swift), then exit.
-if CommandLine.arguments.contains("--cloud") {
-    try await CloudBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger)
-    try? FileManager.default.removeItem(at: work)
-    exit(0)
-}
+// `--cloud`: the cost of no-op cloud code triggers on create (CloudBench.swift).
+try await runAlone("--cloud") { try await CloudBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
 
 // `--database-uri postgres://...`: the PostgreSQL table (PostgresBench.swift), then exit.
 if let uri = arguments.databaseURI {
