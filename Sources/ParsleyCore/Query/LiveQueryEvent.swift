@@ -5,44 +5,6 @@
 public enum LiveQueryEvent: String, Sendable, Equatable {
     case create, enter, update, leave, delete
 
-    /// What a subscription needs to decide: its query, the fields it watches (empty: all).
-    public struct Subscription: Sendable {
-        public var predicate: QueryNode
-        public var watch: [String]
-        public init(predicate: QueryNode, watch: [String] = []) {
-            self.predicate = predicate
-            self.watch = watch
-        }
-    }
-
-    /// The outcome for one write: an event, none, or "storage must decide" (the query has sub-queries or relations).
-    public enum Decision: Sendable, Equatable {
-        case send(LiveQueryEvent)
-        case none
-        case needsStorage
-    }
-
-    /// Decides for a write of `operation` (`create`, `update` or `delete`) with the object before (`original`) and after.
-    public static func decide(
-        _ subscription: Subscription, matcher: QueryMatcher, operation: String, original: [String: JSONValue]?, object: [String: JSONValue]?
-    ) -> Decision {
-        func matches(_ o: [String: JSONValue]?) -> Bool?? {
-            guard let o else { return .some(false) }
-            return .some(matcher.matches(subscription.predicate, o))
-        }
-        switch operation {
-        case "create":
-            guard case .some(let now) = matches(object), let now else { return .needsStorage }
-            return choose(operation, before: false, now: now, watch: subscription.watch, original: original, object: object).map(Decision.send) ?? .none
-        case "delete":
-            guard case .some(let before) = matches(original), let before else { return .needsStorage }
-            return choose(operation, before: before, now: false, watch: subscription.watch, original: original, object: object).map(Decision.send) ?? .none
-        default:
-            guard case .some(let before) = matches(original), let before, case .some(let now) = matches(object), let now else { return .needsStorage }
-            return choose(operation, before: before, now: now, watch: subscription.watch, original: original, object: object).map(Decision.send) ?? .none
-        }
-    }
-
     /// The event for a write of `operation` given whether the subscriber could see the object matching before and
     /// after it (query and read permission both), or nil for none.
     public static func choose(
