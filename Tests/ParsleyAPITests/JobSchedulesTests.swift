@@ -67,7 +67,7 @@ struct JobSchedulesTests {
                 "job_schedule": ["jobName": "tally", "params": #"{"label":"every two minutes"}"#, "startAfter": Self.iso(minutesAgo: 10.02), "repeatMinutes": 2]
             ])
             #expect(created.status == 201)
-            let runs = try await Self.runs(p, settle: .milliseconds(1500))
+            let runs = try await Self.runs(p, expected: 1, settle: .milliseconds(1500))
             #expect(runs.count == 1, "\(runs)")
             #expect(runs.first?["source"] == "schedule")
             #expect(runs.first?["jobName"] == "tally")
