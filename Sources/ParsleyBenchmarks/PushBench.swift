@@ -124,7 +124,8 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// The `parsley` executable beside this one, on a fresh data folder, with default settings plus `environment`.
-    init(work: URL, port: Int, environment: [String: String]) throws {
+    /// `standardOutput`: a file for its log (else discarded).
+    init(work: URL, port: Int, environment: [String: String], standardOutput: URL? = nil) throws {
         self.port = port
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("parsley")
         process.executableURL = binary
@@ -136,7 +137,12 @@ final class ServerProcess: @unchecked Sendable {
         env["PARSE_SERVER_MASTER_KEY"] = Self.masterKey
         for (k, v) in environment { env[k] = v }
         process.environment = env
-        process.standardOutput = FileHandle.nullDevice
+        if let standardOutput {
+            FileManager.default.createFile(atPath: standardOutput.path, contents: nil)
+            process.standardOutput = try FileHandle(forWritingTo: standardOutput)
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+        }
         try process.run()
     }
 

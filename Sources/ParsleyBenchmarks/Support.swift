@@ -49,7 +49,7 @@ struct BenchArguments {
                 changeEvents = true
                 i += 1
                 continue
-            case "--cloud", "--files", "--push", "--livequery", "--aggregate":
+            case "--cloud", "--files", "--push", "--livequery", "--aggregate", "--edge", "--journal", "--growth":
                 i += 1
                 continue
             default: break

@@ -39,6 +39,10 @@ guard let wrk = Wrk.locate() else {
     exit(1)
 }
 
+// `--edge`: get by id, /health and create on the parsley executable as the README starts it, against a bare
+// Hummingbird + sqlite-nio server and the same executable without its access log (EdgeBench.swift).
+try await runAlone("--edge") { try await EdgeBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
+
 // `--cloud`: the cost of no-op cloud code triggers on create (CloudBench.swift).
 try await runAlone("--cloud") { try await CloudBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
 

@@ -46,6 +46,7 @@ extension ServerSettings {
                 handler.logLevel = level
                 return handler
             }
+            AccessLog.writeDirectly(format: format)
         }
         var logger = Logger(label: "parsley")
         logger.logLevel = level

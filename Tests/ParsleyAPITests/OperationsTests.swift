@@ -35,7 +35,7 @@ struct OperationsTests {
 
     static let requestId = HTTPField.Name("X-Request-Id")!
 
-    @Test("/health: ok after SELECT 1, 503 with the state and Retry-After while not ready, error when the database fails", arguments: Backend.all)
+    @Test("/health: ok after SELECT 1, 503 with the state and Retry-After while not ready, error within a second when the database fails", arguments: Backend.all)
     func health(_ backend: Backend) async throws {
         let readiness = Readiness(.initialized)
         try await Self.with(backend: backend, .init(readiness: readiness)) { p, database in
@@ -55,7 +55,14 @@ struct OperationsTests {
             r = try await p.raw(.post, "/parse/health", headers: h)
             #expect(r.status == 200)
             database.failing = true
+            // A passed ping is trusted for a second: the failure shows within that.
+            let failedAt = ContinuousClock.now
             r = try await p.raw(.get, "/parse/health", headers: h)
+            while r.status == 200, ContinuousClock.now - failedAt < .seconds(3) {
+                try await Task.sleep(for: .milliseconds(100))
+                r = try await p.raw(.get, "/parse/health", headers: h)
+            }
+            #expect(ContinuousClock.now - failedAt < .milliseconds(1_500))
             #expect(r.status == 503)
             #expect(r.json == .object(["status": "error"]))
             database.failing = false

@@ -31,19 +31,29 @@ public struct ParsleyLogHandler: LogHandler {
         var all = metadata
         if let provided = metadataProvider?.get() { all.merge(provided) { _, new in new } }
         if let extra = event.metadata { all.merge(extra) { _, new in new } }
-        let now = Date()
+        let now = LogText.nowMilliseconds()
         let line = Self.render(
-            format: format, time: now, level: event.level, label: label, message: event.message.description, metadata: all)
-        LogOutput.write(LogRedactor.shared.redact(line) + "\n")
+            format: format, milliseconds: now, level: event.level, label: label, message: event.message.description, metadata: all)
+        let redactor = LogRedactor.shared
+        LogSink.shared.append(bytes: (redactor.isClean(line) ? line : redactor.redact(line)).utf8 + [10])
         LogRing.shared.append(event.level, label: label, event.message, metadata: all, time: now)
     }
-
-    static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     public static func render(
         format: Format, time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata
     ) -> String {
-        let stamp = time.formatted(timeFormat)
+        render(
+            format: format, milliseconds: Int64((time.timeIntervalSince1970 * 1000).rounded(.down)), level: level, label: label, message: message,
+            metadata: metadata)
+    }
+
+    static func render(
+        format: Format, milliseconds: Int64, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata
+    ) -> String {
+        var cache: (second: Int, text: [UInt8]) = (-1, [])
+        var stampBytes: [UInt8] = []
+        LogText.appendTime(milliseconds, to: &stampBytes, cache: &cache)
+        let stamp = String(decoding: stampBytes, as: UTF8.self)
         let keys = metadata.keys.sorted()
         switch format {
         case .text:
@@ -97,14 +107,6 @@ public struct ParsleyLogHandler: LogHandler {
     static func jsonString(_ s: String) -> String { JSONWriter.string(.string(s)) }
 }
 
-/// Whole lines to standard output, one `write` each, so concurrent lines never interleave.
-enum LogOutput {
-    static let lock = NIOLock()
-    static func write(_ line: String) {
-        lock.withLock { FileHandle.standardOutput.write(Data(line.utf8)) }
-    }
-}
-
 /// Removes secrets from log lines: every registered secret (master key, client keys, SMTP password) and
 /// anything shaped like a Parse session token (`r:` + 32 hex digits).
 public final class LogRedactor: Sendable {
@@ -116,6 +118,43 @@ public final class LogRedactor: Sendable {
         guard let secret, secret.count >= 4 else { return }
         secrets.withLockedValue { if !$0.contains(secret) { $0.append(secret) } }
     }
+
+    /// True when `text` holds no registered secret and nothing shaped like a session token (then it needs no
+    /// `redact`). Works on the bytes; cheap enough for every request's path.
+    public func isClean(_ text: String) -> Bool {
+        var text = text
+        let secrets = self.secrets.withLockedValue { $0 }
+        return text.withUTF8 { bytes in
+            if Self.hasSessionToken(bytes) { return false }
+            for secret in secrets {
+                var secret = secret
+                let found = secret.withUTF8 { Self.contains(bytes, $0) }
+                if found { return false }
+            }
+            return true
+        }
+    }
+
+    static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = needle.first, needle.count <= haystack.count else { return needle.isEmpty }
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == first, memcmp(haystack.baseAddress! + i, needle.baseAddress!, needle.count) == 0 { return true }
+            i += 1
+        }
+        return false
+    }
+
+    static func hasSessionToken(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count >= 34 else { return false }
+        for i in 0...(bytes.count - 34) where bytes[i] == UInt8(ascii: "r") && bytes[i + 1] == UInt8(ascii: ":") {
+            if bytes[(i + 2)..<(i + 34)].allSatisfy(isHex) { return true }
+        }
+        return false
+    }
+
+    static func isHex(_ b: UInt8) -> Bool { (b >= 48 && b <= 57) || (b >= 97 && b <= 102) || (b >= 65 && b <= 70) }
 
     public func redact(_ line: String) -> String {
         var out = line
@@ -131,7 +170,6 @@ public final class LogRedactor: Sendable {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = 0
-        func isHex(_ b: UInt8) -> Bool { (b >= 48 && b <= 57) || (b >= 97 && b <= 102) || (b >= 65 && b <= 70) }
         while i < bytes.count {
             if bytes[i] == UInt8(ascii: "r"), i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: ":"), i + 34 <= bytes.count,
                 bytes[(i + 2)..<(i + 34)].allSatisfy(isHex)

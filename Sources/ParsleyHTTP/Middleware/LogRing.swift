@@ -11,11 +11,18 @@ public final class LogRing: Sendable {
         var label: String
         var text: Logger.Message
         var metadata: Logger.Metadata
+        /// An access log line (then `text` and `metadata` are empty).
+        var access: AccessRecord?
         /// Milliseconds since 1970.
         public var time: Int64
 
         /// `label: message key=value ...`, secrets removed.
         public var message: String {
+            if let access {
+                var bytes = Array("\(label): request ".utf8)
+                access.appendLogfmtFields(to: &bytes)
+                return String(decoding: bytes, as: UTF8.self)
+            }
             var line = "\(label): \(text.description)"
             for k in metadata.keys.sorted() { line += " \(k)=\(ParsleyLogHandler.logfmtValue(metadata[k]!.description))" }
             return LogRedactor.shared.redact(line)
@@ -42,8 +49,15 @@ public final class LogRing: Sendable {
         }
     }
 
-    public func append(_ level: Logger.Level, label: String, _ message: Logger.Message, metadata: Logger.Metadata, time: Date = Date()) {
-        let entry = Entry(level: level, label: label, text: message, metadata: metadata, time: Int64(time.timeIntervalSince1970 * 1000))
+    public func append(_ level: Logger.Level, label: String, _ message: Logger.Message, metadata: Logger.Metadata, time: Int64? = nil) {
+        append(Entry(level: level, label: label, text: message, metadata: metadata, time: time ?? LogText.nowMilliseconds()))
+    }
+
+    func append(access: AccessRecord, label: String, time: Int64) {
+        append(Entry(level: .info, label: label, text: "request", metadata: [:], access: access, time: time))
+    }
+
+    private func append(_ entry: Entry) {
         state.withLock { s in
             if s.entries.count < s.capacity {
                 s.entries.append(entry)

@@ -84,6 +84,10 @@ public final class ParsleyMetrics: Sendable {
         namespace: "parsley", metricName: "livequery_slow_clients_disconnected", unitName: "total",
         helpText: "LiveQuery clients disconnected because their queue was full, since the start") }
 
+    static var logLinesDropped: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "log_lines_dropped", unitName: "total",
+        helpText: "Log lines dropped because standard output could not keep up, since the start") }
+
     /// Advances the counter `descriptor` (with `label`) to `total`.
     private func advance(_ descriptor: MetricNameDescriptor, _ total: Int, label: (String, String)? = nil) {
         let key = descriptor.metricName + "|" + (label?.1 ?? "")
@@ -129,6 +133,7 @@ public final class ParsleyMetrics: Sendable {
             advance(Self.liveQueryEvents, usage.liveQueryEventsDelivered)
             advance(Self.liveQuerySlowClients, usage.liveQuerySlowClients)
         }
+        advance(Self.logLinesDropped, LogSink.shared.dropped)
         return registry.emitToString()
     }
 }

@@ -59,6 +59,7 @@ public struct ParsleyResponder: HTTPResponder {
     let transport: ParseTransport
     let operations: OperationsOptions
     let limiter: RateLimiter?
+    let databaseCheck = HealthCheck()
 
     public init(transport: ParseTransport, operations: OperationsOptions) {
         self.transport = transport
@@ -91,14 +92,12 @@ public struct ParsleyResponder: HTTPResponder {
         transport.counters.count(status: response.status.code)
         let elapsed = ContinuousClock.now - start
         operations.metrics?.record(method: request.method.rawValue, route: Self.route(segments), status: response.status.code, duration: elapsed)
-        if operations.accessLog {
-            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-            logger.info(
-                "request",
-                metadata: [
-                    "method": .string(request.method.rawValue), "path": .string(path), "status": .stringConvertible(response.status.code),
-                    "duration_ms": .string(String(format: "%.2f", ms)), "ip": .string(context.remoteAddress?.ipAddress ?? "-"),
-                ])
+        if operations.accessLog, logger.logLevel <= .info {
+            AccessLog.log(
+                AccessRecord(
+                    method: request.method.rawValue, path: path, status: response.status.code, duration: elapsed, requestId: requestId,
+                    ip: context.remoteAddress?.ipAddress ?? "-"),
+                logger: logger)
         }
         return response
     }
@@ -108,8 +107,9 @@ public struct ParsleyResponder: HTTPResponder {
         ParseTransport.segments(path, below: transport.mountPrefix)
     }
 
-    /// 200 `{"status":"ok"}` once ready and the database answers a ping (`ParseServices.pingDatabase`); otherwise
-    /// 503 with the state (`Retry-After: 1`) or `{"status":"error"}`.
+    /// 200 `{"status":"ok"}` once ready and the database answers a ping (`ParseServices.pingDatabase`; an answer is
+    /// trusted for a second, so a load balancer probing hard costs no database round trips); otherwise 503 with the
+    /// state (`Retry-After: 1`) or `{"status":"error"}`.
     func health() async -> Response {
         let state = operations.readiness.state
         guard state == .ok else {
@@ -118,22 +118,28 @@ public struct ParsleyResponder: HTTPResponder {
             return r
         }
         do {
-            try await transport.api.services.pingDatabase()
-            return ParseTransport.json(200, ["status": "ok"])
+            if !databaseCheck.recentlyPassed {
+                try await transport.api.services.pingDatabase()
+                databaseCheck.passed()
+            }
+            return Response(status: .ok, headers: ParseTransport.baseHeaders, body: .init(byteBuffer: Self.healthyBody))
         } catch {
+            databaseCheck.failed()
             var r = ParseTransport.json(503, ["status": "error"])
             r.headers[Self.retryAfter] = "1"
             return r
         }
     }
 
+    static let healthyBody = ByteBuffer(string: #"{"status":"ok"}"#)
+
     /// The client's id when it is short and printable, else a new random one.
     static func requestId(_ given: String?) -> String {
         if let given, (1...128).contains(given.utf8.count), given.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) { return given }
-        // 16 hex digits from one 64-bit random value: this runs on every request.
-        var rng = SystemRandomNumberGenerator()
-        var bits = rng.next()
-        let hex = Array("0123456789abcdef".utf8)
+        // 16 hex digits: a random value drawn once per process, stepped by an odd constant per request (unique within
+        // the process, unlikely to repeat across nodes), without a system call on every request.
+        var bits = requestIdSeed &+ requestIdCounter.add(1, ordering: .relaxed).newValue &* 0x9E37_79B9_7F4A_7C15
+        let hex = LogText.hexDigits
         var out = [UInt8](repeating: 0, count: 16)
         for i in 0..<16 {
             out[i] = hex[Int(bits & 0xF)]
@@ -141,6 +147,9 @@ public struct ParsleyResponder: HTTPResponder {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    private static let requestIdSeed = UInt64.random(in: .min ... .max)
+    private static let requestIdCounter = Atomic<UInt64>(0)
 
     /// A low-cardinality route label: `classes/:className/:objectId`, `users/me`, `functions/:name`, ...
     static func route(_ segments: [String]?) -> String {
@@ -168,6 +177,31 @@ public struct ParsleyResponder: HTTPResponder {
         ]
         return known.contains(first) ? parts.joined(separator: "/") : "unknown"
     }
+}
+
+/// When the database last answered `/health`'s ping: an answer is trusted for `freshFor`; a failure is not kept.
+final class HealthCheck: Sendable {
+    let freshFor: Duration
+    private let start = ContinuousClock.now
+    /// Nanoseconds after `start` of the last answer; -1: none, or the last ping failed.
+    private let lastPassed = Atomic<Int64>(-1)
+
+    init(freshFor: Duration = .seconds(1)) { self.freshFor = freshFor }
+
+    private var now: Int64 {
+        let (s, atto) = (ContinuousClock.now - start).components
+        return s * 1_000_000_000 + atto / 1_000_000_000
+    }
+
+    var recentlyPassed: Bool {
+        let last = lastPassed.load(ordering: .relaxed)
+        guard last >= 0 else { return false }
+        let (s, atto) = freshFor.components
+        return now - last < s * 1_000_000_000 + atto / 1_000_000_000
+    }
+
+    func passed() { lastPassed.store(now, ordering: .relaxed) }
+    func failed() { lastPassed.store(-1, ordering: .relaxed) }
 }
 
 /// Requests answered and those answered with a server error, since the start.
