@@ -174,11 +174,16 @@ final class ServerProcess: @unchecked Sendable {
         return value
     }
 
-    func call(_ method: String, _ path: String, _ body: JSONValue? = nil) async throws -> (JSONValue, HTTPHeaders) {
+    /// A REST call with the master key (or, with `master: false`, none; with `token`, that session's).
+    func call(_ method: String, _ path: String, _ body: JSONValue? = nil, master: Bool = true, token: String? = nil) async throws -> (JSONValue, HTTPHeaders) {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/parse\(path)")
         request.method = .init(rawValue: method)
         request.headers.add(name: "X-Parse-Application-Id", value: "bench-app")
-        request.headers.add(name: "X-Parse-Master-Key", value: Self.masterKey)
+        if let token {
+            request.headers.add(name: "X-Parse-Session-Token", value: token)
+        } else if master {
+            request.headers.add(name: "X-Parse-Master-Key", value: Self.masterKey)
+        }
         request.headers.add(name: "Content-Type", value: "application/json")
         if let body { request.body = .bytes(ByteBuffer(bytes: JSONWriter.bytes(body))) }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))

@@ -64,6 +64,8 @@ struct Measure {
     var requestsPerSecond: Double
     var p50: Double  // seconds
     var p99: Double
+    /// wrk's lines on non-2xx answers and socket errors, if any.
+    var errors = ""
 }
 
 struct Row {
@@ -117,8 +119,9 @@ struct Wrk {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let output = String(decoding: data, as: UTF8.self)
-        let measure = Self.parse(output)
+        var measure = Self.parse(output)
         let errors = output.split(separator: "\n").filter { $0.contains("Non-2xx") || $0.contains("Socket errors") }
+        measure.errors = errors.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "; ")
         print("  \(name): \(fmt(measure.requestsPerSecond)) req/s, p50 \(ms(measure.p50)) ms, p99 \(ms(measure.p99)) ms \(errors.joined(separator: "; "))")
         return measure
     }

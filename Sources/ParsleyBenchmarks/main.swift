@@ -43,6 +43,9 @@ guard let wrk = Wrk.locate() else {
 // Hummingbird + sqlite-nio server and the same executable without its access log (EdgeBench.swift).
 try await runAlone("--edge") { try await EdgeBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
 
+// `--journal`: the journal app's traffic as signed-in users, SQLite and (with --database-uri) PostgreSQL (JournalBench.swift).
+try await runAlone("--journal") { try await JournalBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
+
 // `--cloud`: the cost of no-op cloud code triggers on create (CloudBench.swift).
 try await runAlone("--cloud") { try await CloudBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
 

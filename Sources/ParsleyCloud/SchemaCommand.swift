@@ -147,13 +147,13 @@ struct SchemaServer {
     let appId: String
     let masterKey: String
 
-    func call(_ method: HTTPMethod, _ path: String, _ body: JSONValue? = nil) async throws -> (Int, JSONValue) {
+    func call(_ method: HTTPMethod, _ path: String, _ body: JSONValue? = nil, keyOrders: JSONKeyOrders = JSONKeyOrders()) async throws -> (Int, JSONValue) {
         var request = HTTPClientRequest(url: url + path)
         request.method = method
         request.headers.add(name: "X-Parse-Application-Id", value: appId)
         request.headers.add(name: "X-Parse-Master-Key", value: masterKey)
         request.headers.add(name: "Content-Type", value: "application/json")
-        if let body { request.body = .bytes(ByteBuffer(string: JSONWriter.string(body))) }
+        if let body { request.body = .bytes(ByteBuffer(string: JSONWriter.string(body, keyOrders: keyOrders))) }
         let response: HTTPClientResponse
         do {
             response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
@@ -177,7 +177,7 @@ struct SchemaServer {
 
     func send(_ step: SchemaMigration.Step) async throws {
         let name = step.change.className
-        let (status, json) = try await call(step.creates ? .POST : .PUT, "/schemas/\(name)", step.change.body)
+        let (status, json) = try await call(step.creates ? .POST : .PUT, "/schemas/\(name)", step.change.body, keyOrders: step.change.keyOrders)
         guard status == 200 || status == 201 else {
             throw SchemaCommand.Apply.Failed(
                 description: "\(step.creates ? "POST" : "PUT") \(url)/schemas/\(name) answered \(status): \(JSONWriter.string(json))")

@@ -8,10 +8,14 @@ public struct SchemaChange: Sendable {
     public var className: String
     /// The `/schemas` body (what a client sends; what `parsley schema apply` sends to a running server).
     public var body: JSONValue
+    /// The order the body's keys were written in: a compound index's columns follow it (`{"user": 1,
+    /// "created_at": -1}` is not `{"created_at": -1, "user": 1}`). Without it, columns go in name order.
+    public var keyOrders: JSONKeyOrders
 
-    public init(className: String, body: JSONValue) {
+    public init(className: String, body: JSONValue, keyOrders: JSONKeyOrders = JSONKeyOrders()) {
         self.className = className
         self.body = body
+        self.keyOrders = keyOrders
     }
 
     /// The new schema and the statements that get there from the stored one.
@@ -117,7 +121,9 @@ public struct SchemaChange: Sendable {
                 throw ParseError.invalidQuery("Invalid index \(indexName)")
             }
             var columns: [(String, Bool)] = []
-            for (field, direction) in keys.sorted(by: { $0.key < $1.key }) {
+            let fields = keyOrders.order(of: keys.keys, under: indexName) ?? keys.keys.sorted()
+            for field in fields {
+                let direction = keys[field]!
                 guard let type = plan.schema.fields[field] else {
                     throw ParseError(.invalidQuery, "Field \(field) does not exist, cannot add index.")
                 }

@@ -7,6 +7,8 @@ public struct SchemaFile: Sendable {
         public var className: String
         /// The class's `/schemas` body as written in the file.
         public var body: JSONValue
+        /// The order of the file's keys (index columns follow it).
+        public var keyOrders = JSONKeyOrders()
     }
 
     /// The file name used in messages.
@@ -28,7 +30,8 @@ public struct SchemaFile: Sendable {
     public init(name: String, text: String) throws(Invalid) {
         self.name = name
         let json: JSONValue
-        do { json = try JSONParser.parse(text) } catch { throw Invalid("\(name): not valid JSON (\(error))") }
+        let keyOrders: JSONKeyOrders
+        do { (json, keyOrders) = try JSONParser.parseKeepingKeyOrder(Array(text.utf8)) } catch { throw Invalid("\(name): not valid JSON (\(error))") }
         guard case .object(let top) = json, case .array(let list)? = top["classes"] else {
             throw Invalid("\(name): expected an object with a \"classes\" array of /schemas bodies")
         }
@@ -48,7 +51,7 @@ public struct SchemaFile: Sendable {
             if let unknown = body.keys.filter({ !Self.classKeys.contains($0) }).sorted().first {
                 throw Invalid("\(at): unknown key \"\(unknown)\" (a class has className, fields, indexes, classLevelPermissions)")
             }
-            classes.append(Class(className: className, body: item))
+            classes.append(Class(className: className, body: item, keyOrders: keyOrders))
         }
         let declared = Set(classes.map(\.className))
         for c in classes {
@@ -169,10 +172,10 @@ public struct SchemaMigration: Sendable {
                         notes.append("class-level permissions")
                     }
                 }
-                if !replaced.isEmpty { changes.append((SchemaChange(className: c.className, body: ["indexes": .object(replaced)]), false)) }
-                if !body.isEmpty { changes.append((SchemaChange(className: c.className, body: .object(body)), false)) }
+                if !replaced.isEmpty { changes.append((SchemaChange(className: c.className, body: ["indexes": .object(replaced)], keyOrders: c.keyOrders), false)) }
+                if !body.isEmpty { changes.append((SchemaChange(className: c.className, body: .object(body), keyOrders: c.keyOrders), false)) }
             } else {
-                changes.append((SchemaChange(className: c.className, body: c.body), true))
+                changes.append((SchemaChange(className: c.className, body: c.body, keyOrders: c.keyOrders), true))
                 let n = wanted.count
                 let i = c.body["indexes"]?.objectValue?.count ?? 0
                 notes.append("created with \(n) field\(n == 1 ? "" : "s")" + (i > 0 ? ", \(i) index\(i == 1 ? "" : "es")" : ""))

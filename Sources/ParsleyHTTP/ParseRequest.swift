@@ -17,6 +17,8 @@ public struct ParseRequest: Sendable {
     public var mountURL: String
     /// `X-Parse-Request-Id`, for idempotency (nil on batch sub-requests).
     public var requestId: String? = nil
+    /// The order the body's object keys were written in (noted for `/schemas`, where index columns follow it).
+    public var keyOrders = JSONKeyOrders()
 
     public init(method: Method, path: [String], params: [String: JSONValue] = [:], body: JSONValue? = nil, auth: Auth, mountURL: String) {
         self.method = method

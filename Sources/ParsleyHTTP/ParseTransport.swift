@@ -84,9 +84,14 @@ public struct ParseTransport: HTTPResponder {
             return Self.json(413, ["code": 130, "error": .string("Request body is larger than \(options.maxRequestBytes) bytes")])
         }
         var body: JSONValue?
+        var keyOrders = JSONKeyOrders()
         if bytes.readableBytes > 0 {
             do {
-                body = try bytes.withUnsafeReadableBytes { raw in try JSONParser.parse(raw) }
+                if segments.first == "schemas" {
+                    (body, keyOrders) = try bytes.withUnsafeReadableBytes { raw in try JSONParser.parseKeepingKeyOrder(raw) }
+                } else {
+                    body = try bytes.withUnsafeReadableBytes { raw in try JSONParser.parse(raw) }
+                }
             } catch {
                 throw (error as? JSONParser.Failure)?.message.hasPrefix("NUL") == true ? Self.nulRefused : ParseError.invalidJSON("Invalid JSON")
             }
@@ -148,6 +153,7 @@ public struct ParseTransport: HTTPResponder {
         }
         var parseRequest = ParseRequest(method: method, path: segments, params: params, body: body, auth: auth, mountURL: mountURL)
         parseRequest.requestId = request.headers[Self.requestId]
+        parseRequest.keyOrders = keyOrders
         let response = try await api.handle(parseRequest)
         var headers = Self.baseHeaders
         if let location = response.location { headers[.location] = location }

@@ -29,8 +29,25 @@ public struct JSONParser {
         try parse(Array(text.utf8))
     }
 
+    /// Parses a complete document and also notes the order in which every object's keys were written.
+    public static func parseKeepingKeyOrder(_ bytes: some Collection<UInt8>) throws(Failure) -> (JSONValue, JSONKeyOrders) {
+        let array = Array(bytes)
+        return try array.withUnsafeBufferPointer { buffer throws(Failure) in
+            var parser = JSONParser(buffer)
+            parser.orders = JSONKeyOrders()
+            parser.skipWhitespace()
+            let value = try parser.parseValue(depth: 0)
+            parser.skipWhitespace()
+            guard parser.index == buffer.count else { throw parser.fail("Unexpected trailing characters") }
+            return (value, parser.orders ?? JSONKeyOrders())
+        }
+    }
+
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
+    /// Set when key order is noted: objects' keys in order, and the key of the object being read.
+    private var orders: JSONKeyOrders?
+    private var parentKey = ""
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -89,6 +106,8 @@ public struct JSONParser {
     private mutating func parseObject(depth: Int) throws(Failure) -> JSONValue {
         index += 1
         var object: [String: JSONValue] = [:]
+        var keys: [String] = []
+        defer { if !keys.isEmpty { orders?.note(keys, under: parentKey) } }
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -102,7 +121,15 @@ public struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("Expected ':'") }
             index += 1
             skipWhitespace()
-            object[key] = try parseValue(depth: depth)
+            if orders != nil {
+                keys.append(key)
+                let outer = parentKey
+                parentKey = key
+                object[key] = try parseValue(depth: depth)
+                parentKey = outer
+            } else {
+                object[key] = try parseValue(depth: depth)
+            }
             skipWhitespace()
             guard index < bytes.count else { throw fail("Unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") {

@@ -43,6 +43,38 @@ public enum JSONWriter {
         }
     }
 
+    /// As `string`, but an object whose keys `keyOrders` knows (under the key holding it) keeps that order: what
+    /// sends a compound index to another server as it was written.
+    public static func string(_ value: JSONValue, keyOrders: JSONKeyOrders) -> String {
+        var out: [UInt8] = []
+        write(value, parent: "", keyOrders: keyOrders, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func write(_ value: JSONValue, parent: String, keyOrders: JSONKeyOrders, into out: inout [UInt8]) {
+        switch value {
+        case .array(let a):
+            out.append(UInt8(ascii: "["))
+            for (i, element) in a.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                write(element, parent: parent, keyOrders: keyOrders, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let o):
+            let keys = keyOrders.order(of: o.keys, under: parent) ?? o.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            out.append(UInt8(ascii: "{"))
+            for (i, key) in keys.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                write(o[key]!, parent: key, keyOrders: keyOrders, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        default:
+            write(value, into: &out)
+        }
+    }
+
     private static func writeMember(_ key: String, _ value: JSONValue, into out: inout [UInt8]) {
         writeString(key, into: &out)
         out.append(UInt8(ascii: ":"))

@@ -33,21 +33,21 @@ struct SchemasRouter: ParseRouter {
             guard let name = req.bodyObject["className"]?.stringValue else {
                 throw ParseError(.missingRequiredField, "POST /schemas needs a class name.")
             }
-            return try await Self.create(schemas, name, req.bodyObject)
+            return try await Self.create(schemas, name, req.bodyObject, keyOrders: req.keyOrders)
         }
         table.on(.post, "schemas/:className") { [schemas] req, p in
             let name = p["className"]!
             if let bodyName = req.bodyObject["className"], bodyName != .string(name) {
                 throw ParseError(.invalidClassName, "Class name mismatch between \(bodyName.stringValue ?? JSONWriter.string(bodyName)) and \(name).")
             }
-            return try await Self.create(schemas, name, req.bodyObject)
+            return try await Self.create(schemas, name, req.bodyObject, keyOrders: req.keyOrders)
         }
         table.on(.put, "schemas/:className") { [schemas] req, p in
             let name = p["className"]!
             if let bodyName = req.bodyObject["className"], bodyName != .string(name) {
                 throw ParseError(.invalidClassName, "Class name mismatch between \(bodyName.stringValue ?? JSONWriter.string(bodyName)) and \(name).")
             }
-            let schema = try await schemas.changeClass(SchemaChange(className: name, body: req.bodyObject))
+            let schema = try await schemas.changeClass(SchemaChange(className: name, body: req.bodyObject, keyOrders: req.keyOrders))
             return ParseResponse(body: schema?.json ?? .object([:]))
         }
         table.on(.delete, "schemas/:className") { [schemas, queries] _, p in
@@ -74,8 +74,8 @@ struct SchemasRouter: ParseRouter {
         return table.handler(for: request)
     }
 
-    static func create(_ schemas: SchemaService, _ name: String, _ body: JSONValue) async throws -> ParseResponse {
-        let schema = try await schemas.createClass(SchemaChange(className: name, body: body))
+    static func create(_ schemas: SchemaService, _ name: String, _ body: JSONValue, keyOrders: JSONKeyOrders) async throws -> ParseResponse {
+        let schema = try await schemas.createClass(SchemaChange(className: name, body: body, keyOrders: keyOrders))
         return ParseResponse(body: schema?.json ?? .object([:]))
     }
 }
