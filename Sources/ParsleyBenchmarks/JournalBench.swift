@@ -88,12 +88,13 @@ enum JournalBench {
     /// Schemas/journal.json's classes, through `/schemas` (fields, indexes, class-level permissions).
     static func applySchema(_ server: ServerProcess) async throws {
         let file = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Schemas/journal.json")
-        guard let text = try? String(contentsOf: file, encoding: .utf8), let schema = try? JSONParser.parse(text) else {
+        guard let text = try? String(contentsOf: file, encoding: .utf8), let (schema, orders) = try? JSONParser.parseKeepingKeyOrder(Array(text.utf8)) else {
             throw BenchFailure("run from the repository (Schemas/journal.json is read)")
         }
         for cls in schema["classes"]?.arrayValue ?? [] {
             guard let name = cls["className"]?.stringValue else { continue }
-            _ = try await server.call("POST", "/schemas/\(name)", cls)
+            // Sent with its keys in the file's order: the index is (user, created_at DESC).
+            _ = try await server.call("POST", "/schemas/\(name)", cls, keyOrders: orders)
         }
     }
 

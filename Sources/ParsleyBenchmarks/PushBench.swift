@@ -175,7 +175,9 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// A REST call with the master key (or, with `master: false`, none; with `token`, that session's).
-    func call(_ method: String, _ path: String, _ body: JSONValue? = nil, master: Bool = true, token: String? = nil) async throws -> (JSONValue, HTTPHeaders) {
+    func call(
+        _ method: String, _ path: String, _ body: JSONValue? = nil, master: Bool = true, token: String? = nil, keyOrders: JSONKeyOrders = JSONKeyOrders()
+    ) async throws -> (JSONValue, HTTPHeaders) {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/parse\(path)")
         request.method = .init(rawValue: method)
         request.headers.add(name: "X-Parse-Application-Id", value: "bench-app")
@@ -185,7 +187,7 @@ final class ServerProcess: @unchecked Sendable {
             request.headers.add(name: "X-Parse-Master-Key", value: Self.masterKey)
         }
         request.headers.add(name: "Content-Type", value: "application/json")
-        if let body { request.body = .bytes(ByteBuffer(bytes: JSONWriter.bytes(body))) }
+        if let body { request.body = .bytes(ByteBuffer(string: JSONWriter.string(body, keyOrders: keyOrders))) }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
         let bytes = try await response.body.collect(upTo: 64 << 20)
         let json = (try? bytes.withUnsafeReadableBytes { try JSONParser.parse($0) }) ?? .null

@@ -101,7 +101,10 @@ public struct FindOptions: Sendable {
 
 extension Substring {
     func trimmingCharacters() -> String {
-        String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+        var s = self[...]
+        while s.first == " " { s.removeFirst() }
+        while s.last == " " { s.removeLast() }
+        return String(s)
     }
 }
 

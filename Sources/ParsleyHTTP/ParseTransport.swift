@@ -261,5 +261,9 @@ public struct ParseTransport: HTTPResponder {
 }
 
 extension String {
-    func replacingPlus() -> String { String(map { $0 == "+" ? " " : $0 }) }
+    /// `+` as a space (form encoding), on the bytes: this runs on every query string parameter.
+    func replacingPlus() -> String {
+        guard utf8.contains(UInt8(ascii: "+")) else { return self }
+        return String(decoding: utf8.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+    }
 }
