@@ -331,6 +331,9 @@ enum OptionTable {
         supported("postgresPreparedStatements", ["PARSLEY_POSTGRES_PREPARED_STATEMENTS"], .bool, .parsley, "default `true`"),
         supported("postgresPointReadConcurrency", ["PARSLEY_POSTGRES_POINT_READ_CONCURRENCY"], .value, .parsley, "default 2; 0 never coalesces"),
         supported("filesDir", ["PARSLEY_FILES_DIR"], .value, .parsley, "default `<data>/files`"),
+        supported(
+            "estimatedCountThreshold", ["PARSLEY_ESTIMATED_COUNT_THRESHOLD"], .value, .parsley,
+            "a master-key count of a whole class answers the database's estimate from this many rows; default 1000000, 0 always counts"),
         supported("changeEvents", ["PARSLEY_CHANGE_EVENTS"], .bool, .parsley, "committed writes as change events, default `false`"),
         supported("dashboard", ["PARSLEY_DASHBOARD"], .bool, .parsley, "the embedded dashboard at `/dashboard`, default `true`"),
         supported(

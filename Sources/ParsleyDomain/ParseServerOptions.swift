@@ -16,6 +16,10 @@ public struct ParseServerOptions: Sendable {
     public var publicServerURL: String?
     public var defaultLimit: Int
     public var maxLimit: Int?
+    /// Counts of a whole class with the master key (no `where`, no permissions to check) answer the database's
+    /// estimate once it reaches this many rows, as Parse Server does on PostgreSQL, instead of reading every row
+    /// (`estimatedCountThreshold`; 0: always count).
+    public var estimatedCountThreshold = 1_000_000
     public var allowClientClassCreation: Bool
     public var maxBatchSize: Int
     public var maxRequestBytes: Int

@@ -102,6 +102,7 @@ public struct QueryService: Sendable {
         var count: Int?
         if find.count {
             spec.order = []
+            spec.estimateCountsFrom = options.estimatedCountThreshold > 0 ? options.estimatedCountThreshold : nil
             count = try await run { try await store.count(spec) }
         }
         if !includes.isEmpty {

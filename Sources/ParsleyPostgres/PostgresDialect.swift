@@ -19,6 +19,11 @@ public struct PostgresDialect: SQLDialect {
     }
 
     public var permissionColumnType: String { "JSONB" }
+
+    /// The planner's row estimate (`pg_class.reltuples`, kept by autovacuum and ANALYZE; -1 before the first).
+    public func estimatedRowCount(_ table: String) -> SQLFragment {
+        SQLFragment(unsafeSQL: "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)", [.text(quote(table))])
+    }
     public var unlimitedClause: String { "" }
     public var supportsAddColumnIfNotExists: Bool { true }
     public var lockRowsClause: String { " FOR UPDATE" }

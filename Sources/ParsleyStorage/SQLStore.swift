@@ -52,6 +52,9 @@ public struct FindSpec: Sendable {
     public var includeInternal = false
     /// Add the `$text` relevance as `score` to each result (`keys=$score`).
     public var withTextScore = false
+    /// A count of the whole class without read permissions to apply (master key, no `where`) answers the
+    /// database's estimate when it is at least this (`estimatedCountThreshold`); nil: always counted.
+    public var estimateCountsFrom: Int? = nil
 
     public init(
         schema: ClassSchema, predicate: QueryNode = .all, order: [SortKey] = [], limit: Int? = nil, skip: Int = 0,
@@ -99,6 +102,11 @@ extension SQLStore {
     }
 
     public func count(_ spec: FindSpec) async throws -> Int {
+        if let threshold = spec.estimateCountsFrom, spec.readPrincipals == nil, case .all = spec.predicate {
+            let estimate = dialect.estimatedRowCount(spec.schema.className)
+            let rows = try await database.read { db in try await db.query(estimate) }
+            if case .integer(let n)? = rows.first?.first, n >= threshold { return Int(n) }
+        }
         let compiler = WhereCompiler(dialect: dialect, schemas: spec.schemas, readPrincipals: spec.readPrincipals)
         let alias = "t0"
         var f = SQLFragment(unsafeSQL: "SELECT COUNT(*) FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")

@@ -51,6 +51,9 @@ public protocol SQLDialect: Sendable {
     /// `FROM` item named `alias` and the expression of its value compared as `kind` (`.text` or `.number`). A list
     /// of any length is one bind, so the statement's shape never grows with it and no driver limit is reached.
     func listSource(_ list: BoundList, alias: String) -> (from: SQLFragment, value: SQLFragment)
+    /// One row, one integer: the number of rows of `table` as the database estimates it without reading them
+    /// (PostgreSQL's planner statistics; SQLite's rowid span), NULL or negative when it has no estimate.
+    func estimatedRowCount(_ table: String) -> SQLFragment
     /// `expression` equals one element of the bound list.
     func isIn(_ expression: SQLFragment, _ list: BoundList, alias: String) -> SQLFragment
 }
