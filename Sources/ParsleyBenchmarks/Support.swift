@@ -24,6 +24,10 @@ struct BenchArguments {
     /// `--livequery`: WebSocket clients (`--connections`, default 10,000) and writes per second (`--rate`, default 1,000).
     var connections = 10_000
     var rate = 1_000
+    /// `--growth`: the largest class size on SQLite and on PostgreSQL, and where the plot goes.
+    var maxObjects = 10_000_000
+    var pgMaxObjects = 1_000_000
+    var plot = "docs/growth.png"
 
     init(_ args: [String]) {
         var i = 1
@@ -37,6 +41,9 @@ struct BenchArguments {
             case "--connections": connections = value ?? connections
             case "--rate": rate = value ?? rate
             case "--baseline-ops": baselineOps = value ?? baselineOps
+            case "--max-objects": maxObjects = value ?? maxObjects
+            case "--pg-max-objects": pgMaxObjects = value ?? pgMaxObjects
+            case "--plot": plot = i + 1 < args.count ? args[i + 1] : plot
             case "--security":
                 securityOnly = true
                 i += 1
@@ -107,7 +114,7 @@ struct Wrk {
         return nil
     }
 
-    func run(name: String, url: String, seconds: Int, script: String, directory: URL, connections: Int = 64, threads: Int = 2) throws -> Measure {
+    func run(name: String, url: String, seconds: Int, script: String, directory: URL, connections: Int = 64, threads: Int = 2, quiet: Bool = false) throws -> Measure {
         let scriptURL = directory.appendingPathComponent("\(name).lua")
         try script.write(to: scriptURL, atomically: true, encoding: .utf8)
         let process = Process()
@@ -122,7 +129,7 @@ struct Wrk {
         var measure = Self.parse(output)
         let errors = output.split(separator: "\n").filter { $0.contains("Non-2xx") || $0.contains("Socket errors") }
         measure.errors = errors.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "; ")
-        print("  \(name): \(fmt(measure.requestsPerSecond)) req/s, p50 \(ms(measure.p50)) ms, p99 \(ms(measure.p99)) ms \(errors.joined(separator: "; "))")
+        if !quiet { print("  \(name): \(fmt(measure.requestsPerSecond)) req/s, p50 \(ms(measure.p50)) ms, p99 \(ms(measure.p99)) ms \(errors.joined(separator: "; "))") }
         return measure
     }
 

@@ -46,6 +46,9 @@ try await runAlone("--edge") { try await EdgeBench.run(work: work, wrk: wrk, arg
 // `--journal`: the journal app's traffic as signed-in users, SQLite and (with --database-uri) PostgreSQL (JournalBench.swift).
 try await runAlone("--journal") { try await JournalBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
 
+// `--growth`: the cost of requests as one class grows from 10^4 to 10^7 objects, table and plot (GrowthBench.swift).
+try await runAlone("--growth") { try await GrowthBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
+
 // `--cloud`: the cost of no-op cloud code triggers on create (CloudBench.swift).
 try await runAlone("--cloud") { try await CloudBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
 

@@ -333,7 +333,7 @@ enum OptionTable {
         supported("filesDir", ["PARSLEY_FILES_DIR"], .value, .parsley, "default `<data>/files`"),
         supported(
             "estimatedCountThreshold", ["PARSLEY_ESTIMATED_COUNT_THRESHOLD"], .value, .parsley,
-            "a master-key count of a whole class answers the database's estimate from this many rows; default 1000000, 0 always counts"),
+            "a master-key count of a whole class answers the database's estimate from this many rows; default 100000, 0 always counts"),
         supported("changeEvents", ["PARSLEY_CHANGE_EVENTS"], .bool, .parsley, "committed writes as change events, default `false`"),
         supported("dashboard", ["PARSLEY_DASHBOARD"], .bool, .parsley, "the embedded dashboard at `/dashboard`, default `true`"),
         supported(

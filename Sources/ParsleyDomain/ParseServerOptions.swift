@@ -19,7 +19,7 @@ public struct ParseServerOptions: Sendable {
     /// Counts of a whole class with the master key (no `where`, no permissions to check) answer the database's
     /// estimate once it reaches this many rows, as Parse Server does on PostgreSQL, instead of reading every row
     /// (`estimatedCountThreshold`; 0: always count).
-    public var estimatedCountThreshold = 1_000_000
+    public var estimatedCountThreshold = 100_000
     public var allowClientClassCreation: Bool
     public var maxBatchSize: Int
     public var maxRequestBytes: Int
