@@ -8,7 +8,7 @@ import ParsleyCore
 /// with `LOG_LEVEL=error` (no access log) to tell what the log line costs. Rounds in turns, medians reported.
 enum EdgeBench {
     static let objects = 10_000
-    static let rounds = 3
+    static let rounds = 5
 
     static func run(work: URL, wrk: Wrk, arguments: BenchArguments, logger: Logger) async throws {
         let seconds = arguments.seconds

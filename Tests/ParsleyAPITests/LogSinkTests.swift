@@ -69,7 +69,7 @@ struct LogSinkTests {
     @Test("access line in text, logfmt and JSON: sorted keys, quoting, two-decimal milliseconds")
     func accessLine() throws {
         let record = AccessRecord(
-            method: "GET", path: "/parse/classes/A b", status: 200, duration: .microseconds(12_345), requestId: #"id"x"#, ip: "127.0.0.1")
+            method: "GET", path: "/parse/classes/A b", status: 200, duration: .microseconds(12_345), requestId: #"id"x"#, ip: .v4(0x7F00_0001))
         func line(_ format: ParsleyLogHandler.Format) -> String {
             var out: [UInt8] = []
             var cache: (second: Int, text: [UInt8]) = (-1, [])

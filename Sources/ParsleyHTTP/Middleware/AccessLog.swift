@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import Synchronization
 
 /// One request as the access log tells it. Made of values the request already has, so keeping it (for
@@ -9,7 +10,44 @@ struct AccessRecord: Sendable {
     var status: Int
     var duration: Duration
     var requestId: String
-    var ip: String
+    var ip: Client
+
+    /// The client's address: an IPv4 address is kept as its number and written digit by digit (no `inet_ntop`, no
+    /// string per request); others as text.
+    enum Client: Sendable {
+        case v4(UInt32)
+        case text(String)
+
+        init(_ address: SocketAddress?) {
+            switch address {
+            case .v4(let a)?:
+                // sockaddr_in: family (2 bytes), port (2), then the address (4, network order).
+                self = withUnsafeBytes(of: a.address) { raw in .v4(raw[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) }
+            case let a?: self = .text(a.ipAddress ?? "-")
+            case nil: self = .text("-")
+            }
+        }
+
+        var text: String {
+            var out: [UInt8] = []
+            append(to: &out, json: false)
+            return String(decoding: out, as: UTF8.self)
+        }
+
+        func append(to out: inout [UInt8], json: Bool) {
+            switch self {
+            case .v4(let n):
+                if json { out.append(UInt8(ascii: "\"")) }
+                for shift in [24, 16, 8, 0] {
+                    if shift != 24 { out.append(UInt8(ascii: ".")) }
+                    LogText.appendDigits(Int((n >> UInt32(shift)) & 0xFF), to: &out)
+                }
+                if json { out.append(UInt8(ascii: "\"")) }
+            case .text(let s):
+                if json { LogText.appendJSONString(s, to: &out) } else { LogText.appendLogfmt(s, to: &out) }
+            }
+        }
+    }
 
     /// `duration_ms=0.22 ip=127.0.0.1 method=GET path=/parse/health request_id=abc status=200` (sorted keys, as
     /// every other line's metadata).
@@ -17,7 +55,7 @@ struct AccessRecord: Sendable {
         out.append(contentsOf: "duration_ms=".utf8)
         LogText.appendMilliseconds(duration, to: &out)
         out.append(contentsOf: " ip=".utf8)
-        LogText.appendLogfmt(ip, to: &out)
+        ip.append(to: &out, json: false)
         out.append(contentsOf: " method=".utf8)
         LogText.appendLogfmt(method, to: &out)
         out.append(contentsOf: " path=".utf8)
@@ -52,7 +90,7 @@ struct AccessRecord: Sendable {
             out.append(contentsOf: #","msg":"request","duration_ms":"#.utf8)
             LogText.appendMilliseconds(duration, to: &out)
             out.append(contentsOf: #","ip":"#.utf8)
-            LogText.appendJSONString(ip, to: &out)
+            ip.append(to: &out, json: true)
             out.append(contentsOf: #","method":"#.utf8)
             LogText.appendJSONString(method, to: &out)
             out.append(contentsOf: #","path":"#.utf8)
@@ -88,7 +126,7 @@ public enum AccessLog {
                 metadata: [
                     "method": .string(record.method), "path": .string(record.path), "status": .stringConvertible(record.status),
                     "duration_ms": .string(String(decoding: { var b: [UInt8] = []; LogText.appendMilliseconds(record.duration, to: &b); return b }(), as: UTF8.self)),
-                    "ip": .string(record.ip),
+                    "ip": .string(record.ip.text),
                 ])
             return
         }

@@ -16,7 +16,7 @@ public final class LogSink: @unchecked Sendable {
     public static let shared = LogSink(descriptor: 1)
 
     /// Lines are taken in batches this far apart at most (a line waits at most about this long).
-    static let batchInterval: UInt32 = 2_000  // microseconds
+    static let batchInterval: UInt32 = 10_000  // microseconds
     /// Bytes kept waiting at most; more are dropped.
     let capacity: Int
 

@@ -96,7 +96,7 @@ public struct ParsleyResponder: HTTPResponder {
             AccessLog.log(
                 AccessRecord(
                     method: request.method.rawValue, path: path, status: response.status.code, duration: elapsed, requestId: requestId,
-                    ip: context.remoteAddress?.ipAddress ?? "-"),
+                    ip: AccessRecord.Client(context.remoteAddress)),
                 logger: logger)
         }
         return response
