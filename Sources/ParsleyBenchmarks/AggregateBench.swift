@@ -24,18 +24,10 @@ enum AggregateBench {
         let sqlite = try await SQLiteDatabase.open(path: work.appendingPathComponent("aggregate.sqlite").path, logger: logger)
         try await measure("SQLite", database: sqlite, arguments: arguments, logger: logger)
         if let uri = arguments.databaseURI {
-            let admin = try PostgresConnectionSettings(url: uri)
-            let name = "parsley_aggregate_\(Int.random(in: 100_000...999_999))"
-            try await PostgresBench.adminQuery(admin, "CREATE DATABASE \(name)", logger: logger)
-            var settings = admin
-            settings.database = name
-            let url = "postgres://\(settings.username)\(settings.password.map { ":" + $0 } ?? "")@\(settings.host):\(settings.port)/\(name)"
-            let outcome = await attempt {
+            try await PostgresBench.withFreshDatabase(uri: uri, prefix: "parsley_aggregate", logger: logger) { _, url in
                 let database = try await PostgresDatabase.open(url: url, poolSize: 20, logger: logger)
                 try await measure("PostgreSQL", database: database, arguments: arguments, logger: logger)
             }
-            try? await PostgresBench.adminQuery(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)", logger: logger)
-            try outcome.get()
         }
     }
 

@@ -42,10 +42,7 @@ struct BareServer: Sendable {
         let pool = NIOThreadPool(numberOfThreads: 4)
         pool.start()
         let loop = MultiThreadedEventLoopGroup.singleton.any()
-        let writer = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: logger, on: loop)
-        _ = try await writer.query("PRAGMA journal_mode=WAL")
-        _ = try await writer.query("PRAGMA synchronous=FULL")
-        _ = try await writer.query(#"CREATE TABLE t ("objectId" TEXT PRIMARY KEY, "createdAt" TEXT, "updatedAt" TEXT, "data" TEXT)"#)
+        let writer = try await RawSQLiteBaseline.openTable(path: path, pool: pool, logger: logger)
         _ = try await writer.query("BEGIN")
         for id in ids {
             _ = try await writer.query(

@@ -27,18 +27,11 @@ enum GrowthBench {
         var figures: [Figure] = []
         figures += try await sqlite(work: work, wrk: wrk, sizes: sizes, seconds: seconds, port: arguments.port, logger: logger)
         if let uri = arguments.databaseURI {
-            let admin = try PostgresConnectionSettings(url: uri)
-            let dbName = "parsley_growth_\(Int.random(in: 100_000...999_999))"
-            try await PostgresBench.adminQuery(admin, "CREATE DATABASE \(dbName)", logger: logger)
-            var settings = admin
-            settings.database = dbName
-            let outcome = await attempt {
+            figures += try await PostgresBench.withFreshDatabase(uri: uri, prefix: "parsley_growth", logger: logger) { settings, url in
                 try await postgres(
-                    settings: settings, work: work, wrk: wrk, sizes: sizes.filter { $0 <= arguments.pgMaxObjects }, seconds: seconds,
+                    settings: settings, url: url, work: work, wrk: wrk, sizes: sizes.filter { $0 <= arguments.pgMaxObjects }, seconds: seconds,
                     port: arguments.port + 1, logger: logger)
             }
-            try? await PostgresBench.adminQuery(admin, "DROP DATABASE IF EXISTS \(dbName) WITH (FORCE)", logger: logger)
-            figures += try outcome.get()
         }
         report(figures)
         let csv = work.appendingPathComponent("growth.csv")
@@ -103,8 +96,9 @@ enum GrowthBench {
 
     // MARK: PostgreSQL: rows added while the server runs, then ANALYZE (as autovacuum would after such a load).
 
-    static func postgres(settings: PostgresConnectionSettings, work: URL, wrk: Wrk, sizes: [Int], seconds: Int, port: Int, logger: Logger) async throws -> [Figure] {
-        let url = "postgres://\(settings.username)\(settings.password.map { ":" + $0 } ?? "")@\(settings.host):\(settings.port)/\(settings.database ?? "")"
+    static func postgres(
+        settings: PostgresConnectionSettings, url: String, work: URL, wrk: Wrk, sizes: [Int], seconds: Int, port: Int, logger: Logger
+    ) async throws -> [Figure] {
         let server = try ServerProcess(
             work: work.appendingPathComponent("growth-pg"), port: port, environment: ["PARSE_SERVER_DATABASE_URI": url],
             standardOutput: work.appendingPathComponent("growth-pg.log"))

@@ -27,15 +27,10 @@ enum JournalBench {
         var rows: [(String, Measure, Int, String)] = []
         rows.append(try await measure(backend: "SQLite", databaseURI: nil, work: work, wrk: wrk, seconds: seconds, port: arguments.port, hold: arguments.hold))
         if let uri = arguments.databaseURI {
-            let admin = try PostgresConnectionSettings(url: uri)
-            let dbName = "parsley_journal_\(Int.random(in: 100_000...999_999))"
-            try await PostgresBench.adminQuery(admin, "CREATE DATABASE \(dbName)", logger: logger)
-            var settings = admin
-            settings.database = dbName
-            let url = "postgres://\(settings.username)\(settings.password.map { ":" + $0 } ?? "")@\(settings.host):\(settings.port)/\(dbName)"
-            let outcome = await attempt { try await measure(backend: "PostgreSQL", databaseURI: url, work: work, wrk: wrk, seconds: seconds, port: arguments.port + 1) }
-            try? await PostgresBench.adminQuery(admin, "DROP DATABASE IF EXISTS \(dbName) WITH (FORCE)", logger: logger)
-            rows.append(try outcome.get())
+            rows.append(
+                try await PostgresBench.withFreshDatabase(uri: uri, prefix: "parsley_journal", logger: logger) { _, url in
+                    try await measure(backend: "PostgreSQL", databaseURI: url, work: work, wrk: wrk, seconds: seconds, port: arguments.port + 1)
+                })
         }
         print("")
         print("| backend | req/s | p50 ms | p99 ms | server peak RSS | errors | baseline: bare get by id req/s | ratio |")

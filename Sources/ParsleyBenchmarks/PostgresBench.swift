@@ -14,15 +14,25 @@ import PostgresNIO
 /// Works in a fresh database it creates next to the one named (and drops at the end).
 enum PostgresBench {
     static func run(uri: String, arguments: BenchArguments, wrk: Wrk, work: URL, logger: Logger) async throws {
+        try await withFreshDatabase(uri: uri, prefix: "parsley_bench", logger: logger) { settings, url in
+            try await measure(url: url, settings: settings, arguments: arguments, wrk: wrk, work: work, logger: logger)
+        }
+    }
+
+    /// Runs `body` on a new database next to the one `uri` names (its settings and URL), dropped afterwards
+    /// whatever `body` does.
+    static func withFreshDatabase<T>(
+        uri: String, prefix: String, logger: Logger, _ body: (PostgresConnectionSettings, String) async throws -> T
+    ) async throws -> T {
         let admin = try PostgresConnectionSettings(url: uri)
-        let dbName = "parsley_bench_\(Int.random(in: 100_000...999_999))"
-        try await adminQuery(admin, "CREATE DATABASE \(dbName)", logger: logger)
+        let name = "\(prefix)_\(Int.random(in: 100_000...999_999))"
+        try await adminQuery(admin, "CREATE DATABASE \(name)", logger: logger)
         var settings = admin
-        settings.database = dbName
-        let url = "postgres://\(settings.username)\(settings.password.map { ":" + $0 } ?? "")@\(settings.host):\(settings.port)/\(dbName)"
-        let outcome = await attempt { try await measure(url: url, settings: settings, arguments: arguments, wrk: wrk, work: work, logger: logger) }
-        try? await adminQuery(admin, "DROP DATABASE IF EXISTS \(dbName) WITH (FORCE)", logger: logger)
-        try outcome.get()
+        settings.database = name
+        let url = "postgres://\(settings.username)\(settings.password.map { ":" + $0 } ?? "")@\(settings.host):\(settings.port)/\(name)"
+        let outcome = await attempt { try await body(settings, url) }
+        try? await adminQuery(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)", logger: logger)
+        return try outcome.get()
     }
 
     static func measure(url: String, settings: PostgresConnectionSettings, arguments: BenchArguments, wrk: Wrk, work: URL, logger: Logger) async throws {

@@ -248,10 +248,7 @@ enum RawSQLiteBaseline {
         let pool = NIOThreadPool(numberOfThreads: 5)
         pool.start()
         let loop = MultiThreadedEventLoopGroup.singleton.any()
-        let writer = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: logger, on: loop)
-        _ = try await writer.query("PRAGMA journal_mode=WAL")
-        _ = try await writer.query("PRAGMA synchronous=FULL")
-        _ = try await writer.query(#"CREATE TABLE t ("objectId" TEXT PRIMARY KEY, "createdAt" TEXT, "updatedAt" TEXT, "data" TEXT)"#)
+        let writer = try await openTable(path: path, pool: pool, logger: logger)
         let payload = BenchData.payload(seed: 1)
         var insertLatencies: [Double] = []
         insertLatencies.reserveCapacity(inserts)
@@ -292,6 +289,16 @@ enum RawSQLiteBaseline {
         let read = Measure(requestsPerSecond: Double(readLatencies.count) / readSeconds, p50: percentile(readLatencies, 0.5), p99: percentile(readLatencies, 0.99))
         print("  raw sqlite-nio: \(fmt(insert.requestsPerSecond)) inserts/s, \(fmt(read.requestsPerSecond)) point reads/s")
         return (insert, read)
+    }
+
+    /// A new database at `path` with Parsley's settings (WAL, synchronous=FULL) and the table `t` every baseline
+    /// uses (`objectId` primary key, the two dates, the object as JSON text); its writer connection.
+    static func openTable(path: String, pool: NIOThreadPool, logger: Logger) async throws -> SQLiteConnection {
+        let writer = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any())
+        _ = try await writer.query("PRAGMA journal_mode=WAL")
+        _ = try await writer.query("PRAGMA synchronous=FULL")
+        _ = try await writer.query(#"CREATE TABLE t ("objectId" TEXT PRIMARY KEY, "createdAt" TEXT, "updatedAt" TEXT, "data" TEXT)"#)
+        return writer
     }
 
     static func percentile(_ values: [Double], _ p: Double) -> Double {
