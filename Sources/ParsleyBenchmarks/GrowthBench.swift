@@ -10,7 +10,7 @@ import SQLiteNIO
 /// `--growth`: how the cost of a request grows with the size of its class. One class `Item` (category, score,
 /// title, owner; indexes (category, score desc) and (owner, score desc); every object has the ACL of its owner,
 /// one of 1,000 users, one of whom signs in) is filled straight through SQL to 10^4, 10^5, 10^6 and 10^7 objects
-/// (`--max-objects`; PostgreSQL with `--database-uri`, up to `--pg-max-objects`, default 10^6), and at each size the
+/// (`--max-objects`; PostgreSQL with `--database-uri`, up to `--pg-max-objects`, default 10^7 too), and at each size the
 /// `parsley` executable, started as the README starts it, is measured with wrk: get by id, the indexed query, the
 /// signed-in user's ACL'd query (and with `include`), a page by `skip`, counts and create. Baseline: the same
 /// requests at the smallest size. Writes the figures as CSV and draws them (scripts/plot-growth.py, matplotlib)

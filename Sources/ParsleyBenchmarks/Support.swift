@@ -26,7 +26,7 @@ struct BenchArguments {
     var rate = 1_000
     /// `--growth`: the largest class size on SQLite and on PostgreSQL, and where the plot goes.
     var maxObjects = 10_000_000
-    var pgMaxObjects = 1_000_000
+    var pgMaxObjects = 10_000_000
     var plot = "docs/growth.png"
 
     init(_ args: [String]) {
