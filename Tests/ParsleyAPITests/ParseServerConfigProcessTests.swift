@@ -227,6 +227,8 @@ struct ParseServerConfigProcessTests {
             ([], ["PARSE_SERVER_EMAIL_VERIFY_SUCCESS_ON_INVALID_EMAIL": "perhaps"], "PARSE_SERVER_EMAIL_VERIFY_SUCCESS_ON_INVALID_EMAIL"),
             (["--enforcePrivateUsers=perhaps"], [:], "PARSE_SERVER_ENFORCE_PRIVATE_USERS"),
             (["--appId"], [:], "--appId needs a value"),
+            ([], ["PARSLEY_ESTIMATED_COUNT_THRESHOLD": "-1"], "PARSLEY_ESTIMATED_COUNT_THRESHOLD"),
+            ([], ["PARSLEY_ESTIMATED_COUNT_THRESHOLD": "lots"], "PARSLEY_ESTIMATED_COUNT_THRESHOLD"),
         ] as [([String], [String: String], String)] {
             let (code, text) = try await Self.refusedStart(arguments, environment)
             #expect(code == 2 && text.contains(name), "\(arguments) \(environment): \(code) \(text)")

@@ -103,6 +103,13 @@ extension QueriesTests {
             let bothObject = try #require(both.results.first?.objectValue)
             #expect(bothObject["a"] == 1)
             #expect(bothObject["b"] == nil)
+            // Form encoding: `+` in the query string is a space (`keys=a,+c` names `a` and ` c`, trimmed to `c`;
+            // `two+words` in a where is "two words").
+            let plus = try await p.request(.get, "/classes/Row?keys=a,+c")
+            #expect(Set(try #require(plus.results.first?.objectValue).keys) == ["objectId", "createdAt", "updatedAt", "ACL", "a", "c"])
+            _ = try await p.createId("Row", ["b": "two words"])
+            let spaced = try await p.request(.get, "/classes/Row?where=%7B%22b%22%3A%22two+words%22%7D")
+            #expect(spaced.results.count == 1, "\(spaced.json)")
         }
     }
 

@@ -96,7 +96,8 @@ public enum JSONWriter {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    static func writeString(_ s: String, into out: inout [UInt8]) {
+    /// A JSON string literal of `s` appended to `out`.
+    public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copied in one piece.
         let plain = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in

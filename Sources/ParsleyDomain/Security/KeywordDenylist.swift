@@ -12,35 +12,20 @@ public struct KeywordDenylist: Sendable {
     struct Pattern: @unchecked Sendable {  // Regex is immutable once built; it is only read.
         let text: String
         let regex: Regex<AnyRegexOutput>?
-        /// The word's bytes when it is ASCII (Parse Server's defaults are): found by a byte search, the check every
-        /// key and string of every request goes through.
-        let ascii: [UInt8]?
+        /// The word is ASCII (Parse Server's defaults are): found by a byte search, the check every key and string of
+        /// every request goes through.
+        let ascii: Bool
 
         init(_ text: String) {
             self.text = text
             let plain = text.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_" }
             regex = plain ? nil : try? Regex(text)
-            ascii = plain && !text.isEmpty && text.utf8.allSatisfy { $0 < 128 } ? Array(text.utf8) : nil
+            ascii = plain && !text.isEmpty && text.utf8.allSatisfy { $0 < 128 }
         }
 
         func found(in s: String) -> Bool {
             if let regex { return s.contains(regex) }
-            guard let ascii else { return s.contains(text) }
-            var s = s
-            return s.withUTF8 { bytes in
-                guard bytes.count >= ascii.count, let first = ascii.first else { return false }
-                var i = 0
-                let last = bytes.count - ascii.count
-                while i <= last {
-                    if bytes[i] == first {
-                        var j = 1
-                        while j < ascii.count, bytes[i + j] == ascii[j] { j += 1 }
-                        if j == ascii.count { return true }
-                    }
-                    i += 1
-                }
-                return false
-            }
+            return ascii ? s.containsUTF8(text) : s.contains(text)
         }
     }
 

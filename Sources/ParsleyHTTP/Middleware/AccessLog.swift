@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import ParsleyCore
 import Synchronization
 
 /// One request as the access log tells it. Made of values the request already has, so keeping it (for
@@ -44,9 +45,16 @@ struct AccessRecord: Sendable {
                 }
                 if json { out.append(UInt8(ascii: "\"")) }
             case .text(let s):
-                if json { LogText.appendJSONString(s, to: &out) } else { LogText.appendLogfmt(s, to: &out) }
+                if json { JSONWriter.writeString(s, into: &out) } else { LogText.appendLogfmt(s, to: &out) }
             }
         }
+    }
+
+    /// The duration in milliseconds with two decimals (`0.22`).
+    var durationText: String {
+        var out: [UInt8] = []
+        LogText.appendMilliseconds(duration, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `duration_ms=0.22 ip=127.0.0.1 method=GET path=/parse/health request_id=abc status=200` (sorted keys, as
@@ -86,17 +94,17 @@ struct AccessRecord: Sendable {
             out.append(contentsOf: #"{"time":""#.utf8)
             LogText.appendTime(time, to: &out, cache: &cache)
             out.append(contentsOf: #"","level":"info","logger":"#.utf8)
-            LogText.appendJSONString(label, to: &out)
+            JSONWriter.writeString(label, into: &out)
             out.append(contentsOf: #","msg":"request","duration_ms":"#.utf8)
             LogText.appendMilliseconds(duration, to: &out)
             out.append(contentsOf: #","ip":"#.utf8)
             ip.append(to: &out, json: true)
             out.append(contentsOf: #","method":"#.utf8)
-            LogText.appendJSONString(method, to: &out)
+            JSONWriter.writeString(method, into: &out)
             out.append(contentsOf: #","path":"#.utf8)
-            LogText.appendJSONString(path, to: &out)
+            JSONWriter.writeString(path, into: &out)
             out.append(contentsOf: #","request_id":"#.utf8)
-            LogText.appendJSONString(requestId, to: &out)
+            JSONWriter.writeString(requestId, into: &out)
             out.append(contentsOf: #","status":"#.utf8)
             LogText.appendDigits(status, to: &out)
             out.append(UInt8(ascii: "}"))
@@ -125,15 +133,15 @@ public enum AccessLog {
                 "request",
                 metadata: [
                     "method": .string(record.method), "path": .string(record.path), "status": .stringConvertible(record.status),
-                    "duration_ms": .string(String(decoding: { var b: [UInt8] = []; LogText.appendMilliseconds(record.duration, to: &b); return b }(), as: UTF8.self)),
+                    "duration_ms": .string(record.durationText),
                     "ip": .string(record.ip.text),
                 ])
             return
         }
         var record = record
         let redactor = LogRedactor.shared
-        if !redactor.isClean(record.path) { record.path = redactor.redact(record.path) }
-        if !redactor.isClean(record.requestId) { record.requestId = redactor.redact(record.requestId) }
+        record.path = redactor.redact(record.path)
+        record.requestId = redactor.redact(record.requestId)
         let format = ParsleyLogHandler.Format.allCases[index]
         let time = LogText.nowMilliseconds()
         let label = logger.label

@@ -34,8 +34,7 @@ public struct ParsleyLogHandler: LogHandler {
         let now = LogText.nowMilliseconds()
         let line = Self.render(
             format: format, milliseconds: now, level: event.level, label: label, message: event.message.description, metadata: all)
-        let redactor = LogRedactor.shared
-        LogSink.shared.append(bytes: (redactor.isClean(line) ? line : redactor.redact(line)).utf8 + [10])
+        LogSink.shared.append(bytes: LogRedactor.shared.redact(line).utf8 + [10])
         LogRing.shared.append(event.level, label: label, event.message, metadata: all, time: now)
     }
 
@@ -73,20 +72,11 @@ public struct ParsleyLogHandler: LogHandler {
         }
     }
 
+    /// A logfmt value (`LogText.appendLogfmt`'s rules) as a string.
     static func logfmtValue(_ s: String) -> String {
-        if !s.isEmpty, !s.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline || $0 == "\\" }) { return s }
-        var out = "\""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out + "\""
+        var out: [UInt8] = []
+        LogText.appendLogfmt(s, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func jsonValue(_ v: Logger.Metadata.Value) -> String {
@@ -122,28 +112,9 @@ public final class LogRedactor: Sendable {
     /// True when `text` holds no registered secret and nothing shaped like a session token (then it needs no
     /// `redact`). Works on the bytes; cheap enough for every request's path.
     public func isClean(_ text: String) -> Bool {
-        var text = text
-        let secrets = self.secrets.withLockedValue { $0 }
-        return text.withUTF8 { bytes in
-            if Self.hasSessionToken(bytes) { return false }
-            for secret in secrets {
-                var secret = secret
-                let found = secret.withUTF8 { Self.contains(bytes, $0) }
-                if found { return false }
-            }
-            return true
-        }
-    }
-
-    static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let first = needle.first, needle.count <= haystack.count else { return needle.isEmpty }
-        var i = 0
-        let last = haystack.count - needle.count
-        while i <= last {
-            if haystack[i] == first, memcmp(haystack.baseAddress! + i, needle.baseAddress!, needle.count) == 0 { return true }
-            i += 1
-        }
-        return false
+        var utf8 = text
+        if utf8.withUTF8(Self.hasSessionToken) { return false }
+        return !secrets.withLockedValue { $0 }.contains { text.containsUTF8($0) }
     }
 
     static func hasSessionToken(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -156,7 +127,9 @@ public final class LogRedactor: Sendable {
 
     static func isHex(_ b: UInt8) -> Bool { (b >= 48 && b <= 57) || (b >= 97 && b <= 102) || (b >= 65 && b <= 70) }
 
+    /// `line` with its secrets and session tokens replaced by `[redacted]` (itself, uncopied, when it has none).
     public func redact(_ line: String) -> String {
+        guard !isClean(line) else { return line }
         var out = line
         for s in secrets.withLockedValue({ $0 }) where out.contains(s) {
             out = out.replacingOccurrences(of: s, with: "[redacted]")

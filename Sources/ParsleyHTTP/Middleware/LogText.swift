@@ -116,25 +116,6 @@ enum LogText {
             out.append(UInt8(ascii: "\""))
         }
     }
-
-    /// A JSON string literal.
-    static func appendJSONString(_ value: String, to out: inout [UInt8]) {
-        var value = value
-        out.append(UInt8(ascii: "\""))
-        value.withUTF8 { bytes in
-            for b in bytes {
-                switch b {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), b]
-                case 10: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-                case 13: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-                case 9: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-                case 0..<32: out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 15)]]
-                default: out.append(b)
-                }
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-    }
 }
 
 extension Int64 {
