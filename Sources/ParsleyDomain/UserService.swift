@@ -204,17 +204,26 @@ public struct UserService: Sendable {
         guard let passwordValue = params["password"], passwordValue.isTruthy else { throw ParseError(.init(rawValue: 201), "password is required.") }
         guard case .string(let password) = passwordValue, username.map({ $0.stringValue != nil }) ?? true, email.map({ $0.stringValue != nil }) ?? true
         else { throw ParseError(.objectNotFound, "Invalid username/password.") }
-        guard let schema = schemas.schema("_User") else { throw ParseError(.objectNotFound, "Invalid username/password.") }
+        guard let schema = schemas.schema("_User") else {
+            try await hasher.verifyAgainstNothing(password)
+            throw ParseError(.objectNotFound, "Invalid username/password.")
+        }
         let predicate: QueryNode =
             username?.stringValue.map { .field(FieldPath(field: "username"), .equals(.string($0))) }
             ?? .field(FieldPath(field: "email"), .equals(.string(email?.stringValue ?? "")))
         var spec = FindSpec(schema: schema, predicate: predicate, limit: 1, readPrincipals: nil, schemas: [:])
         spec.includeInternal = true
+        // An unknown user, or one without a password, costs the same bcrypt time as a wrong password (no account oracle).
         guard let row = try await store.find(spec).first, let id = row["objectId"]?.stringValue else {
+            try await hasher.verifyAgainstNothing(password)
             throw ParseError(.objectNotFound, "Invalid username/password.")
         }
         var matches = false
-        if case .string(let hash)? = row["_hashed_password"] { matches = try await hasher.verify(password, hash: hash) }
+        if case .string(let hash)? = row["_hashed_password"] {
+            matches = try await hasher.verify(password, hash: hash)
+        } else {
+            try await hasher.verifyAgainstNothing(password)
+        }
         // Account lockout (counting this attempt), the password, then email verification.
         try await attempts.check(row, passwordMatches: matches)
         return (id, Self.publicFields(row, forSelf: true))

@@ -17,12 +17,19 @@ public struct ParseAPI: Sendable {
     /// Role names of a user, for ACL principals (`role:Name`).
     public var roleNames: @Sendable (String) async throws -> [String] = { _ in [] }
     private let routers: [any ParseRouter]
+    /// Parse Server's `rateLimit` rules with the cloud validators' (nil when there are none): counted by the transport
+    /// for each request and by `/batch` for each sub-request, with the same counters.
+    let limiter: RateLimiter?
     /// Nil unless `idempotencyOptions` are set.
     var idempotency: IdempotencyService? { services.idempotency }
 
-    /// The API over services ready to serve (`ParseServices.open`).
-    public init(services: ParseServices) {
+    /// The API over services ready to serve (`ParseServices.open`), with Parse Server's `rateLimit` rules.
+    public init(services: ParseServices, rateLimits: [RateLimitRule] = []) {
         self.services = services
+        let rules = rateLimits + Self.cloudRateLimits(services.cloud.code)
+        let sessionsForLimits = services.sessions
+        let limiter = rules.isEmpty ? nil : RateLimiter(rules: rules) { token in try? await sessionsForLimits.resolve(token).userId }
+        self.limiter = limiter
         let (options, schemas, objects, queries) = (services.options, services.schemas, services.objects, services.queries)
         let (users, sessions, roles) = (services.users, services.sessions, services.roles)
         self.roleNames = { try await roles.roleNames(forUser: $0) }
@@ -47,7 +54,11 @@ public struct ParseAPI: Sendable {
         let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse = { request in
             try await Self.route(request, base)
         }
-        routers.append(BatchRouter(options: options, transactions: services.transactions, schemas: schemas, dispatch: dispatch))
+        let limit: @Sendable (ParseRequest) async throws -> Void = { request in
+            try await limiter?.check(method: request.method.rawValue, path: request.path, caller: RateLimitCaller(request.auth))
+        }
+        routers.append(
+            BatchRouter(options: options, transactions: services.transactions, schemas: schemas, limit: limit, dispatch: dispatch))
         self.routers = routers
     }
 
@@ -60,6 +71,31 @@ public struct ParseAPI: Sendable {
             try await idempotency.claim(request.requestId!)
         }
         return try await Self.route(request, routers)
+    }
+
+    /// Counts a request against the rate limits; throws `RateLimitExceeded` when a rule refuses it.
+    func checkRateLimits(method: String, path: [String], caller: RateLimitCaller) async throws {
+        try await limiter?.check(method: method, path: path, caller: caller)
+    }
+
+    /// Cloud functions' validator rate limits (`/functions/<name>`, per address) and triggers' (their class's routes and
+    /// methods: beforeSave is POST and PUT).
+    static func cloudRateLimits(_ code: CloudCode) -> [RateLimitRule] {
+        var rules: [RateLimitRule] = []
+        for (name, limit) in code.functionRateLimits.sorted(by: { $0.key < $1.key }) {
+            rules.append(
+                RateLimitRule(
+                    requestPath: "/functions/\(name)", window: limit.requestTimeWindow, count: limit.requestCount,
+                    message: limit.errorResponseMessage, includeMasterKey: limit.includeMasterKey))
+        }
+        for route in code.triggerRateLimits {
+            var rule = RateLimitRule(
+                requestPath: route.path, window: route.limit.requestTimeWindow, count: route.limit.requestCount, methods: route.methods,
+                message: route.limit.errorResponseMessage, includeMasterKey: route.limit.includeMasterKey)
+            rule.includesSubpaths = route.includesSubpaths
+            rules.append(rule)
+        }
+        return rules
     }
 
     /// `/classes/_User...` and `/classes/_Session...` run the same rules as `/users` and `/sessions`.

@@ -41,6 +41,8 @@ public struct ParseTransport: HTTPResponder {
             return Self.json(error.httpStatus, error.json)
         } catch let denied as AccessDenied {
             return Self.json(403, ["error": .string(denied.message)])
+        } catch let limited as RateLimitExceeded {
+            return Self.json(429, ["code": 100, "error": .string(limited.message)])
         } catch is RouteNotFound {
             return Self.json(404, ["code": 101, "error": .string("Cannot \(request.method.rawValue) \(path)")])
         } catch {
@@ -71,10 +73,18 @@ public struct ParseTransport: HTTPResponder {
         if segments == ["health"] {
             return Self.json(200, ["status": "ok"])
         }
+        let clientAddress = context.remoteAddress?.ipAddress
+        if segments.first == "apps" || segments.first == "files" {
+            // These bodies are forms or file contents, never `_method`: the HTTP method is the real one.
+            let caller = RateLimitCaller(
+                isMaster: presentsMasterKey(request.headers, [:], clientAddress: clientAddress), ip: clientAddress,
+                sessionToken: request.headers[Self.sessionToken])
+            try await api.checkRateLimits(method: method.rawValue, path: segments, caller: caller)
+        }
         // Pages opened from emailed links: no credentials, form bodies, HTML answers (EmailRouter.swift).
         if segments.first == "apps" { return try await publicPage(request, method: method, segments: segments) }
         // Files stream their bodies both ways (Routers/FilesRouter.swift).
-        if segments.first == "files" { return try await files(request, segments: segments, clientAddress: context.remoteAddress?.ipAddress) }
+        if segments.first == "files" { return try await files(request, segments: segments, clientAddress: clientAddress) }
         // NUL is refused everywhere else in a request (no backend stores it; see JSONParser). File names answer 122.
         if segments.contains(where: { $0.utf8.contains(0) }) { throw Self.nulRefused }
         let bytes: ByteBuffer
@@ -99,13 +109,9 @@ public struct ParseTransport: HTTPResponder {
         if let body { try options.security.keywordDenylist.check(body) }
         // JS SDK: credentials and the real method travel in the body.
         var bodyCredentials: [String: String] = [:]
-        var cloudContext = request.headers[Self.cloudContext].flatMap { try? JSONParser.parse($0).objectValue }
+        var cloudContext = try request.headers[Self.cloudContext].map { try Self.cloudContext(.string($0)) }
         if case .object(var o)? = body {
-            switch o["_context"] {
-            case .object(let c)?: cloudContext = c
-            case .string(let text)?: cloudContext = (try? JSONParser.parse(text))?.objectValue ?? cloudContext
-            default: break
-            }
+            if let given = o["_context"], given.isTruthy { cloudContext = try Self.cloudContext(given) }
             for key in ["_ApplicationId", "_JavaScriptKey", "_MasterKey", "_SessionToken", "_InstallationId", "_ClientVersion", "_ContentType"] {
                 switch o.removeValue(forKey: key) {
                 case .string(let v)?: bodyCredentials[key] = v
@@ -124,11 +130,18 @@ public struct ParseTransport: HTTPResponder {
             }
             body = .object(o)
         }
+        // The context reaches triggers and webhooks like a body does: the same denylist.
+        if let cloudContext { try options.security.keywordDenylist.check(.object(cloudContext)) }
+        // The rate limits count the request with its real method (after `_method`), before its session is looked up (as
+        // Parse Server does: a flood of made-up session tokens is counted too).
+        let caller = RateLimitCaller(
+            isMaster: presentsMasterKey(request.headers, bodyCredentials, clientAddress: clientAddress), ip: clientAddress,
+            sessionToken: request.headers[Self.sessionToken] ?? bodyCredentials["_SessionToken"])
+        try await api.checkRateLimits(method: method.rawValue, path: segments, caller: caller)
         // `/login` drops any session token it is sent.
-        var auth = try await authenticate(
-            request.headers, bodyCredentials, ignoresSession: segments == ["login"], clientAddress: context.remoteAddress?.ipAddress)
+        var auth = try await authenticate(request.headers, bodyCredentials, ignoresSession: segments == ["login"], clientAddress: clientAddress)
         if method != .get { try Self.refuseReadOnly(auth, method == .post ? "create" : method == .put ? "update" : "delete") }
-        auth.ip = context.remoteAddress?.ipAddress
+        auth.ip = clientAddress
         auth.context = cloudContext ?? [:]
         if api.services.cloud.wantsRequestHeaders {
             // Cloud code's requests carry the headers (lower-case names); other requests skip the copy.
@@ -169,12 +182,11 @@ public struct ParseTransport: HTTPResponder {
         guard appId == options.applicationId else { throw AccessDenied.unauthorized }
         let master = headers[Self.masterKey] ?? body["_MasterKey"]
         let installationId = headers[Self.installationId] ?? body["_InstallationId"]
-        if let master {
-            let readOnly = master != options.masterKey && options.readOnlyMasterKey == master
-            guard master == options.masterKey || readOnly else { throw AccessDenied.unauthorized }
-            if let allowed = options.security.masterKeyIps, !IPRange.allows(allowed, clientAddress) { throw AccessDenied.unauthorized }
+        // A master key that is neither key, or that comes from an address outside `masterKeyIps`, is ignored: the
+        // request goes on as a client's (Parse Server's rule), so it gets no more than a client would.
+        if let master, isValidMasterKey(master, clientAddress: clientAddress) {
             var auth = Auth(isMaster: true, installationId: installationId)
-            auth.isReadOnly = readOnly
+            auth.isReadOnly = master != options.masterKey
             return auth
         }
         // The dashboard's pages: its session cookie together with the CSRF token only it knows.
@@ -199,6 +211,35 @@ public struct ParseTransport: HTTPResponder {
         }
         return auth
     }
+
+    /// The master key or the read-only master key, from an address `masterKeyIps` allows.
+    func isValidMasterKey(_ key: String, clientAddress: String?) -> Bool {
+        guard key == options.masterKey || (options.readOnlyMasterKey != nil && key == options.readOnlyMasterKey) else { return false }
+        if let allowed = options.security.masterKeyIps, !IPRange.allows(allowed, clientAddress) { return false }
+        return true
+    }
+
+    /// Whether the request carries a valid master key (headers or the JS SDK's body) or a dashboard sign-in: such
+    /// requests are exempt from rate limits unless a rule includes the master key.
+    func presentsMasterKey(_ headers: HTTPFields, _ body: [String: String], clientAddress: String?) -> Bool {
+        if let master = headers[Self.masterKey] ?? body["_MasterKey"], isValidMasterKey(master, clientAddress: clientAddress) { return true }
+        guard let cookie = headers[.cookie] else { return false }
+        return dashboardSessions.verified(cookie: cookie, csrf: headers[DashboardResponder.csrfHeader]) != nil
+    }
+
+    /// `X-Parse-Cloud-Context` or the body's `_context`: a JSON object (or a string holding one); anything else is 400/107
+    /// `Invalid object for context.` as in Parse Server. Its keys pass the same keyword denylist as a body.
+    static func cloudContext(_ value: JSONValue) throws -> [String: JSONValue] {
+        var parsed = value
+        if case .string(let text) = value {
+            guard let json = try? JSONParser.parse(text) else { throw malformedContext }
+            parsed = json
+        }
+        guard case .object(let context) = parsed else { throw malformedContext }
+        return context
+    }
+
+    static let malformedContext = ParseError.invalidJSON("Invalid object for context.")
 
     /// 119 for a write with the read-only master key (Parse Server's words).
     static func refuseReadOnly(_ auth: Auth, _ operation: String) throws {

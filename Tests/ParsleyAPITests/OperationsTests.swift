@@ -18,12 +18,12 @@ struct OperationsTests {
     /// A server with an operations layer of the test's choosing; the database can be made to fail reads.
     static func with(
         backend: Backend = .sqlite, _ operations: OperationsOptions = .init(), options: ParseServerOptions = TestServer.options(),
-        _ body: @escaping @Sendable (ParseClient, FlakyDatabase) async throws -> Void
+        rateLimits: [RateLimitRule] = [], _ body: @escaping @Sendable (ParseClient, FlakyDatabase) async throws -> Void
     ) async throws {
         let logger = TestDatabase.logger
         try await TestDatabase.with(backend, logger: logger) { db in
             let database = FlakyDatabase(db.database)
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database), rateLimits: rateLimits)
             let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger, operations: operations)
             try await app.test(.live) { client in
                 var parse = ParseClient(client: client, options: options)
@@ -91,7 +91,7 @@ struct OperationsTests {
             JSONParser.parse(
                 #"[{"requestPath":"/classes/*","requestTimeWindow":60000,"requestCount":3,"requestMethods":["POST"]},"#
                     + #"{"requestPath":"/functions/:name","requestTimeWindow":60000,"requestCount":1,"zone":"session","errorResponseMessage":"Slow down."}]"#))
-        try await Self.with(backend: backend, .init(rateLimits: rules)) { p, _ in
+        try await Self.with(backend: backend, rateLimits: rules) { p, _ in
             _ = try await p.createId("Limited", ["n": 0])  // master key: not counted
             for i in 1...3 {
                 let r = try await p.create("Limited", ["n": .int(Int64(i))], master: false)

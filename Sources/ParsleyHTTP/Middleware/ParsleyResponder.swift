@@ -38,13 +38,11 @@ public final class Readiness: Sendable {
 public struct OperationsOptions: Sendable {
     /// One log line per request at `info` (method, path, status, duration, request id, client address).
     public var accessLog = true
-    public var rateLimits: [RateLimitRule] = []
     public var metrics: ParsleyMetrics?
     public var readiness = Readiness(.ok)
 
-    public init(accessLog: Bool = true, rateLimits: [RateLimitRule] = [], metrics: ParsleyMetrics? = nil, readiness: Readiness = Readiness(.ok)) {
+    public init(accessLog: Bool = true, metrics: ParsleyMetrics? = nil, readiness: Readiness = Readiness(.ok)) {
         self.accessLog = accessLog
-        self.rateLimits = rateLimits
         self.metrics = metrics
         self.readiness = readiness
     }
@@ -52,19 +50,17 @@ public struct OperationsOptions: Sendable {
 
 /// Wraps `ParseTransport` with what operators need: the request id (`X-Request-Id`, honoured or generated,
 /// echoed in the answer and on every log line of the request), `/health` with readiness and a database probe,
-/// rate limits, metrics and the access log.
+/// metrics and the access log. (Rate limits are counted in `ParseTransport`, once the request's real method is known.)
 public struct ParsleyResponder: HTTPResponder {
     public typealias Context = ParsleyRequestContext
 
     let transport: ParseTransport
     let operations: OperationsOptions
-    let limiter: RateLimiter?
     let databaseCheck = HealthCheck()
 
     public init(transport: ParseTransport, operations: OperationsOptions) {
         self.transport = transport
         self.operations = operations
-        self.limiter = operations.rateLimits.isEmpty ? nil : RateLimiter(rules: operations.rateLimits)
     }
 
     static let requestIdHeader = HTTPField.Name("X-Request-Id")!
@@ -83,8 +79,6 @@ public struct ParsleyResponder: HTTPResponder {
             response = await health()
         } else if transport.options.dashboard.enabled, DashboardResponder.owns(path) {
             response = await DashboardResponder(api: transport.api, sessions: transport.dashboardSessions, counters: transport.counters).respond(to: request, context: inner)
-        } else if let limiter, let segments, let limited = await limiter.check(request, segments: segments, context: context, transport: transport) {
-            response = ParseTransport.json(429, ["code": 100, "error": .string(limited)])
         } else {
             response = try await transport.respond(to: request, context: inner)
         }

@@ -1,8 +1,6 @@
-public import Hummingbird
-import HTTPTypes
 import NIOConcurrencyHelpers
 public import ParsleyCore
-import ParsleyDomain
+public import ParsleyDomain
 
 /// One entry of Parse Server's `rateLimit` option (`PARSE_SERVER_RATE_LIMIT`, a JSON array of these):
 /// `{"requestPath":"/classes/*","requestTimeWindow":10000,"requestCount":100,"requestMethods":["POST"],
@@ -64,7 +62,7 @@ public struct RateLimitRule: Sendable, Equatable {
             default: throw fail("requestMethods must be a string or an array of strings")
             }
             let zoneText = o["zone"]?.stringValue ?? "ip"
-            guard let zone = Zone(rawValue: zoneText) else { throw fail("zone must be ip, global, session or user, got '\(zoneText)'") }
+            guard let zone = Zone(rawValue: zoneText) else { throw fail("zone must be ip, global, session or user") }
             return RateLimitRule(
                 requestPath: path, window: .milliseconds(ms), count: count, methods: methods,
                 message: o["errorResponseMessage"]?.stringValue ?? "Too many requests.",
@@ -101,9 +99,37 @@ public struct RateLimitRule: Sendable, Equatable {
     }
 }
 
-/// Fixed-window counters per rule and client (address, session token, user or everyone).
-final class RateLimiter: Sendable {
+/// Who a request counts against: the master key (exempt unless a rule includes it), the client's address and its
+/// session token. A batch sub-request counts against its batch's caller.
+public struct RateLimitCaller: Sendable {
+    public var isMaster: Bool
+    public var ip: String?
+    public var sessionToken: String?
+
+    public init(isMaster: Bool, ip: String?, sessionToken: String?) {
+        self.isMaster = isMaster
+        self.ip = ip
+        self.sessionToken = sessionToken
+    }
+
+    /// The caller of an authenticated request (a batch's, for its sub-requests).
+    public init(_ auth: Auth) {
+        self.init(isMaster: auth.isMaster, ip: auth.ip, sessionToken: auth.sessionToken)
+    }
+}
+
+/// A rate limit rule refused the request: 429 with code 100 and the rule's message (`errorResponseMessage`).
+public struct RateLimitExceeded: Error, Sendable {
+    public let message: String
+}
+
+/// Fixed-window counters per rule and client (address, session token, user or everyone). Every request is checked
+/// with the method it really has (after the JS SDK's `_method`) and every batch sub-request as if it came alone, so
+/// a rule counts the same operation the same way on every path (`ParseTransport`, `BatchRouter`).
+public final class RateLimiter: Sendable {
     let rules: [RateLimitRule]
+    /// The user id of a session token (the `user` zone); nil for an unknown token.
+    let userOfSession: @Sendable (String) async -> String?
     private struct Window {
         var start: ContinuousClock.Instant
         var count: Int
@@ -111,30 +137,33 @@ final class RateLimiter: Sendable {
     private let windows = NIOLockedValueBox<[String: Window]>([:])
     private let sweep = NIOLockedValueBox<ContinuousClock.Instant>(.now)
 
-    init(rules: [RateLimitRule]) { self.rules = rules }
+    init(rules: [RateLimitRule], userOfSession: @escaping @Sendable (String) async -> String?) {
+        self.rules = rules
+        self.userOfSession = userOfSession
+    }
 
-    /// The message of the first rule this request exceeds, or nil when it may go on.
-    func check(_ request: Request, segments: [String], context: ParsleyRequestContext, transport: ParseTransport) async -> String? {
+    /// Counts the request against every rule it matches; throws `RateLimitExceeded` for the first one it exceeds.
+    /// `path` is below the mount; `method` the effective one (`HEAD` counts as `GET`).
+    func check(method: String, path segments: [String], caller: RateLimitCaller) async throws(RateLimitExceeded) {
         let path = "/" + segments.joined(separator: "/")
-        var method = request.method.rawValue
-        if method == "HEAD" { method = "GET" }
-        let isMaster = request.headers[ParseTransport.masterKey].map { $0 == transport.options.masterKey } ?? false
-        let ip = context.remoteAddress?.ipAddress ?? "unknown"
-        let token = request.headers[ParseTransport.sessionToken]
+        let method = method == "HEAD" ? "GET" : method
+        let ip = caller.ip ?? "unknown"
+        // `/login` ignores any session token it is sent (ParseTransport), so it counts by address.
+        let token = segments == ["login"] ? nil : caller.sessionToken
         let now = ContinuousClock.now
         pruneIfDue(now)
         for (index, rule) in rules.enumerated() {
             guard rule.matches(path) else { continue }
             if let methods = rule.methods, !methods.contains(method) { continue }
-            if isMaster, !rule.includeMasterKey { continue }
+            if caller.isMaster, !rule.includeMasterKey { continue }
             let who: String
             switch rule.zone {
             case .global: who = "*"
             case .ip: who = "ip:" + ip
             case .session: who = token.map { "session:" + $0 } ?? "ip:" + ip
             case .user:
-                if let token, let session = try? await transport.api.sessions.resolve(token) {
-                    who = "user:" + session.userId
+                if let token, let user = await userOfSession(token) {
+                    who = "user:" + user
                 } else {
                     who = "ip:" + ip
                 }
@@ -147,9 +176,8 @@ final class RateLimiter: Sendable {
                 w[key] = entry
                 return entry.count <= rule.count
             }
-            if !allowed { return rule.message }
+            if !allowed { throw RateLimitExceeded(message: rule.message) }
         }
-        return nil
     }
 
     /// Drops expired windows once a minute so the table does not grow with every client ever seen.

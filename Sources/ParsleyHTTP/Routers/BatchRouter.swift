@@ -9,6 +9,8 @@ struct BatchRouter: ParseRouter {
     let options: ParseServerOptions
     let transactions: Transactions
     let schemas: SchemaService
+    /// The rate limits, counted for one sub-request as for the same request sent alone.
+    let limit: @Sendable (ParseRequest) async throws -> Void
     let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse
 
     func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
@@ -28,6 +30,9 @@ struct BatchRouter: ParseRouter {
             throw ParseError.invalidJSON("Batch request limit exceeded: at most \(options.maxBatchSize) requests")
         }
         let subRequests = items.map { subRequest($0, parent: request) }
+        // Every sub-request counts against the rate limits before any runs (as Parse Server does): a batch over a limit
+        // runs nothing and answers as the request over it would alone (429, code 100).
+        for case .success(let sub) in subRequests { try await limit(sub) }
         if request.bodyObject["transaction"]?.boolValue == true {
             do {
                 // The sub-requests' writes join this transaction (Transaction.current); their change events and

@@ -40,13 +40,8 @@ struct SessionsRouter: ParseRouter {
         table.on(.put, "sessions/:objectId") { [objects, sessions] req, p in
             // A user may change other fields of its own sessions (their ACL); another user's session is not found (101).
             if !req.auth.isMaster {
-                guard req.auth.userId != nil else { throw ParseError(.invalidSessionToken, "Session token required.") }
-                let body = req.bodyObject
-                if body["ACL"] != nil { throw ParseError(.invalidKeyName, "Cannot set ACL on a Session.") }
-                let movesSession = body["user"].map { Pointer(json: $0)?.objectId != req.auth.userId } ?? false
-                if movesSession || body["installationId"] != nil || body["sessionToken"] != nil {
-                    throw ParseError(.invalidKeyName, "Sessions keep their user, installation and token.")
-                }
+                guard let userId = req.auth.userId else { throw ParseError(.invalidSessionToken, "Session token required.") }
+                try Self.checkClientUpdate(req.bodyObject, userId: userId)
             }
             let r = try await objects.update(
                 "_Session", objectId: p["objectId"]!, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
@@ -58,6 +53,23 @@ struct SessionsRouter: ParseRouter {
             try await objects.delete("_Session", objectId: p["objectId"]!, auth: req.auth, trusted: true)
             await sessions.invalidateAll()
             return .ok([:])
+        }
+    }
+
+    /// What only the master key may change on a session: when it expires, how it was made, its token, installation, user
+    /// and ACL (a user who could set `expiresAt` to null or 2999 would keep a stolen token for ever). Any of them in a
+    /// user's update, as a value, an operation or a dotted path into it, is 105 and nothing changes (Parse Server's rule
+    /// since CVE-2026-34574). Naming its own user again is no change and passes.
+    static func checkClientUpdate(_ body: JSONValue, userId: String) throws(ParseError) {
+        for key in body.objectValue?.keys.sorted() ?? [] {
+            let root = key.split(separator: ".", maxSplits: 1).first.map(String.init) ?? key
+            switch root {
+            case "ACL": throw ParseError(.invalidKeyName, "Cannot set ACL on a Session.")
+            case "user" where key == "user" && Pointer(json: body["user"] ?? .null)?.objectId == userId: continue
+            case "user", "expiresAt", "createdWith", "sessionToken", "installationId", "restricted":
+                throw ParseError(.invalidKeyName, "Invalid key name: \(root). Only the master key can change it on a Session.")
+            default: continue
+            }
         }
     }
 
