@@ -4,17 +4,22 @@ import ParsleyStorage
 extension QueryService {
     /// `GET /aggregate/:className` (the caller checks the master key): `distinct` with an optional `where`, or a
     /// `pipeline` (an array or an object of stages; stages given as parameters of their own are read too). Each runs
-    /// as one SQL statement. An unknown class answers no results.
+    /// as one SQL statement. An unknown class answers no results. Internal fields and credentials are refused
+    /// wherever they are named (105, see `AggregateFields`); a statement the database refuses is 102, as Parse Server
+    /// answers any failure of an aggregate, never a 5xx.
     public func aggregate(_ className: String, params: [String: JSONValue]) async throws -> [JSONValue] {
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         guard let schema = schemas.schema(className) else { return [] }
         let all = schemas.all()
-        var parser = QueryParser(allowInternalFields: true, now: .now)
+        // A client's parser: `_` keys are 105 in `where` and `$match`, as in a client's find.
+        var parser = QueryParser(allowInternalFields: false, now: .now)
         parser.schemas = all
         if let field = params["distinct"] {
             guard let name = field.stringValue, !name.isEmpty else { throw ParseError(.invalidQuery, "distinct must be a field name") }
+            try AggregateFields.check(name, in: className)
             let predicate = try parser.parse(params["where"], className: className)
-            return try await run { try await store.distinct(name, schema: schema, predicate: predicate, schemas: all) }
+            try AggregateFields.check(predicate, in: className)
+            return try await runAggregate { try await store.distinct(name, schema: schema, predicate: predicate, schemas: all) }
         }
         var stages = params["pipeline"]
         if stages == nil {
@@ -24,9 +29,11 @@ extension QueryService {
             stages = .object(given)
         }
         let pipeline = try AggregatePipeline.parse(stages!)
+        for field in pipeline.fieldReferences { try AggregateFields.check(field, in: className) }
         let predicate = try parser.parse(pipeline.match, className: className)
+        try AggregateFields.check(predicate, in: className)
         if pipeline.group != nil || pipeline.count != nil {
-            let rows = try await run { try await store.aggregate(pipeline, schema: schema, predicate: predicate, schemas: all) }
+            let rows = try await runAggregate { try await store.aggregate(pipeline, schema: schema, predicate: predicate, schemas: all) }
             return rows.map(JSONValue.object)
         }
         // $match, $project, $sort, $skip, $limit alone: a find.
@@ -37,7 +44,19 @@ extension QueryService {
         let spec = FindSpec(
             schema: schema, predicate: predicate, order: order, limit: pipeline.limit, skip: pipeline.skip,
             keys: pipeline.project.map { Set($0.map { $0 == "_id" ? "objectId" : $0 }) }, readPrincipals: nil, schemas: all)
-        let found = try await run { try await store.find(spec) }
-        return found.map { .object(shape($0, schema: schema, keys: pipeline.project.map(Set.init), exclude: [])) }
+        let found = try await runAggregate { try await store.find(spec) }
+        return found.map {
+            .object(AggregateFields.visible(shape($0, schema: schema, keys: pipeline.project.map(Set.init), exclude: []), in: className))
+        }
+    }
+
+    /// `run`, with any other failure of the database as 102 (Parse Server answers an aggregate the database refuses
+    /// with 102 too). The database's message is not passed on.
+    func runAggregate<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await run(body)
+        } catch StoreError.database {
+            throw ParseError(.invalidQuery, "The database could not run this aggregate.")
+        }
     }
 }

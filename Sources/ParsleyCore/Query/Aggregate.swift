@@ -62,6 +62,33 @@ public struct AggregatePipeline: Sendable, Equatable {
 
     public init() {}
 
+    /// Every field of the class the stages after `$match` name: the `$group` key and accumulator operands, or (without a
+    /// group) the `$project` and `$sort` fields (`_id` as `objectId`). After a `$group`, `$sort` names its results.
+    public var fieldReferences: [String] {
+        func fields(_ e: Expression) -> [String] {
+            switch e {
+            case .field(let f), .datePart(_, let f): return [f]
+            case .constant: return []
+            }
+        }
+        guard let group else {
+            return ((project ?? []) + sort.map(\.key)).map { $0 == "_id" ? "objectId" : $0 }
+        }
+        var names: [String] = []
+        switch group.key {
+        case .single(let e?): names += fields(e)
+        case .single(nil): break
+        case .object(let parts): for (_, e) in parts { names += fields(e) }
+        }
+        for (_, accumulator) in group.accumulators {
+            switch accumulator {
+            case .sum(let e): names += fields(e)
+            case .avg(let f), .min(let f), .max(let f): names.append(f)
+            }
+        }
+        return names
+    }
+
     /// Parses `pipeline` (an array of stages, or one object of stages); stage names with or without `$`.
     public static func parse(_ pipeline: JSONValue) throws(ParseError) -> AggregatePipeline {
         // The position each stage may take: a later stage never comes before an earlier one.
@@ -162,6 +189,8 @@ public struct AggregatePipeline: Sendable, Equatable {
         switch value {
         case .string(let s) where s.hasPrefix("$"):
             let name = String(s.dropFirst())
+            // Internal fields (the password hash, tokens, `_rperm`...) are never aggregated: 105, as everywhere in aggregate.
+            if name.hasPrefix("_") { throw ParseError.invalidKeyName(name) }
             guard Naming.isValidFieldName(name) || ["objectId", "createdAt", "updatedAt"].contains(name) else {
                 throw ParseError(.invalidQuery, "Invalid field \(s)")
             }
