@@ -53,7 +53,8 @@ public struct QueryService: Sendable {
     func find(_ className: String, _ find: FindOptions, auth: Auth, operation: ClassLevelPermissions.Operation) async throws -> Page {
         if !auth.isMaster { try Permissions.requireMasterOnlyAccess(operation, className) }
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
-        guard var schema = schemas.schema(className) else {
+        // Re-read when the cache lacks the class or a field the query names (another node may have just made them).
+        guard var schema = try await schemas.current(className, for: find) else {
             if !auth.isMaster, !options.allowClientClassCreation, !Naming.systemClasses.contains(className) {
                 throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
             }
@@ -120,7 +121,7 @@ public struct QueryService: Sendable {
     public func get(_ className: String, objectId: String, _ find: FindOptions, auth: Auth, triggers: Bool = false) async throws -> [String: JSONValue] {
         if !auth.isMaster { try Permissions.requireMasterOnlyAccess(.get, className) }
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
-        guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
+        guard try await schemas.current(className) != nil else { throw ParseError.objectNotFound() }
         var f = find
         f.whereValue = ["objectId": .string(objectId)]
         f.limit = 1
@@ -229,7 +230,7 @@ public struct QueryService: Sendable {
             let selected = subKeys.topKeys.map { $0.union(sub.map { $0[0] }) }
             for (className, ids) in wanted.sorted(by: { $0.key < $1.key }) {
                 // Internal classes are never resolved for clients (their pointers are dropped like unreadable ones).
-                guard let targetSchema = schemas.schema(className), auth.isMaster || !Permissions.masterOnlyClasses.contains(className) else { continue }
+                guard let targetSchema = try await schemas.current(className), auth.isMaster || !Permissions.masterOnlyClasses.contains(className) else { continue }
                 var access = try permissions.authorizeInclude(
                     targetSchema, predicate: .field(FieldPath(field: "objectId"), .isIn(ids.sorted().map { .string($0) })), auth: auth)
                 let spec = FindSpec(

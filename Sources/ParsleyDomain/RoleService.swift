@@ -21,8 +21,9 @@ public final class RoleService: Sendable {
         var suspendedUntil: Int64 = 0
     }
     private let cache = NIOLockedValueBox(Cache())
-    /// Entries also expire, so a change that reached the database without `invalidate()` is seen soon.
-    static let timeToLive: Int64 = 5_000
+    /// Entries also expire (`CacheTrust.roles` after their read started), so a role change made on another node is
+    /// seen by then even when its announcement is late or lost.
+    static let timeToLive: Int64 = CacheTrust.milliseconds(CacheTrust.roles)
     static let cacheLimit = 10_000
 
     public init(store: SQLStore, schemas: SchemaService) {

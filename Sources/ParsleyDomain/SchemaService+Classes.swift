@@ -11,7 +11,8 @@ extension SchemaService {
         guard Naming.isValidClassName(name), !name.hasPrefix("_") || Naming.systemClasses.contains(name) else {
             throw ParseError.invalidClassName(name)
         }
-        if schema(name) != nil { throw ParseError(.invalidClassName, "Class \(name) already exists.") }
+        // (The cache may still hold a class another node dropped: asked again before refusing.)
+        if schema(name) != nil, try await reread(name) != nil { throw ParseError(.invalidClassName, "Class \(name) already exists.") }
         return try await update(name) { writer, stored in
             if stored != nil { throw ParseError(.invalidClassName, "Class \(name) already exists.") }
             return try await change.apply(writer, to: nil)

@@ -11,21 +11,58 @@ public final class SchemaService: Sendable {
         var versions: [String: Int64] = [:]
         /// Kept ready-made so reads are a lock and a copy-on-write reference, not a rebuild.
         var schemas: [String: ClassSchema] = [:]
+        /// A counter of changes to the cache; `touched` holds when each class last changed, `floor` when all did
+        /// (a read that started earlier must not overwrite them).
+        var stamp: UInt64 = 0
+        var touched: [String: UInt64] = [:]
+        var floor: UInt64 = 0
     }
     private let cache = NIOLockedValueBox(Cache())
+    /// Re-reads on a miss and the periodic version check (`SchemaService+Freshness`).
+    let freshness: SchemaFreshness
 
     public init(store: SQLStore) {
         self.store = store
+        self.freshness = SchemaFreshness(shared: store.database is any ChangeBroadcasting)
     }
 
     public func reload() async throws {
         let all = try await store.loadSchemas()
         cache.withLockedValue { c in
+            let stamp = c.stamp &+ 1
             c = Cache()
+            c.stamp = stamp
+            c.floor = stamp
             for (schema, version) in all {
                 c.versions[schema.className] = version
                 c.schemas[schema.className] = schema
             }
+        }
+    }
+
+    /// The cache's change counter now (taken before a read whose result `install` may take).
+    func cacheStamp() -> UInt64 {
+        cache.withLockedValue { $0.stamp }
+    }
+
+    /// The cached version of every class.
+    func cachedVersions() -> [String: Int64] {
+        cache.withLockedValue { $0.versions }
+    }
+
+    /// Takes what the database held for a class (nil: no such class). Unlike `publish`, an older version replaces a
+    /// newer one (a class dropped and created again on another node starts its versions anew), unless the cache
+    /// changed that class after `stamp`, when the read began: then only a newer version replaces it.
+    func install(_ className: String, _ stored: (ClassSchema, Int64)?, readSince stamp: UInt64) {
+        cache.withLockedValue { c in
+            if c.versions[className] == stored?.1 { return }
+            if max(c.floor, c.touched[className] ?? 0) > stamp {
+                guard let stored, let cached = c.versions[className], stored.1 > cached else { return }
+            }
+            c.stamp &+= 1
+            c.touched[className] = c.stamp
+            c.versions[className] = stored?.1
+            c.schemas[className] = stored?.0
         }
     }
 
@@ -42,6 +79,8 @@ public final class SchemaService: Sendable {
     func publish(_ schema: ClassSchema, version: Int64) -> Bool {
         cache.withLockedValue { c in
             if let current = c.versions[schema.className], current >= version { return false }
+            c.stamp &+= 1
+            c.touched[schema.className] = c.stamp
             c.versions[schema.className] = version
             c.schemas[schema.className] = schema
             return true
@@ -55,6 +94,8 @@ public final class SchemaService: Sendable {
 
     func forget(_ className: String) {
         cache.withLockedValue { c in
+            c.stamp &+= 1
+            c.touched[className] = c.stamp
             c.versions[className] = nil
             c.schemas[className] = nil
         }
@@ -64,10 +105,16 @@ public final class SchemaService: Sendable {
     /// - Throws: 111 when a field exists with another type; 119 when the class is missing and may not be created.
     @discardableResult
     public func ensure(_ className: String, fields: [String: FieldType], auth: Auth, allowClassCreation: Bool) async throws -> ClassSchema {
-        if let current = schema(className), fields.allSatisfy({ current.fields[$0.key] == $0.value }) {
+        var cached = schema(className)
+        if let current = cached, fields.allSatisfy({ current.fields[$0.key] == $0.value }) {
             return current
         }
-        if let current = schema(className) {
+        // Another node may have created the class or changed a field's type: the database decides before an error.
+        if cached == nil || fields.contains(where: { name, type in cached?.fields[name].map { $0 != type } ?? false }) {
+            cached = try await reread(className)
+            if let current = cached, fields.allSatisfy({ current.fields[$0.key] == $0.value }) { return current }
+        }
+        if let current = cached {
             for (name, type) in fields {
                 if let existing = current.fields[name], existing != type { throw Self.mismatch(name, expected: existing, got: type) }
             }

@@ -18,7 +18,12 @@ public final class SessionService: Sendable {
         public var installationId: String?
     }
 
-    private let cache = NIOLockedValueBox<[String: Session]>([:])
+    /// A cached session and until when (milliseconds since 1970) it is trusted without asking the database again.
+    private struct Cached {
+        var session: Session
+        var trustedUntil: Int64
+    }
+    private let cache = NIOLockedValueBox<[String: Cached]>([:])
     static let cacheLimit = 10_000
 
     public init(store: SQLStore, schemas: SchemaService, objects: ObjectService, options: ParseServerOptions) {
@@ -31,14 +36,21 @@ public final class SessionService: Sendable {
     /// The session of a token. - Throws: 209 when unknown, revoked or expired.
     public func resolve(_ token: String) async throws -> Session {
         let session: Session
-        if let cached = cache.withLockedValue({ $0[token] }) {
-            session = cached
+        // Trusted for `CacheTrust.sessions` from when its lookup started: a session revoked on another node fails here
+        // by then, even if that node's announcement never arrives.
+        let now = ContinuousClockEpoch.millisecondsSince1970()
+        if let cached = cache.withLockedValue({ $0[token] }), cached.trustedUntil > now {
+            session = cached.session
         } else {
-            guard let found = try await lookup(token) else { throw ParseError(.invalidSessionToken, "Invalid session token") }
+            guard let found = try await lookup(token) else {
+                invalidate(token: token)
+                throw ParseError(.invalidSessionToken, "Invalid session token")
+            }
             session = found
+            let until = now + CacheTrust.milliseconds(CacheTrust.sessions)
             cache.withLockedValue { c in
                 if c.count >= Self.cacheLimit { c.removeAll() }
-                c[token] = found
+                c[token] = Cached(session: found, trustedUntil: until)
             }
         }
         if let expires = session.expiresAt, expires < .now {

@@ -136,6 +136,8 @@ public struct ObjectService: Sendable {
     /// `POST /classes/:className`: returns `objectId`, `createdAt` and the results of any operations.
     public func create(_ className: String, body: JSONValue, auth: Auth, rules: Internal = Internal()) async throws -> [String: JSONValue] {
         try checkWritable(className, .create, auth: auth, trusted: rules.trusted)
+        // The class's permissions as the database holds them, even if another node created or changed it just now.
+        _ = try await schemas.current(className)
         try permissions.authorizeCreate(className, body: body, auth: auth)
         let (body, hookChanged) = try await beforeSave(className, nil, body, original: nil, auth: auth)
         try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)  // Files/FileService.swift
@@ -186,6 +188,8 @@ public struct ObjectService: Sendable {
         -> [String: JSONValue]
     {
         try checkWritable(className, .update, auth: auth, trusted: rules.trusted)
+        // The class's permissions as the database holds them, even if another node created or changed it just now.
+        _ = try await schemas.current(className)
         try await permissions.authorizeUpdate(className, objectId: objectId, body: body, auth: auth)
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
         let original = try await original(className, objectId)
@@ -291,6 +295,8 @@ public struct ObjectService: Sendable {
     /// `DELETE /classes/:className/:objectId`.
     public func delete(_ className: String, objectId: String, auth: Auth, trusted: Bool = false) async throws {
         try checkWritable(className, .delete, auth: auth, trusted: trusted)
+        // The class's permissions as the database holds them, even if another node created or changed it just now.
+        _ = try await schemas.current(className)
         try await permissions.authorizeDelete(className, objectId: objectId, auth: auth)
         guard let schema = schemas.schema(className) else { throw ParseError.objectNotFound() }
         let beforeDelete = auth.runsTriggers ? hooks.beforeDelete(className) : nil

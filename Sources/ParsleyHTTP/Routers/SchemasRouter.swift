@@ -18,12 +18,13 @@ struct SchemasRouter: ParseRouter {
         self.schemas = schemas
         self.queries = queries
         table.on(.get, "schemas") { [schemas] _, _ in
+            try await schemas.refreshIfDue()
             let listed = schemas.all().values.filter { !Self.unlisted.contains($0.className) && !$0.className.hasPrefix("_Join:") }
             return .ok(["results": .array(listed.sorted { $0.className < $1.className }.map(\.json))])
         }
         table.on(.get, "schemas/:className") { [schemas] _, p in
             let name = p["className"]!
-            guard let schema = schemas.schema(name), !Self.unlisted.contains(name) else {
+            guard let schema = try await schemas.current(name), !Self.unlisted.contains(name) else {
                 throw ParseError(.invalidClassName, "Class \(name) does not exist.")
             }
             return ParseResponse(body: schema.json)
@@ -53,7 +54,7 @@ struct SchemasRouter: ParseRouter {
         table.on(.delete, "schemas/:className") { [schemas, queries] _, p in
             let name = p["className"]!
             guard Naming.isValidClassName(name) else { throw ParseError.invalidClassName(name) }
-            guard let schema = schemas.schema(name) else { return .ok([:]) }
+            guard let schema = try await schemas.current(name) else { return .ok([:]) }
             // The server creates these at start-up and relies on them (unique indexes, sessions).
             if ["_User", "_Role", "_Session"].contains(name) {
                 throw ParseError(.invalidSchemaOperation, "Class \(name) is a system class, cannot drop schema.")
