@@ -58,7 +58,9 @@ public struct CloudAPI: Sendable {
     /// Returns the `_PushStatus` objectId.
     @discardableResult
     public func push(_ body: [String: JSONValue]) async throws -> String {
-        try await runtime.attached().push.send(body, source: "cloud")
+        // REST's pushes are checked at the edge; this one is checked here, as a client's body would be.
+        _ = try runtime.screened(.object(body))
+        return try await runtime.attached().push.send(body, source: "cloud")
     }
 
     /// Queues a push to the installations matching `where` (pointers to `_User`, `$inQuery` and the rest of the

@@ -98,6 +98,7 @@ extension CloudRuntime {
                 let request = BeforeFindRequest(
                     query: query, count: find.count, isGet: isGet, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth))
                 try await Self.answering { try await handler(request) }
+                _ = try screened(query.options.whereValue ?? .null)
                 return query.options
             }
         }
@@ -109,7 +110,7 @@ extension CloudRuntime {
             return { [self] className, objects, _, auth in
                 let request = AfterFindRequest(
                     className: className, objects: objects, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth))
-                return try await Self.answering { try await handler(request) }
+                return try screened(try await Self.answering { try await handler(request) })
             }
         }
         return hooks

@@ -113,14 +113,15 @@ public final class CloudRuntime: Sendable {
 
     // MARK: Functions
 
-    /// `POST /functions/:name`: 141 `Invalid function: "<name>"` for an unknown one; validators answer 142.
+    /// `POST /functions/:name`: 141 `Invalid function: "<name>"` for an unknown one; validators answer 142. The result
+    /// is checked as a client's body is (`screened`): 105 for a refused keyword.
     public func run(function name: String, params: [String: JSONValue], auth: Auth) async throws -> JSONValue {
         if let hook = webhooks.function(name) {
             let caller = try await caller(auth)
             var body = Self.webhookBody(caller)
             body["functionName"] = .string(name)
             body["params"] = .object(params)
-            return try Webhooks.unwrap(try await webhooks.call(hook, body))
+            return try screened(try Webhooks.unwrap(try await webhooks.call(hook, body)))
         }
         guard let entry = code.functions[name] else { throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"") }
         let caller = try await caller(auth)
@@ -131,7 +132,7 @@ public final class CloudRuntime: Sendable {
         }
         let request = FunctionRequest(
             functionName: name, params: params, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth))
-        return try await Self.answering { try await entry.handler(request) }
+        return try screened(try await Self.answering { try await entry.handler(request) })
     }
 
     func validate(_ validator: CloudValidator, _ values: [String: JSONValue], caller: CloudCaller, auth: Auth) async throws -> [String: JSONValue] {

@@ -29,7 +29,7 @@ extension CloudRuntime {
         let answer = try await callTriggerHook(
             hook, .beforeFind, caller: try await caller(auth),
             ["query": .object(Self.queryJSON(className, find)), "count": .bool(find.count), "isGet": .bool(isGet)])
-        guard case .object(let changed) = answer else { return find }
+        guard case .object(let changed) = try screened(answer) else { return find }
         var params = Self.queryJSON(className, find)
         params["className"] = nil
         for key in ["where", "limit", "skip", "order", "keys", "excludeKeys", "include"] where changed[key] != nil { params[key] = changed[key] }
@@ -46,7 +46,7 @@ extension CloudRuntime {
             return .object(o)
         }
         let answer = try await callTriggerHook(hook, .afterFind, caller: try await caller(auth), ["objects": .array(listed)])
-        guard case .array(let items) = answer else { return objects }
+        guard case .array(let items) = try screened(answer) else { return objects }
         return items.compactMap { item in
             guard var o = item.objectValue else { return nil }
             if o["className"]?.stringValue == className { o["className"] = nil }

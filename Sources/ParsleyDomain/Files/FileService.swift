@@ -88,7 +88,10 @@ public struct FileService: Sendable {
     /// Streams an upload into the store. An empty body stores nothing (130 `Invalid file upload.`).
     /// - Throws: `FileStoreError.tooLarge` past `maxRequestBytes`, `.incomplete` when fewer than
     ///   `expectedLength` bytes arrive, or what the body or store throws. Nothing is stored on any failure.
+    ///   `metadata` and `tags` (the client's, or what a `beforeSave` file trigger set) get a body's checks first:
+    ///   105 for a refused keyword, 107 for NUL.
     public func upload(_ file: StoredFile, expectedLength: Int?, next: () async throws -> ByteBuffer?) async throws -> StoredFile {
+        for value in [file.metadata, file.tags] { if let value { try options.security.keywordDenylist.screen(value) } }
         let max = options.maxRequestBytes
         if let expectedLength, expectedLength > max { throw FileStoreError.tooLarge(max) }
         var first: ByteBuffer?

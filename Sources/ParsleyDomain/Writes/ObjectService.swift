@@ -53,12 +53,17 @@ public struct ObjectService: Sendable {
         return event
     }
 
-    /// The body after the class's `beforeSave` (if any), and the fields it set or changed.
+    /// The body after the class's `beforeSave` (if any), and the fields it set or changed. The body as it came
+    /// (from a client, cloud code or a server's own service) and the hook's answer both get a client body's checks
+    /// (the keyword denylist, no NUL: `KeywordDenylist.screen`) before anything is stored.
     func beforeSave(
         _ className: String, _ objectId: String?, _ body: JSONValue, original: [String: JSONValue]?, auth: Auth
     ) async throws -> (JSONValue, [String]) {
+        let denylist = options.security.keywordDenylist
+        try denylist.screen(body)
         guard auth.runsTriggers, let hook = hooks.beforeSave(className) else { return (body, []) }
         let changed = try await hook(className, objectId, body, original, auth)
+        try denylist.screen(changed)
         return (changed, Self.changedByHook(body, changed))
     }
 
