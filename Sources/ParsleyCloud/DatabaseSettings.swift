@@ -1,4 +1,5 @@
 import Logging
+import ParsleyCore
 import ParsleyPostgres
 import ParsleySQLite
 import ParsleyStorage
@@ -27,6 +28,14 @@ extension ServerSettings {
     }
 }
 
+extension ServerSettings {
+    /// The password of a `postgres://` database URI (registered with the log redactor), nil for SQLite.
+    static func databasePassword(_ uri: String?) -> String? {
+        guard let uri, PostgresConnectionSettings.isPostgres(uri) else { return nil }
+        return (try? PostgresConnectionSettings(url: uri))?.password
+    }
+}
+
 extension Serve {
     /// Opens the database a URI names: `postgres://...` for PostgreSQL, `sqlite:<path>` for the embedded file.
     /// Returns it with a description safe to log (no password).
@@ -49,8 +58,10 @@ extension Serve {
             }
         }
         guard uri.hasPrefix("sqlite:") else {
+            // The URI itself is never shown (it may hold a password); its scheme says enough (`mongodb`).
+            let got = RedactedURL.scheme(uri).map { ", not \($0):" } ?? ""
             throw ServerSettings.Invalid(
-                description: "PARSE_SERVER_DATABASE_URI must be sqlite:<path> or postgres://user:password@host:port/database, got '\(uri)'")
+                description: "PARSE_SERVER_DATABASE_URI must be sqlite:<path> or postgres://user:password@host:port/database\(got)")
         }
         var path = String(uri.dropFirst("sqlite:".count))
         if path.hasPrefix("//") { path = String(path.dropFirst(2)) }

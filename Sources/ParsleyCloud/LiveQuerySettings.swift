@@ -22,8 +22,8 @@ extension ServerSettings {
                 names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             }
         }
-        for name in names where (try? Regex("^(?:\(name))$")) == nil {
-            throw Invalid(description: "liveQuery.classNames: '\(name)' is neither a class name nor a regular expression")
+        for (i, name) in names.enumerated() where (try? Regex("^(?:\(name))$")) == nil {
+            throw Invalid(description: "liveQuery.classNames (PARSE_SERVER_LIVE_QUERY): entry \(i + 1) is neither a class name nor a regular expression")
         }
         options.liveQuery.classNames = names
         if let (o, name) = try values.object("liveQueryServerOptions"), let timeout = o["websocketTimeout"] {

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
+import ParsleyPush
 import ParsleySQLite
 import ParsleyStorage
 import ServiceLifecycle
@@ -20,7 +21,7 @@ extension ServerSettings {
         let json = try values.bool("jsonLogs", default: false)
         let formatText = (values.string("logFormat") ?? (json ? "json" : "text")).lowercased()
         guard let format = ParsleyLogHandler.Format(rawValue: formatText) else {
-            throw Invalid(description: "PARSLEY_LOG_FORMAT must be text, logfmt or json, got '\(formatText)'")
+            throw Invalid(description: "PARSLEY_LOG_FORMAT must be text, logfmt or json")
         }
         let verbose = try values.bool("verbose", default: false)
         let raw = values.raw("logLevel")
@@ -28,7 +29,7 @@ extension ServerSettings {
         let parseServerLevels: [String: Logger.Level] = ["warn": .warning, "verbose": .debug, "silly": .trace, "http": .info]
         guard let level = Logger.Level(rawValue: levelText) ?? parseServerLevels[levelText] else {
             throw Invalid(
-                description: "\(raw?.name ?? "LOG_LEVEL") must be trace, debug, info, notice, warning, error or critical (or Parse Server's warn, verbose, silly), got '\(levelText)'")
+                description: "\(raw?.name ?? "LOG_LEVEL") must be trace, debug, info, notice, warning, error or critical (or Parse Server's warn, verbose, silly)")
         }
         return (format, level)
     }
@@ -53,9 +54,10 @@ extension ServerSettings {
         return logger
     }
 
-    /// Secrets that must never appear in a log line.
+    /// Secrets that must never appear in a log line (nor in a start-up error).
     static func registerSecrets(_ options: ParseServerOptions, values: OptionValues) {
-        for secret in [options.masterKey, options.readOnlyMasterKey, options.restAPIKey, options.clientKey, options.javascriptKey, options.dotNetKey, values.string("smtpPassword")] {
+        let more = [values.string("smtpPassword"), values.string("webhookKey"), databasePassword(values.string("databaseURI"))]
+        for secret in [options.masterKey, options.readOnlyMasterKey, options.restAPIKey, options.clientKey, options.javascriptKey, options.dotNetKey] + more {
             LogRedactor.shared.register(secret)
         }
     }
@@ -79,7 +81,7 @@ extension ServerSettings {
 
     static func operationsOptions(
         rateLimits: [RateLimitRule], metrics: Bool, database: any SQLDatabase, changes: ChangeFeed, cloud: CloudRuntime,
-        liveQuery: LiveQueryHub? = nil
+        liveQuery: LiveQueryHub? = nil, pushProviders: [any PushProvider] = []
     ) -> OperationsOptions {
         var operations = OperationsOptions()
         operations.rateLimits = rateLimits
@@ -91,14 +93,16 @@ extension ServerSettings {
                     pointReadsCoalesced: database.pointReads?.coalesced ?? 0, changeEventsDropped: changes.dropped)
                 usage.afterTriggersRun = cloud.afterTriggersRun
                 usage.afterTriggerFailures = cloud.afterTriggerFailures
-                usage.webhookCalls = cloud.webhooks.callCounts
-                usage.webhookFailures = cloud.webhooks.failureCounts
+                // Labels are URLs without their password (`https://user:[redacted]@host/hook`).
+                usage.webhookCalls = Dictionary(cloud.webhooks.callCounts.map { (RedactedURL.string($0.key), $0.value) }, uniquingKeysWith: +)
+                usage.webhookFailures = Dictionary(cloud.webhooks.failureCounts.map { (RedactedURL.string($0.key), $0.value) }, uniquingKeysWith: +)
                 if let liveQuery {
                     usage.liveQueryConnections = liveQuery.connectionCount
                     usage.liveQuerySubscriptions = liveQuery.subscriptionCount
                     usage.liveQueryEventsDelivered = liveQuery.metrics.eventsDelivered
                     usage.liveQuerySlowClients = liveQuery.metrics.slowClientsDisconnected
                 }
+                for provider in pushProviders { usage.pushTransportFailures[provider.name] = provider.transportFailures }
                 return usage
             })
         }

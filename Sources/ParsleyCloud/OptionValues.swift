@@ -83,7 +83,8 @@ final class OptionValues: Sendable {
         }
     }
 
-    // MARK: Typed values (errors name the variable, so a wrong value is easy to find)
+    // MARK: Typed values (errors name the variable and what is wrong, never the value: it may be a key, a password
+    // or a JSON option with credentials in it)
 
     func string(_ key: String) -> String? { raw(key)?.text }
 
@@ -94,7 +95,7 @@ final class OptionValues: Sendable {
 
     static func integer(_ text: String, name: String) throws -> Int {
         guard let v = Int(text.trimmingCharacters(in: .whitespaces)), v >= 0 else {
-            throw ServerSettings.Invalid(description: "\(name) must be a whole number, got '\(text)'")
+            throw ServerSettings.Invalid(description: "\(name) must be a whole number (0 or more)")
         }
         return v
     }
@@ -108,7 +109,7 @@ final class OptionValues: Sendable {
         switch text.lowercased().trimmingCharacters(in: .whitespaces) {
         case "1", "true", "yes": return true
         case "0", "false", "no": return false
-        default: throw ServerSettings.Invalid(description: "\(name) must be true or false, got '\(text)'")
+        default: throw ServerSettings.Invalid(description: "\(name) must be true or false (or 1/0, yes/no)")
         }
     }
 
@@ -117,7 +118,7 @@ final class OptionValues: Sendable {
         guard let raw = raw(key) else { return nil }
         if raw.source.hasPrefix("config file") { return (raw.json, raw.name) }
         guard let value = try? JSONParser.parse(raw.text) else {
-            throw ServerSettings.Invalid(description: "\(raw.name) must be JSON, got '\(raw.text)'")
+            throw ServerSettings.Invalid(description: "\(raw.name) must be JSON and is not")
         }
         return (value, raw.name)
     }
@@ -125,8 +126,20 @@ final class OptionValues: Sendable {
     /// A JSON object option. - Throws: when it is something else.
     func object(_ key: String) throws -> ([String: JSONValue], name: String)? {
         guard let (value, name) = try json(key) else { return nil }
-        guard case .object(let o) = value else { throw ServerSettings.Invalid(description: "\(name) must be a JSON object, got '\(Self.text(value))'") }
+        guard case .object(let o) = value else { throw ServerSettings.Invalid(description: "\(name) must be a JSON object, not \(Self.kind(value))") }
         return (o, name)
+    }
+
+    /// What a JSON value is, for messages that must not show it: `an array`, `a string`.
+    static func kind(_ value: JSONValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool: return "true or false"
+        case .int, .double: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
     }
 
     /// The variable of a part of a JSON option (`passwordPolicy.validatorPattern`) and its value.
@@ -217,7 +230,7 @@ enum OptionFlags {
         for item in items {
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2, let spec = OptionTable.byKey[String(parts[0])] else {
-                throw ServerSettings.Invalid(description: "\(carrier) takes <option>=<value>, got '\(item)'")
+                throw ServerSettings.Invalid(description: "\(carrier) takes <option>=<value> with an option of parsley serve --help")
             }
             flags[spec.key] = String(parts[1])
         }

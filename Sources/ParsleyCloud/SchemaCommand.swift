@@ -109,7 +109,7 @@ struct SchemaCommand: AsyncParsableCommand {
                 let key = values.string("masterKey")
                     ?? (try? String(contentsOfFile: dataDir + "/master.key", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
                 guard let key, !key.isEmpty else {
-                    throw Failed(description: "a master key is needed for \(url): set PARSE_SERVER_MASTER_KEY or --master-key")
+                    throw Failed(description: "a master key is needed for \(RedactedURL.string(url)): set PARSE_SERVER_MASTER_KEY or --master-key")
                 }
                 let server = SchemaServer(url: url.hasSuffix("/") ? String(url.dropLast()) : url, appId: appId, masterKey: key)
                 let plans = try Self.plan(files, current: try await server.schemas())
@@ -123,7 +123,7 @@ struct SchemaCommand: AsyncParsableCommand {
                     }
                 }
                 Self.report(plans, applied: !dryRun)
-                print(dryRun ? "checked against \(url)" : "applied to \(url)")
+                print(dryRun ? "checked against \(RedactedURL.string(url))" : "applied to \(RedactedURL.string(url))")
                 return
             }
             // The database serve would use (SQLite or PostgreSQL), found the same way.
@@ -158,7 +158,7 @@ struct SchemaServer {
         do {
             response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         } catch {
-            throw SchemaCommand.Apply.Failed(description: "cannot reach \(url): \(error)")
+            throw SchemaCommand.Apply.Failed(description: "cannot reach \(RedactedURL.string(url)): \(error)")
         }
         let buffer = try await response.body.collect(upTo: 64 << 20)
         let text = String(buffer: buffer)
@@ -168,7 +168,7 @@ struct SchemaServer {
     func schemas() async throws -> [String: ClassSchema] {
         let (status, json) = try await call(.GET, "/schemas")
         guard status == 200, case .array(let results)? = json["results"] else {
-            throw SchemaCommand.Apply.Failed(description: "GET \(url)/schemas answered \(status): \(JSONWriter.string(json))")
+            throw SchemaCommand.Apply.Failed(description: "GET \(RedactedURL.string(url))/schemas answered \(status): \(JSONWriter.string(json))")
         }
         var all: [String: ClassSchema] = [:]
         for item in results { if let s = ClassSchema(json: item) { all[s.className] = s } }
@@ -180,7 +180,7 @@ struct SchemaServer {
         let (status, json) = try await call(step.creates ? .POST : .PUT, "/schemas/\(name)", step.change.body, keyOrders: step.change.keyOrders)
         guard status == 200 || status == 201 else {
             throw SchemaCommand.Apply.Failed(
-                description: "\(step.creates ? "POST" : "PUT") \(url)/schemas/\(name) answered \(status): \(JSONWriter.string(json))")
+                description: "\(step.creates ? "POST" : "PUT") \(RedactedURL.string(url))/schemas/\(name) answered \(status): \(JSONWriter.string(json))")
         }
     }
 }

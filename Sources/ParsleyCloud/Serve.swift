@@ -23,7 +23,8 @@ struct Serve: AsyncParsableCommand {
             for warning in try values.checkUnsupported() { logger.warning("\(warning)") }
             try await serve(ServeSetup(values, logger: logger), logger: logger)
         } catch let invalid as ServerSettings.Invalid {
-            FileHandle.standardError.write(Data("parsley: \(invalid.description)\n".utf8))
+            // Messages name options, never their values; the redactor also hides any secret registered by then.
+            FileHandle.standardError.write(Data("parsley: \(LogRedactor.shared.redact(invalid.description))\n".utf8))
             throw ExitCode(2)
         }
     }
@@ -47,7 +48,7 @@ struct Serve: AsyncParsableCommand {
         // classes, the file store) before the HTTP server starts listening.
         let api = ParseAPI(services: ParseServices(options: s.options, database: database, cloud: Parsley.registered.withLock { $0 }))
         let operations = ServerSettings.operationsOptions(rateLimits: s.rateLimits, metrics: s.metricsPort != nil, database: database, changes: api.changes, cloud: api.services.cloud,
-            liveQuery: api.services.liveQuery)
+            liveQuery: api.services.liveQuery, pushProviders: s.options.push.providers)
         let shownHost = s.host == "0.0.0.0" ? "localhost" : s.host
         let (appId, mountPath, masterKey) = (s.options.applicationId, s.options.mountPath, s.options.masterKey)
         // Said once the socket is bound, with the port it got (PORT=0 lets the system choose one).

@@ -28,14 +28,14 @@ struct ServerSettings: ParsableArguments {
     static func parsing(_ arguments: [String]) throws -> ServerSettings { try parse(arguments) }
 
     /// `20mb`, `512kb`, `1gb` or a byte count.
-    static func byteSize(_ text: String) throws -> Int {
+    static func byteSize(_ text: String, name: String = OptionTable.spec("maxUploadSize").shownName) throws -> Int {
         let lower = text.lowercased().trimmingCharacters(in: .whitespaces)
         let units: [(String, Int)] = [("gb", 1 << 30), ("mb", 1 << 20), ("kb", 1 << 10), ("b", 1)]
         for (suffix, factor) in units where lower.hasSuffix(suffix) {
             if let n = Double(lower.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)), n > 0 { return Int(n * Double(factor)) }
         }
         if let n = Int(lower), n > 0 { return n }
-        throw Invalid(description: "max upload size must look like 20mb, got '\(text)'")
+        throw Invalid(description: "\(name) must be a size such as 20mb, 512kb, 1gb or a number of bytes")
     }
 }
 
@@ -81,9 +81,9 @@ extension ServerSettings {
                 upload.fileExtensions = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             }
         }
-        for pattern in upload.fileExtensions where pattern != "*" {
+        for (i, pattern) in upload.fileExtensions.enumerated() where pattern != "*" {
             guard (try? Regex(pattern)) != nil else {
-                throw Invalid(description: "PARSE_SERVER_FILE_UPLOAD_FILE_EXTENSIONS: '\(pattern)' is not a regular expression")
+                throw Invalid(description: "fileUpload.fileExtensions (PARSE_SERVER_FILE_UPLOAD_FILE_EXTENSIONS): entry \(i + 1) is not a regular expression")
             }
         }
         options.files.upload = upload
@@ -102,7 +102,8 @@ extension ServerSettings {
             guard let module = o["module"]?.stringValue, o.keys.allSatisfy({ $0 == "module" || $0 == "options" }),
                 Harmless.isEmpty(o["options"] ?? .null)
             else {
-                throw Invalid(description: "\(raw.name): only fs or database (without options) are supported, got '\(raw.text)'")
+                throw Invalid(
+                    description: "\(raw.name): only fs or database (a module without options) are supported; other files adapters (S3, GCS, ...) are not")
             }
             name = module
         }
@@ -110,8 +111,7 @@ extension ServerSettings {
         case "fs", "filesystem", "file", "files", "@parse/fs-files-adapter", "fsfilesadapter", "fsadapter": return .filesystem
         case "database", "db", "sql", "gridfsbucketadapter", "gridfsadapter", "gridstoreadapter": return .database
         default:
-            throw Invalid(
-                description: "\(raw.name) must be fs (files in a folder) or database, got '\(raw.text)': other files adapters are not supported")
+            throw Invalid(description: "\(raw.name) must be fs (files in a folder) or database: other files adapters are not supported")
         }
     }
 }

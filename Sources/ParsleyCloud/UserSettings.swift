@@ -93,7 +93,7 @@ extension ServerSettings {
         }
         guard any else { return nil }
         if let pattern = policy.validatorPattern, !PasswordPolicy.isValidPattern(pattern) {
-            throw Invalid(description: "password policy validatorPattern is not a valid regular expression: '\(pattern)'")
+            throw Invalid(description: "password policy validatorPattern (PARSE_SERVER_PASSWORD_POLICY) is not a valid regular expression")
         }
         guard (0...20).contains(policy.maxPasswordHistory) else { throw Invalid(description: "password policy maxPasswordHistory must be 0 to 20") }
         if let d = policy.resetTokenValidityDuration, d <= 0 {
@@ -128,7 +128,7 @@ extension ServerSettings {
         guard (1...65_535).contains(port) else { throw Invalid(description: "PARSLEY_SMTP_PORT must be 1 to 65535") }
         let authText = values.string("smtpAuth")?.lowercased() ?? "automatic"
         guard let auth = SMTPEmailAdapter.AuthMethod(rawValue: authText) else {
-            throw Invalid(description: "PARSLEY_SMTP_AUTH must be automatic, plain or login, got '\(authText)'")
+            throw Invalid(description: "PARSLEY_SMTP_AUTH must be automatic, plain or login")
         }
         let username = values.string("smtpUsername")
         let password = values.string("smtpPassword")
@@ -177,7 +177,8 @@ extension ServerSettings {
         var option = raw.source.hasPrefix("config file") ? raw.json : (try? JSONParser.parse(raw.text)) ?? .string(raw.text)
         if case .string(let path) = option {
             guard let data = FileManager.default.contents(atPath: path), let value = try? JSONParser.parse(String(decoding: data, as: UTF8.self)) else {
-                throw Invalid(description: "\(name) must be JSON or the path of a JSON file, got '\(path)'")
+                // Not shown: a mistyped JSON option (private keys and all) would otherwise be printed as the "path".
+                throw Invalid(description: "\(name) must be JSON or the path of a readable JSON file")
             }
             option = value
         }
@@ -223,34 +224,34 @@ extension ServerSettings {
         let entries: [String]
         if let list = try? JSONParser.parse(raw).arrayValue {
             entries = try list.map { item in
-                guard let s = item.stringValue else { throw Invalid(description: "\(name): entries must be strings, got '\(OptionValues.text(item))'") }
+                guard let s = item.stringValue else { throw Invalid(description: "\(name): entries must be strings, not \(OptionValues.kind(item))") }
                 return s
             }
         } else {
             entries = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        return try entries.map { entry in
-            guard let range = IPRange(entry) else { throw Invalid(description: "\(name): '\(entry)' is not an IP address or range") }
+        return try entries.enumerated().map { i, entry in
+            guard let range = IPRange(entry) else { throw Invalid(description: "\(name): entry \(i + 1) is not an IP address or CIDR range") }
             return range
         }
     }
 
     static func keywordRules(_ value: JSONValue, name: String) throws -> [KeywordRule] {
         let problem = "must be a JSON array of {\"key\": …, \"value\": …} objects"
-        guard case .array(let items) = value else { throw Invalid(description: "\(name) \(problem), got '\(OptionValues.text(value))'") }
-        return try items.map { item in
+        guard case .array(let items) = value else { throw Invalid(description: "\(name) \(problem), not \(OptionValues.kind(value))") }
+        return try items.enumerated().map { i, item in
             guard case .object(let o) = item, !o.isEmpty, o.keys.allSatisfy({ $0 == "key" || $0 == "value" }) else {
-                throw Invalid(description: "\(name) \(problem), got the entry '\(OptionValues.text(item))'")
+                throw Invalid(description: "\(name) \(problem); entry \(i + 1) is not")
             }
             var rule = KeywordRule()
             if let key = o["key"] {
-                guard case .string(let k) = key else { throw Invalid(description: "\(name): a key must be a string, got '\(OptionValues.text(key))'") }
+                guard case .string(let k) = key else { throw Invalid(description: "\(name): entry \(i + 1): key must be a string, not \(OptionValues.kind(key))") }
                 rule.key = k
             }
             if let v = o["value"] {
                 switch v {
                 case .string, .bool, .int, .double: rule.value = v
-                default: throw Invalid(description: "\(name): a value must be a string, number or boolean, got '\(OptionValues.text(v))'")
+                default: throw Invalid(description: "\(name): entry \(i + 1): value must be a string, number or boolean, not \(OptionValues.kind(v))")
                 }
             }
             return rule
@@ -289,9 +290,9 @@ extension ServerSettings {
             ttl = try OptionValues.integer(text, name: name)
             guard ttl > 0 else { throw Invalid(description: "\(name) must be greater than 0 seconds") }
         }
-        for path in paths {
+        for (i, path) in paths.enumerated() {
             guard (try? Regex(path)) != nil else {
-                throw Invalid(description: "PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS (idempotencyOptions): path '\(path)' is not a regular expression")
+                throw Invalid(description: "PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS (idempotencyOptions): paths entry \(i + 1) is not a regular expression")
             }
         }
         return paths.isEmpty ? nil : IdempotencyOptions(paths: paths, ttl: ttl)

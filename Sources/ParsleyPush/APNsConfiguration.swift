@@ -1,3 +1,5 @@
+import ParsleyCore
+
 /// One APNs token-auth credential and the app(s) it sends for: an entry of Parse Server's `push.ios` option.
 ///
 /// The `.p8` key Apple issues signs an ES256 provider token (`kid` = `keyId`, `iss` = `teamId`) that works for every
@@ -43,7 +45,7 @@ public struct APNsConfiguration: Sendable, Equatable {
 
     /// `token auth, topic com.example.app, sandbox`.
     var summary: String {
-        let environment = host.map { "host \($0)" } ?? (production ? "production" : "sandbox")
+        let environment = host.map { "host \(RedactedURL.string($0))" } ?? (production ? "production" : "sandbox")
         return "token auth (key \(keyId), team \(teamId)), topic \(topic ?? "from appIdentifier"), \(environment)"
     }
 }

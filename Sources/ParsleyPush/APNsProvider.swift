@@ -22,6 +22,8 @@ public final class APNsProvider: PushProvider {
     private let ownsClient: Bool
     private let logger: Logger
     private let now: @Sendable () -> ParseDate
+    /// Failures to reach APNs: counted, and logged once per kind and minute.
+    let failures: PushTransportFailures
 
     /// Reads each configuration's key. Without `httpClient`, creates one (HTTP/2 by ALPN, trusting the
     /// configurations' `caFile`s too) that `shutdown()` closes. `now` replaces the wall clock (tests).
@@ -40,7 +42,10 @@ public final class APNsProvider: PushProvider {
         ownsClient = httpClient == nil
         self.logger = logger
         self.now = now ?? PushHTTP.now
+        failures = PushTransportFailures(provider: name, service: "APNs", logger: logger)
     }
+
+    public var transportFailures: [String: Int] { failures.counts }
 
     public var summary: String {
         "APNs " + routes.map(\.configuration.summary).joined(separator: "; ")
@@ -71,7 +76,9 @@ public final class APNsProvider: PushProvider {
         }
         switch outcome {
         case .done(let result): return result
-        case .expiredProviderToken: return .failed(reason: "ExpiredProviderToken", transient: false)
+        case .expiredProviderToken:
+            failures.record(.authRejected, url: route.configuration.baseURL, detail: "HTTP 403 ExpiredProviderToken (twice)")
+            return .failed(reason: "ExpiredProviderToken", transient: false)
         }
     }
 
@@ -112,10 +119,14 @@ public final class APNsProvider: PushProvider {
             // Read even when not needed, so the stream or connection is left clean for the next request.
             let reason = await PushHTTP.json(of: response)?["reason"]?.stringValue
             if status == 403, reason == "ExpiredProviderToken" { return .expiredProviderToken(jwt) }
+            if let kind = PushTransportFailureKind.of(status: status) {
+                failures.record(kind, url: baseURL, detail: "HTTP \(status)" + (reason.map { " \($0)" } ?? ""))
+            }
             let outcome = Self.outcome(status: status, reason: reason, retryAfter: retryAfter)
             if outcome != .sent { logger.debug("APNs did not take a push", metadata: ["status": "\(status)", "reason": "\(reason ?? "")"]) }
             return .done(outcome)
         } catch {
+            failures.record(PushTransportFailureKind.of(error), url: baseURL, detail: "\(error)")
             logger.debug("APNs request failed", metadata: ["error": "\(error)"])
             return .done(.failed(reason: "APNs unreachable: \(error)", transient: true))
         }

@@ -12,6 +12,8 @@ actor FCMAccessTokens {
     struct Failure: Error {
         var reason: String
         var transient: Bool
+        /// Set when the token endpoint could not be reached or refused the service account (counted and logged).
+        var kind: PushTransportFailureKind? = nil
     }
 
     static let scope = "https://www.googleapis.com/auth/firebase.messaging"
@@ -96,7 +98,7 @@ actor FCMAccessTokens {
         do {
             response = try await client.execute(request, timeout: PushHTTP.requestTimeout)
         } catch {
-            throw Failure(reason: "OAuth2 token endpoint unreachable: \(error)", transient: true)
+            throw Failure(reason: "OAuth2 token endpoint unreachable: \(error)", transient: true, kind: .of(error))
         }
         let status = Int(response.status.code)
         let json = await PushHTTP.json(of: response)
@@ -104,7 +106,9 @@ actor FCMAccessTokens {
             // `{"error": "invalid_grant", "error_description": "..."}` for a revoked key or a wrong clock.
             let detail = [json?["error"]?.stringValue, json?["error_description"]?.stringValue].compactMap { $0 }.joined(separator: ": ")
             let transient = status == 429 || status >= 500
-            throw Failure(reason: "OAuth2 token endpoint answered \(status)\(detail.isEmpty ? "" : " (\(detail))")", transient: transient)
+            // 400 `invalid_grant` is a refused service account as much as 401/403 are.
+            let kind = PushTransportFailureKind.of(status: status) ?? (status == 400 ? .authRejected : nil)
+            throw Failure(reason: "OAuth2 token endpoint answered \(status)\(detail.isEmpty ? "" : " (\(detail))")", transient: transient, kind: kind)
         }
         return (token, Int64(json?["expires_in"]?.integerValue ?? 3600))
     }

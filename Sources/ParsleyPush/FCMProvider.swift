@@ -15,6 +15,8 @@ public final class FCMProvider: PushProvider {
     private let ownsClient: Bool
     private let logger: Logger
     private let now: @Sendable () -> ParseDate
+    /// Failures to reach FCM or its token endpoint: counted, and logged once per kind and minute.
+    let failures: PushTransportFailures
 
     /// Reads the service account's RSA key. Without `httpClient`, creates one (trusting `caFile` too) that
     /// `shutdown()` closes. `now` replaces the wall clock (tests).
@@ -32,7 +34,10 @@ public final class FCMProvider: PushProvider {
         ownsClient = httpClient == nil
         self.logger = logger
         self.now = now
+        failures = PushTransportFailures(provider: name, service: "FCM", logger: logger)
     }
+
+    public var transportFailures: [String: Int] { failures.counts }
 
     public var summary: String { configuration.summary }
 
@@ -56,7 +61,9 @@ public final class FCMProvider: PushProvider {
         }
         switch outcome {
         case .done(let result): return result
-        case .unauthenticated: return .failed(reason: "UNAUTHENTICATED", transient: false)
+        case .unauthenticated:
+            failures.record(.authRejected, url: configuration.endpoint, detail: "HTTP 401 (twice)")
+            return .failed(reason: "UNAUTHENTICATED", transient: false)
         }
     }
 
@@ -70,6 +77,7 @@ public final class FCMProvider: PushProvider {
         do {
             token = try await tokens.token()
         } catch let failure as FCMAccessTokens.Failure {
+            if let kind = failure.kind { failures.record(kind, url: configuration.effectiveTokenURI, detail: failure.reason) }
             return .done(.failed(reason: failure.reason, transient: failure.transient))
         } catch {
             return .done(.failed(reason: "no FCM access token: \(error)", transient: true))
@@ -85,10 +93,14 @@ public final class FCMProvider: PushProvider {
             // Read even when not needed, so the stream or connection is left clean for the next request.
             let error = await PushHTTP.json(of: response)?["error"]
             if status == 401 { return .unauthenticated(token) }
+            if let kind = PushTransportFailureKind.of(status: status) {
+                failures.record(kind, url: configuration.endpoint, detail: "HTTP \(status)" + (error?["status"]?.stringValue.map { " \($0)" } ?? ""))
+            }
             let outcome = Self.outcome(status: status, error: error, retryAfter: PushHTTP.retryAfter(response.headers, now: now()))
             if outcome != .sent { logger.debug("FCM did not take a push", metadata: ["status": "\(status)"]) }
             return .done(outcome)
         } catch {
+            failures.record(PushTransportFailureKind.of(error), url: configuration.endpoint, detail: "\(error)")
             logger.debug("FCM request failed", metadata: ["error": "\(error)"])
             return .done(.failed(reason: "FCM unreachable: \(error)", transient: true))
         }

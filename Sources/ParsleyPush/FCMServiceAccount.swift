@@ -68,7 +68,7 @@ public struct FCMConfiguration: Sendable, Equatable {
     /// `FCM HTTP v1, project my-app, as firebase-adminsdk@my-app.iam.gserviceaccount.com`.
     var summary: String {
         var line = "FCM HTTP v1, project \(serviceAccount.projectId), as \(serviceAccount.clientEmail)"
-        if endpoint != Self.defaultEndpoint { line += ", endpoint \(endpoint)" }
+        if endpoint != Self.defaultEndpoint { line += ", endpoint \(RedactedURL.string(endpoint))" }
         return line
     }
 }

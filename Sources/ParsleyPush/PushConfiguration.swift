@@ -167,7 +167,7 @@ enum PushConfigurationReader {
     static func caFile(_ value: JSONValue?, at path: String) throws(PushConfigurationError) -> String? {
         guard let file = try optionalString(value, at: path) else { return nil }
         guard let certificates = try? NIOSSLCertificate.fromPEMFile(file), !certificates.isEmpty else {
-            throw PushConfigurationError(key: path, "cannot read PEM certificates from \(file)")
+            throw PushConfigurationError(key: path, "names no readable file of PEM certificates")
         }
         return file
     }
@@ -178,7 +178,10 @@ enum PushConfigurationReader {
     ) throws(PushConfigurationError) -> String {
         let text = try string(value, at: path)
         if inline(text.trimmingCharacters(in: .whitespacesAndNewlines)) { return text }
-        guard let data = FileManager.default.contents(atPath: text) else { throw PushConfigurationError(key: path, "cannot read the file \(text)") }
+        // Not shown: a key pasted without its PEM header would otherwise be printed as the "file name".
+        guard let data = FileManager.default.contents(atPath: text) else {
+            throw PushConfigurationError(key: path, "is neither the key's text nor the path of a readable file")
+        }
         return String(decoding: data, as: UTF8.self)
     }
 }

@@ -64,4 +64,11 @@ public protocol PushProvider: Sendable {
     func send(_ message: PushMessage) async -> PushOutcome
     /// Closes what the provider created (its HTTP client); an injected client is left to its owner.
     func shutdown() async throws
+    /// Requests that could not get through to the service since the start, by `PushTransportFailureKind` raw value
+    /// (`connection_refused`, `tls`, `http_5xx`, ...): `parsley_push_transport_failures_total`.
+    var transportFailures: [String: Int] { get }
+}
+
+extension PushProvider {
+    public var transportFailures: [String: Int] { [:] }
 }

@@ -92,7 +92,7 @@ public final class Webhooks: Sendable {
         for attempt in 1...max(1, attempts) {
             if attempt > 1 { try? await Task.sleep(for: .milliseconds(200 * (attempt - 1))) }
             if let openUntil = breakers.withLock({ $0[hook.url]?.openUntil }), ContinuousClock.now < openUntil {
-                throw ParseError(.scriptFailed, "Webhook \(hook.url) is unavailable (too many failures)")
+                throw ParseError(.scriptFailed, "Webhook \(RedactedURL.string(hook.url)) is unavailable (too many failures)")
             }
             let outcome = await send(hook.url, body)
             switch outcome {
@@ -102,7 +102,7 @@ public final class Webhooks: Sendable {
             case .failure(let error):
                 record(hook.url, failed: true)
                 lastError = error
-                logger.warning("webhook call failed", metadata: ["url": "\(hook.url)", "attempt": "\(attempt)", "error": "\(error.message)"])
+                logger.warning("webhook call failed", metadata: ["url": "\(RedactedURL.string(hook.url))", "attempt": "\(attempt)", "error": "\(error.message)"])
             }
         }
         throw lastError

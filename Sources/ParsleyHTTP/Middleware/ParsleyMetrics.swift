@@ -27,6 +27,8 @@ public final class ParsleyMetrics: Sendable {
         public var liveQuerySubscriptions = 0
         public var liveQueryEventsDelivered = 0
         public var liveQuerySlowClients = 0
+        /// Push requests that could not get through to APNs/FCM since the start: provider → kind → count.
+        public var pushTransportFailures: [String: [String: Int]] = [:]
         public init(readersBusy: Int, readers: Int, writesQueued: Int, pointReadsCoalesced: Int = 0, changeEventsDropped: Int = 0) {
             self.readersBusy = readersBusy
             self.readers = readers
@@ -84,18 +86,26 @@ public final class ParsleyMetrics: Sendable {
         namespace: "parsley", metricName: "livequery_slow_clients_disconnected", unitName: "total",
         helpText: "LiveQuery clients disconnected because their queue was full, since the start") }
 
+    static var pushTransportFailures: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "parsley", metricName: "push_transport_failures", unitName: "total",
+        helpText: "Push requests that could not get through to APNs or FCM, by provider and kind, since the start") }
+
     static var logLinesDropped: MetricNameDescriptor { MetricNameDescriptor(
         namespace: "parsley", metricName: "log_lines_dropped", unitName: "total",
         helpText: "Log lines dropped because standard output could not keep up, since the start") }
 
     /// Advances the counter `descriptor` (with `label`) to `total`.
     private func advance(_ descriptor: MetricNameDescriptor, _ total: Int, label: (String, String)? = nil) {
-        let key = descriptor.metricName + "|" + (label?.1 ?? "")
+        advance(descriptor, total, labels: label.map { [$0] } ?? [])
+    }
+
+    private func advance(_ descriptor: MetricNameDescriptor, _ total: Int, labels: [(String, String)]) {
+        let key = descriptor.metricName + "|" + labels.map(\.1).joined(separator: "|")
         let added = totalsAtLastScrape.withLock { last in
             defer { last[key] = max(last[key] ?? 0, total) }
             return max(0, total - (last[key] ?? 0))
         }
-        registry.makeCounter(descriptor: descriptor, labels: label.map { [$0] } ?? []).increment(by: Int64(added))
+        registry.makeCounter(descriptor: descriptor, labels: labels).increment(by: Int64(added))
     }
 
     public init(pool: (@Sendable () -> PoolUsage)? = nil) {
@@ -132,6 +142,9 @@ public final class ParsleyMetrics: Sendable {
             registry.makeGauge(descriptor: Self.liveQuerySubscriptions).set(Double(usage.liveQuerySubscriptions))
             advance(Self.liveQueryEvents, usage.liveQueryEventsDelivered)
             advance(Self.liveQuerySlowClients, usage.liveQuerySlowClients)
+            for (provider, kinds) in usage.pushTransportFailures {
+                for (kind, n) in kinds { advance(Self.pushTransportFailures, n, labels: [("provider", provider), ("kind", kind)]) }
+            }
         }
         advance(Self.logLinesDropped, LogSink.shared.dropped)
         return registry.emitToString()
