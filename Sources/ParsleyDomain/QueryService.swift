@@ -51,6 +51,16 @@ public struct QueryService: Sendable {
 
     /// A find, or the find behind a get (`operation` `.get`).
     func find(_ className: String, _ find: FindOptions, auth: Auth, operation: ClassLevelPermissions.Operation) async throws -> Page {
+        do {
+            return try await findOnce(className, find, auth: auth, operation: operation)
+        } catch where SchemaService.isStale(error) {
+            // A table or column another node dropped a moment ago: the schemas as the database holds them, then again.
+            try await schemas.compareVersions()
+            return try await findOnce(className, find, auth: auth, operation: operation)
+        }
+    }
+
+    private func findOnce(_ className: String, _ find: FindOptions, auth: Auth, operation: ClassLevelPermissions.Operation) async throws -> Page {
         if !auth.isMaster { try Permissions.requireMasterOnlyAccess(operation, className) }
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         // Re-read when the cache lacks the class or a field the query names (another node may have just made them).

@@ -76,7 +76,13 @@ extension SchemaService {
         guard freshness.shared, Transaction.current == nil else { return }
         let now = ContinuousClock.now
         if let last = freshness.compared.withLock({ $0 }), now - last < CacheTrust.schemas { return }
-        _ = try await freshness.versions.read(0, notBefore: now - CacheTrust.schemas) { [self] in
+        try await compareVersions(notBefore: now - CacheTrust.schemas)
+    }
+
+    /// Compares the cached versions with the database's now (by default in a read that starts after this call).
+    public func compareVersions(notBefore: ContinuousClock.Instant = .now) async throws {
+        guard freshness.shared, Transaction.current == nil else { return }
+        _ = try await freshness.versions.read(0, notBefore: notBefore) { [self] in
             let started = ContinuousClock.now
             let stamp = cacheStamp()
             let stored = try await readVersions()
@@ -96,6 +102,14 @@ extension SchemaService {
             }
             return true
         }
+    }
+
+    /// Whether a statement may have failed because this node's cached schema is stale: a table or column it names is
+    /// gone (PostgreSQL's 42P01, 42703: another node dropped the class or field) or has another type than the cache
+    /// says (42883, 42804, 22P02: the field was deleted and added again with another type).
+    public static func isStale(_ error: any Error) -> Bool {
+        guard case StoreError.database(let message) = error else { return false }
+        return ["42P01", "42703", "42883", "42804", "22P02"].contains { message.hasPrefix($0) }
     }
 
     // MARK: Reading

@@ -106,10 +106,19 @@ struct NodesConsistencyTests {
             #expect(retyped.status == 201, "node B refused the field's new type: \(retyped.json)")
             #expect(try await b.create("Widget", ["color": "green"]).code == 111)
 
+            // A field dropped on A that B still has cached: B's query fails in the database, and B answers it again
+            // with the schema as the database holds it (no results, not an error).
+            #expect(try await a.request(.put, "/schemas/Widget", ["className": "Widget", "fields": ["size": ["__op": "Delete"]]]).status == 200)
+            #expect(apiB.services.schemas.schema("Widget")?.fields["size"] == .number)
+            let bySize = try await b.find("Widget", where: ["size": 2])
+            #expect(bySize.status == 200 && bySize.results.isEmpty, "\(bySize.json)")
+
             // Dropped on A: B forgets the class within the bound and can make it anew.
             let doomed = try await b.createId("Doomed", ["n": 1])
             #expect(try await a.delete("Doomed", doomed).status == 200)
             #expect(try await a.request(.delete, "/schemas/Doomed").status == 200)
+            let emptied = try await b.find("Doomed")
+            #expect(emptied.status == 200 && emptied.results.isEmpty, "node B failed on the class node A dropped: \(emptied.json)")
             let since = ContinuousClock.now
             let gone = try await Self.within(CacheTrust.schemas, since: since, { try await b.request(.get, "/schemas/Doomed") }) { $0.code == 103 }
             #expect(gone.code == 103, "node B still serves the class node A dropped: \(gone.json)")
