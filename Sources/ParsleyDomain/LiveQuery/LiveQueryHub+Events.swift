@@ -98,31 +98,62 @@ extension LiveQueryHub {
         if !s.isMaster {
             do { pointerRule = try permissions.authorize(.find, e.className, auth: auth, clp: scope.clp) } catch { return }
         }
+        let access = s.isMaster ? nil : readAccess(scope, auth: auth)
+        // A field the query or the watch reads may have become protected since the subscription (a CLP changed, a
+        // role was left): the subscription ends as it would now be refused.
+        if let access, !access.hidden.isDisjoint(with: s.readFields) {
+            let field = s.readFields.intersection(access.hidden).sorted()[0]
+            return end(s, LiveQueryError(ParseError(.operationForbidden, "This user is not allowed to query \(field) on class \(e.className)")))
+        }
+        // Read permission (ACL, pointer permissions) on each version, then the query on the versions the subscriber
+        // may read.
         let principals = auth.principals
-        func visible(_ o: [String: JSONValue]?) async -> Bool {
+        func mayRead(_ o: [String: JSONValue]?) -> Bool {
             guard let o else { return false }
             if let principals, !Self.readable(o, by: principals) { return false }
             if let pointerRule, scope.matcher.matches(pointerRule, o) != true { return false }
-            return await matches(s.predicate, o, scope: scope, auth: auth)
+            return true
         }
-        let before = e.operation == .create ? false : await visible(e.original)
-        let now = e.operation == .delete ? false : await visible(e.object)
-        guard let kind = LiveQueryEvent.choose(e.operation.rawValue, before: before, now: now, watch: s.watch, original: e.original, object: e.object)
+        let readBefore = e.operation != .create && mayRead(e.original)
+        let readNow = e.operation != .delete && mayRead(e.object)
+        let before = readBefore ? await matches(s.predicate, e.original ?? [:], scope: scope, auth: auth) : false
+        let now = readNow ? await matches(s.predicate, e.object ?? [:], scope: scope, auth: auth) : false
+        // `watch` compares the versions as the subscriber sees them: a protected field never makes an event.
+        var (watchedBefore, watchedNow) = (e.original, e.object)
+        if let access, !s.watch.isEmpty {
+            watchedBefore = e.original.map { shape($0, scope, access: access, keys: nil) }
+            watchedNow = e.object.map { shape($0, scope, access: access, keys: nil) }
+        }
+        guard let kind = LiveQueryEvent.choose(e.operation.rawValue, before: before, now: now, watch: s.watch, original: watchedBefore, object: watchedNow)
         else { return }
-        let access = s.isMaster ? nil : readAccess(scope, auth: auth)
-        let sendsOriginal = [.enter, .update, .leave].contains(kind)
+        // Never a version the subscriber may not read (a leave after losing access carries what it saw before).
+        let carried = kind.carries(readBefore: readBefore, readNow: readNow)
+        func version(_ v: LiveQueryEvent.Version) -> [String: JSONValue]? {
+            switch v {
+            case .current: return e.object
+            case .previous: return e.original
+            case .identity: return LiveQueryEvent.identity(of: e.object)
+            }
+        }
+        func textKey(_ v: LiveQueryEvent.Version) -> String {
+            switch v {
+            case .current: return "o"
+            case .previous: return "r"
+            case .identity: return "i"
+            }
+        }
         guard let hook = triggers.afterEvent[e.className] else {
             // Subscribers who see the same fields share the object's JSON text.
             let view = Self.view(access, keys: s.keys, className: e.className)
-            let object = scope.text(view.map { "o" + $0 }) { shape(e.operation == .delete ? e.original : e.object, scope, access: access, keys: s.keys) }
-            let original = sendsOriginal ? scope.text(view.map { "r" + $0 }) { shape(e.original, scope, access: access, keys: s.keys) } : nil
+            let object = scope.text(view.map { textKey(carried.object) + $0 }) { shape(version(carried.object), scope, access: access, keys: s.keys) }
+            let original = carried.original.map { v in scope.text(view.map { textKey(v) + $0 }) { shape(version(v), scope, access: access, keys: s.keys) } }
             if s.connection.send(eventText: kind.rawValue, requestId: s.key.requestId, object: object, original: original) {
                 counters.delivered.add(1, ordering: .relaxed)
             }
             return
         }
-        var object = shape(e.operation == .delete ? e.original : e.object, scope, access: access, keys: s.keys)
-        var original = sendsOriginal ? e.original.map { shape($0, scope, access: access, keys: s.keys) } : nil
+        var object = shape(version(carried.object), scope, access: access, keys: s.keys)
+        var original = carried.original.map { shape(version($0), scope, access: access, keys: s.keys) }
         do {
             var request = LiveQueryEventRequest(
                 caller: try await caller(auth, address: s.connection.address), className: e.className, event: kind.rawValue, object: object,

@@ -190,19 +190,34 @@ public final class LiveQueryHub: Sendable {
                 .invalidQuery,
                 "$regex '\(unsafe.pattern.prefix(64))' is not allowed in LiveQuery subscriptions: nested quantifiers, quantified alternations and back-references can run for ever")
         }
+        let readFields = predicate.referencedFields.union(Self.topFields(watch ?? []))
         if !auth.isMaster {
             let permissions = self.permissions
             let clp = permissions.classLevelPermissions(className)
             _ = try permissions.authorize(.find, className, auth: auth, clp: clp)
             let hidden = clp.protectedFields(userId: userId, roles: roleNames).union(Permissions.alwaysProtected(className))
             try Permissions.denyProtected(hidden, in: predicate.referencedFields, className: className)
+            try Self.denyWatch(watch ?? [], hidden: hidden, className: className)
             predicate = try permissions.secureSubqueries(predicate, auth: auth)
             if let own = Permissions.ownRowsOnly(className, auth: auth) { predicate = .and([predicate, own]) }
         }
         return LiveSubscription(
             key: LiveSubscription.Key(clientId: c.clientId, requestId: m.requestId), connection: c, className: className, predicate: predicate,
-            keys: keys, watch: watch ?? [], sessionToken: token, userId: userId, isMaster: auth.isMaster,
+            keys: keys, watch: watch ?? [], readFields: readFields, sessionToken: token, userId: userId, isMaster: auth.isMaster,
             installationId: identity.installationId, equality: SubscriptionIndex.equality(of: predicate, schema: schemas.schema(className)))
+    }
+
+    /// 119 for a `watch` on a field the subscriber may not read (protected, internal, a credential): an update sent
+    /// only when it changes would tell its changes (an oracle), as a query on it would.
+    static func denyWatch(_ watch: [String], hidden: Set<String>, className: String) throws(ParseError) {
+        for field in topFields(watch).sorted() where hidden.contains(field) || field.hasPrefix("_") || neverSent.contains(field) {
+            throw ParseError(.operationForbidden, "This user is not allowed to watch \(field) on class \(className)")
+        }
+    }
+
+    /// The top-level field of each name (`address.city` reads `address`).
+    static func topFields(_ names: [String]) -> Set<String> {
+        Set(names.map { name in name.split(separator: ".", maxSplits: 1).first.map(String.init) ?? name })
     }
 
     /// The `error` frame for a refused connect or subscription: its own code for LiveQuery and Parse errors, 141

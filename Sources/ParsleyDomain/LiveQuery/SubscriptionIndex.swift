@@ -16,6 +16,9 @@ final class LiveSubscription: Sendable {
     let predicate: QueryNode
     let keys: [String]?
     let watch: [String]
+    /// The fields of the class the `where` and the `watch` read: none may be protected from the subscriber, at
+    /// subscribe time and at each event (a CLP or role that changes later ends the subscription).
+    let readFields: Set<String>
     /// The session the subscription reads as (its own token, else the connection's), nil for the master or nobody.
     let sessionToken: String?
     let userId: String?
@@ -25,8 +28,8 @@ final class LiveSubscription: Sendable {
     let equality: (field: String, value: String)?
 
     init(
-        key: Key, connection: LiveConnection, className: String, predicate: QueryNode, keys: [String]?, watch: [String], sessionToken: String?,
-        userId: String?, isMaster: Bool, installationId: String?, equality: (field: String, value: String)?
+        key: Key, connection: LiveConnection, className: String, predicate: QueryNode, keys: [String]?, watch: [String], readFields: Set<String>,
+        sessionToken: String?, userId: String?, isMaster: Bool, installationId: String?, equality: (field: String, value: String)?
     ) {
         self.key = key
         self.connection = connection
@@ -34,6 +37,7 @@ final class LiveSubscription: Sendable {
         self.predicate = predicate
         self.keys = keys
         self.watch = watch
+        self.readFields = readFields
         self.sessionToken = sessionToken
         self.userId = userId
         self.isMaster = isMaster
