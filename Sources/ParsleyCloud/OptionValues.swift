@@ -214,7 +214,11 @@ enum OptionFlags {
                     i += 1
                 }
             } else {
-                guard i + 1 < arguments.count else { throw ServerSettings.Invalid(description: "\(parts[0]) needs a value") }
+                // A flag as the value (`--clientKey --masterKey s3cret`) means the value was left out; taking the flag
+                // would leave `s3cret` as the config file's path, printed when it cannot be read.
+                guard i + 1 < arguments.count, OptionTable.byFlag[arguments[i + 1].split(separator: "=").first.map(String.init) ?? ""] == nil else {
+                    throw ServerSettings.Invalid(description: "\(parts[0]) needs a value")
+                }
                 value = arguments[i + 1]
                 i += 1
             }

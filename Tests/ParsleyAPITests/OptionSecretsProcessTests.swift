@@ -69,6 +69,8 @@ struct OptionSecretsProcessTests {
             Case(description: "encryption key", environment: ["PARSE_SERVER_ENCRYPTION_KEY": s], expect: .refused(naming: "encryptionKey (PARSE_SERVER_ENCRYPTION_KEY)")),
             Case(description: "password policy with a bad part", environment: ["PARSE_SERVER_PASSWORD_POLICY": #"{"validatorPattern":"(\#(s)"}"#],
                 expect: .refused(naming: "validatorPattern")),
+            Case(description: "a flag left without its value", arguments: ["--clientKey", "--masterKey", s], expect: .refused(naming: "--clientKey needs a value")),
+            Case(description: "a secret taken for the config file's path", arguments: [s], expect: .refused(naming: "PARSE_SERVER_CONFIG: cannot read the config file")),
             Case(description: "a key in a number option", environment: ["PARSLEY_METRICS_PORT": s], expect: .refused(naming: "PARSLEY_METRICS_PORT")),
             Case(description: "a key in a boolean option", environment: ["PARSE_SERVER_VERIFY_USER_EMAILS": s],
                 expect: .refused(naming: "PARSE_SERVER_VERIFY_USER_EMAILS")),
