@@ -9,7 +9,7 @@ extension QueryService {
     /// answers any failure of an aggregate, never a 5xx.
     public func aggregate(_ className: String, params: [String: JSONValue]) async throws -> [JSONValue] {
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
-        guard let schema = schemas.schema(className) else { return [] }
+        guard let schema = try await schemas.current(className) else { return [] }  // (re-read on a miss: another node's class)
         let all = schemas.all()
         // A client's parser: `_` keys are 105 in `where` and `$match`, as in a client's find.
         var parser = QueryParser(allowInternalFields: false, now: .now)

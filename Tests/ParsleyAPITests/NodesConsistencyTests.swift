@@ -60,6 +60,9 @@ struct NodesConsistencyTests {
             #expect(got.status == 200 && got["name"] == "made on A", "\(got.json)")
             #expect(try await b.ids("Fresh", where: ["name": "made on A"]) == [id])
             #expect(try await b.update("Fresh", id, ["n": ["__op": "Increment", "amount": 1]]).status == 200)
+            _ = try await a.createId("Tally", ["kind": "made on A"])
+            let distinct = try await b.request(.get, "/aggregate/Tally?distinct=kind")
+            #expect(distinct.results == ["made on A"], "\(distinct.json)")
 
             // A class whose permissions allow only the master key to create: B does not take it for an open class.
             let locked = try await a.request(.post, "/schemas/Locked", [
