@@ -68,7 +68,7 @@ struct LiveQueryHardeningTests {
         }
     }
 
-    @Test("original is filtered with the rights before the write: an object the reader could not read enters with only its identity", arguments: Backend.all)
+    @Test("original is filtered with the rights before the write: an object unreadable before enters with only its identity", arguments: Backend.all)
     func originalUsesRightsBeforeTheWrite(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, TestServer.liveOptions(T.live)) { p in
             let (ann, _) = try await p.newUser("ann")
@@ -102,7 +102,7 @@ struct LiveQueryHardeningTests {
         }
     }
 
-    @Test("watch on a protected field, an internal field or a credential is refused with 119 (subscribe and update); keys only cut", arguments: Backend.all)
+    @Test("watch on a protected, internal or credential field is refused with 119 (subscribe and update); keys only cut", arguments: Backend.all)
     func watchCannotProbe(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, TestServer.liveOptions(T.live)) { p in
             let (_, bobToken) = try await p.newUser("bob")

@@ -124,7 +124,9 @@ extension LiveQueryHub {
             watchedBefore = e.original.map { shape($0, scope, access: access, keys: nil) }
             watchedNow = e.object.map { shape($0, scope, access: access, keys: nil) }
         }
-        guard let kind = LiveQueryEvent.choose(e.operation.rawValue, before: before, now: now, watch: s.watch, original: watchedBefore, object: watchedNow)
+        guard
+            let kind = LiveQueryEvent.choose(
+                e.operation.rawValue, before: before, now: now, watch: s.watch, original: watchedBefore, object: watchedNow)
         else { return }
         // Never a version the subscriber may not read (a leave after losing access carries what it saw before).
         let carried = kind.carries(readBefore: readBefore, readNow: readNow)
@@ -146,7 +148,9 @@ extension LiveQueryHub {
             // Subscribers who see the same fields share the object's JSON text.
             let view = Self.view(access, keys: s.keys, className: e.className)
             let object = scope.text(view.map { textKey(carried.object) + $0 }) { shape(version(carried.object), scope, access: access, keys: s.keys) }
-            let original = carried.original.map { v in scope.text(view.map { textKey(v) + $0 }) { shape(version(v), scope, access: access, keys: s.keys) } }
+            let original = carried.original.map { v in
+                scope.text(view.map { textKey(v) + $0 }) { shape(version(v), scope, access: access, keys: s.keys) }
+            }
             if s.connection.send(eventText: kind.rawValue, requestId: s.key.requestId, object: object, original: original) {
                 counters.delivered.add(1, ordering: .relaxed)
             }
