@@ -23,7 +23,17 @@ public final class SessionService: Sendable {
         var session: Session
         var trustedUntil: Int64
     }
-    private let cache = NIOLockedValueBox<[String: Cached]>([:])
+    /// `generation` counts what was forgotten: a lookup that began before a session was revoked here does not cache
+    /// what it read.
+    private struct Cache {
+        var entries: [String: Cached] = [:]
+        var generation: UInt64 = 0
+        mutating func forget(_ body: (inout [String: Cached]) -> Void) {
+            body(&entries)
+            generation &+= 1
+        }
+    }
+    private let cache = NIOLockedValueBox(Cache())
     static let cacheLimit = 10_000
 
     public init(store: SQLStore, schemas: SchemaService, objects: ObjectService, options: ParseServerOptions) {
@@ -39,7 +49,8 @@ public final class SessionService: Sendable {
         // Trusted for `CacheTrust.sessions` from when its lookup started: a session revoked on another node fails here
         // by then, even if that node's announcement never arrives.
         let now = ContinuousClockEpoch.millisecondsSince1970()
-        if let cached = cache.withLockedValue({ $0[token] }), cached.trustedUntil > now {
+        let (found, generation) = cache.withLockedValue { ($0.entries[token], $0.generation) }
+        if let cached = found, cached.trustedUntil > now {
             session = cached.session
         } else {
             guard let found = try await lookup(token) else {
@@ -49,8 +60,9 @@ public final class SessionService: Sendable {
             session = found
             let until = now + CacheTrust.milliseconds(CacheTrust.sessions)
             cache.withLockedValue { c in
-                if c.count >= Self.cacheLimit { c.removeAll() }
-                c[token] = Cached(session: found, trustedUntil: until)
+                guard c.generation == generation else { return }
+                if c.entries.count >= Self.cacheLimit { c.entries.removeAll() }
+                c.entries[token] = Cached(session: found, trustedUntil: until)
             }
         }
         if let expires = session.expiresAt, expires < .now {
@@ -130,23 +142,24 @@ public final class SessionService: Sendable {
             }
         }
         let tokens = rows.compactMap { $0["sessionToken"]?.stringValue }
-        cache.withLockedValue { c in for t in tokens { c[t] = nil } }
+        cache.withLockedValue { c in c.forget { e in for t in tokens { e[t] = nil } } }
         await announceRevoked(tokens)
     }
 
     public func invalidate(token: String) {
-        cache.withLockedValue { _ = $0.removeValue(forKey: token) }
+        // (Only a token this node holds counts as forgotten: unknown tokens do not stop other lookups from caching.)
+        cache.withLockedValue { c in if c.entries[token] != nil { c.forget { _ = $0.removeValue(forKey: token) } } }
     }
 
     /// Forgets every cached session (after `_Session` rows changed through the generic API).
     public func invalidateAll() async {
-        cache.withLockedValue { $0.removeAll() }
+        cache.withLockedValue { $0.forget { $0.removeAll() } }
         await broadcaster?.broadcast("sessions")
     }
 
     /// Forgets every cached session in this process only (another process announced a change).
     public func forgetCached() {
-        cache.withLockedValue { $0.removeAll() }
+        cache.withLockedValue { $0.forget { $0.removeAll() } }
     }
 
     var broadcaster: (any ChangeBroadcasting)? { store.database as? any ChangeBroadcasting }
