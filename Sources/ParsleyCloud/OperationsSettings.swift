@@ -80,11 +80,10 @@ extension ServerSettings {
     }
 
     static func operationsOptions(
-        rateLimits: [RateLimitRule], metrics: Bool, database: any SQLDatabase, changes: ChangeFeed, cloud: CloudRuntime,
+        metrics: Bool, database: any SQLDatabase, changes: ChangeFeed, cloud: CloudRuntime,
         liveQuery: LiveQueryHub? = nil, pushProviders: [any PushProvider] = []
     ) -> OperationsOptions {
         var operations = OperationsOptions()
-        operations.rateLimits = rateLimits
         if metrics {
             operations.metrics = ParsleyMetrics(pool: {
                 let u = database.poolUsage

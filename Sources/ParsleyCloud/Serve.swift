@@ -46,8 +46,9 @@ struct Serve: AsyncParsableCommand {
         let (database, path) = try await Self.openDatabase(uri: s.databaseURI, storage: s.storage, logger: logger)
         // The services touch the database only once its service runs: they are prepared (the schema table, system
         // classes, the file store) before the HTTP server starts listening.
-        let api = ParseAPI(services: ParseServices(options: s.options, database: database, cloud: Parsley.registered.withLock { $0 }))
-        let operations = ServerSettings.operationsOptions(rateLimits: s.rateLimits, metrics: s.metricsPort != nil, database: database, changes: api.changes, cloud: api.services.cloud,
+        let api = ParseAPI(
+            services: ParseServices(options: s.options, database: database, cloud: Parsley.registered.withLock { $0 }), rateLimits: s.rateLimits)
+        let operations = ServerSettings.operationsOptions(metrics: s.metricsPort != nil, database: database, changes: api.changes, cloud: api.services.cloud,
             liveQuery: api.services.liveQuery, pushProviders: s.options.push.providers)
         let shownHost = s.host == "0.0.0.0" ? "localhost" : s.host
         let (appId, mountPath, masterKey) = (s.options.applicationId, s.options.mountPath, s.options.masterKey)

@@ -62,6 +62,25 @@ public struct Permissions: Sendable {
         className == "_User" ? ["authData"] : []
     }
 
+    /// Fields that are themselves a way in (a session's token, a user's `authData`: an anonymous id, provider tokens):
+    /// the read-only master key never reads them nor queries on them, so read access never becomes a log-in.
+    static func credentials(_ className: String) -> Set<String> {
+        switch className {
+        case "_User": return ["authData"]
+        case "_Session": return ["sessionToken"]
+        default: return []
+        }
+    }
+
+    /// What the read-only master key may read of `className`: everything but its credentials (nil: not read-only).
+    static func readOnlyMasterAccess(_ className: String, predicate: QueryNode, order: [SortKey], auth: Auth) throws(ParseError) -> ReadAccess? {
+        guard auth.isMaster, auth.isReadOnly else { return nil }
+        var access = ReadAccess(predicate: predicate, className: className, userId: nil, isMaster: false)
+        access.hidden = credentials(className)
+        try denyProtected(access.hidden, in: predicate.referencedFields.union(order.map(\.path.field)), className: className)
+        return access
+    }
+
     /// Clients read only their own sessions (Parse Server adds `user = caller` to every `_Session` read); nil
     /// for other classes. Anonymous callers read none.
     static func ownRowsOnly(_ className: String, auth: Auth) -> QueryNode? {
@@ -147,6 +166,7 @@ public struct Permissions: Sendable {
     public func authorizeRead(
         _ schema: ClassSchema, predicate: QueryNode, whereValue: JSONValue?, order: [SortKey], fetches: Bool, counts: Bool, auth: Auth
     ) throws(ParseError) -> ReadAccess {
+        if let readOnly = try Self.readOnlyMasterAccess(schema.className, predicate: predicate, order: order, auth: auth) { return readOnly }
         var access = ReadAccess(predicate: predicate, className: schema.className, userId: auth.userId, isMaster: auth.isMaster)
         if auth.isMaster { return access }
         let isGet = whereValue?.objectValue.map { $0.count == 1 && $0["objectId"]?.stringValue != nil } ?? false
@@ -173,6 +193,7 @@ public struct Permissions: Sendable {
 
     /// Authorizes fetching included objects of `schema` (checked as `get`).
     public func authorizeInclude(_ schema: ClassSchema, predicate: QueryNode, auth: Auth) throws(ParseError) -> ReadAccess {
+        if let readOnly = try Self.readOnlyMasterAccess(schema.className, predicate: predicate, order: [], auth: auth) { return readOnly }
         var access = ReadAccess(predicate: predicate, className: schema.className, userId: auth.userId, isMaster: auth.isMaster)
         if auth.isMaster { return access }
         let clp = classLevelPermissions(schema.className)

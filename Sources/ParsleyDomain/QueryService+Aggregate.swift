@@ -7,7 +7,8 @@ extension QueryService {
     /// as one SQL statement. An unknown class answers no results. Internal fields and credentials are refused
     /// wherever they are named (105, see `AggregateFields`); a statement the database refuses is 102, as Parse Server
     /// answers any failure of an aggregate, never a 5xx.
-    public func aggregate(_ className: String, params: [String: JSONValue]) async throws -> [JSONValue] {
+    public func aggregate(_ className: String, params: [String: JSONValue], auth: Auth) async throws -> [JSONValue] {
+        let readOnly = auth.isReadOnly
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         guard let schema = try await schemas.current(className) else { return [] }  // (re-read on a miss: another node's class)
         let all = schemas.all()
@@ -16,9 +17,9 @@ extension QueryService {
         parser.schemas = all
         if let field = params["distinct"] {
             guard let name = field.stringValue, !name.isEmpty else { throw ParseError(.invalidQuery, "distinct must be a field name") }
-            try AggregateFields.check(name, in: className)
+            try AggregateFields.check(name, in: className, readOnly: readOnly)
             let predicate = try parser.parse(params["where"], className: className)
-            try AggregateFields.check(predicate, in: className)
+            try AggregateFields.check(predicate, in: className, readOnly: readOnly)
             return try await runAggregate { try await store.distinct(name, schema: schema, predicate: predicate, schemas: all) }
         }
         var stages = params["pipeline"]
@@ -29,9 +30,9 @@ extension QueryService {
             stages = .object(given)
         }
         let pipeline = try AggregatePipeline.parse(stages!)
-        for field in pipeline.fieldReferences { try AggregateFields.check(field, in: className) }
+        for field in pipeline.fieldReferences { try AggregateFields.check(field, in: className, readOnly: readOnly) }
         let predicate = try parser.parse(pipeline.match, className: className)
-        try AggregateFields.check(predicate, in: className)
+        try AggregateFields.check(predicate, in: className, readOnly: readOnly)
         if pipeline.group != nil || pipeline.count != nil {
             let rows = try await runAggregate { try await store.aggregate(pipeline, schema: schema, predicate: predicate, schemas: all) }
             return rows.map(JSONValue.object)
@@ -46,7 +47,9 @@ extension QueryService {
             keys: pipeline.project.map { Set($0.map { $0 == "_id" ? "objectId" : $0 }) }, readPrincipals: nil, schemas: all)
         let found = try await runAggregate { try await store.find(spec) }
         return found.map {
-            .object(AggregateFields.visible(shape($0, schema: schema, keys: pipeline.project.map(Set.init), exclude: []), in: className))
+            .object(
+                AggregateFields.visible(
+                    shape($0, schema: schema, keys: pipeline.project.map(Set.init), exclude: []), in: className, readOnly: readOnly))
         }
     }
 

@@ -80,7 +80,7 @@ public struct QueryService: Sendable {
             redirected = target
         }
         let all = schemas.all()
-        var parser = QueryParser(allowInternalFields: auth.isMaster, now: .now)
+        var parser = QueryParser(internalFields: Self.internalFields(auth), now: .now)
         parser.schemas = all
         let predicate = try parser.parse(find.whereValue, className: schema.className)
         var order: [SortKey] = []
@@ -92,7 +92,7 @@ public struct QueryService: Sendable {
                 order.append(SortKey(path: FieldPath(field: "$score"), descending: true))
                 continue
             }
-            let path = try QueryParser(allowInternalFields: auth.isMaster, now: .now).fieldPath(name)
+            let path = try QueryParser(internalFields: Self.internalFields(auth), now: .now).fieldPath(name)
             order.append(SortKey(path: path, descending: descending))
         }
         var limit = find.limit ?? options.defaultLimit
@@ -160,6 +160,12 @@ public struct QueryService: Sendable {
         } catch StoreError.tooComplex {
             throw ParseError(.invalidQuery, "The query is too complex for the database")
         }
+    }
+
+    /// The internal fields a caller's `where` and `order` may name: none for clients, fewer for the read-only master key.
+    static func internalFields(_ auth: Auth) -> Set<String> {
+        guard auth.isMaster else { return [] }
+        return auth.isReadOnly ? QueryParser.readOnlyMasterInternalFields : QueryParser.masterInternalFields
     }
 
     static func components(_ path: String) -> [String] { path.split(separator: ".").map(String.init) }

@@ -194,6 +194,45 @@ struct HardeningPathsTests {
     }
 }
 
+extension HardeningPathsTests {
+    @Test("finds: no key may query the password hash; the read-only master key reads and queries no credential", arguments: Backend.all)
+    func credentialsThroughFind(_ backend: Backend) async throws {
+        let readOnly = "paths-read-only-key"
+        try await TestServer.with(backend: backend, TestServer.options { $0.readOnlyMasterKey = readOnly }) { p in
+            let alice = try await p.newUser("alice")
+            let anon = try await p.request(.post, "/users", ["authData": ["anonymous": ["id": "anon-login-id"]]], master: false)
+            let anonToken = try #require(anon["sessionToken"]?.stringValue)
+            func get(_ path: String, key: String) async throws -> Reply {
+                try await p.request(.get, path, master: false, extra: ["X-Parse-Master-Key": key])
+            }
+            let hashOracle = "/classes/_User?count=1&where=" + ParseClient.encode(#"{"_hashed_password":{"$regex":"^\\$2"}}"#)
+            for key in [TestServer.masterKey, readOnly] {
+                for path in [hashOracle, "/classes/_User?order=_hashed_password", "/classes/_User?order=-_password_history"] {
+                    let r = try await get(path, key: key)
+                    #expect(r.status == 400 && r.code == 105, "\(path): \(r.json)")
+                }
+            }
+            // A single-use reset token: the master key may query it, the read-only key may not.
+            let tokenProbe = "/classes/_User?count=1&where=" + ParseClient.encode(#"{"_perishable_token":{"$exists":false}}"#)
+            #expect(try await get(tokenProbe, key: TestServer.masterKey).status == 200)
+            #expect(try await get(tokenProbe, key: readOnly).code == 105)
+            // Sessions and authData: the master key reads them, the read-only key neither reads nor queries them.
+            let sessions = try await get("/classes/_Session?include=user", key: readOnly)
+            #expect(sessions.status == 200 && sessions.results.count == 2, "\(sessions.json)")
+            let text = JSONWriter.string(sessions.json)
+            #expect(!text.contains(alice.token) && !text.contains(anonToken) && !text.contains("anon-login-id"), "\(text)")
+            let users = try await get("/classes/_User", key: readOnly)
+            #expect(!JSONWriter.string(users.json).contains("anon-login-id"), "\(users.json)")
+            let byToken = "/classes/_Session?where=" + ParseClient.encode(#"{"sessionToken":{"$regex":"^r:"}}"#)
+            #expect(try await get(byToken, key: readOnly).code == 119)
+            let byAuthData = "/classes/_User?where=" + ParseClient.encode(#"{"authData.anonymous.id":"anon-login-id"}"#)
+            #expect(try await get(byAuthData, key: readOnly).code == 119)
+            let master = try await get("/classes/_Session", key: TestServer.masterKey)
+            #expect(JSONWriter.string(master.json).contains(alice.token), "the master key still reads session tokens")
+        }
+    }
+}
+
 /// A count shared with cloud code handlers.
 final class RunCounter: Sendable {
     private let box = Mutex(0)

@@ -1,14 +1,32 @@
 /// Turns a Parse `where` object into a `QueryNode`, checking names and operator shapes with Parse's codes.
 public struct QueryParser: Sendable {
-    /// Master-key callers may query internal fields such as `_rperm`.
-    public var allowInternalFields: Bool
+    /// The internal fields this caller's `where` and `order` may name (none for clients).
+    public var internalFields: Set<String>
+    /// Whether any internal field may be named (the master keys).
+    public var allowInternalFields: Bool { !internalFields.isEmpty }
+
+    /// What the master key may query, as Parse Server's `specialQueryKeys`: never the password hash or its history
+    /// (a `$regex` on `_hashed_password` would read it a character at a time).
+    public static let masterInternalFields: Set<String> = [
+        "_rperm", "_wperm", "_perishable_token", "_email_verify_token", "_email_verify_token_expires_at",
+        "_account_lockout_expires_at", "_failed_login_count",
+    ]
+    /// What the read-only master key may query: not the single-use reset and verification tokens either (reading one
+    /// by a where would turn read access into taking an account over).
+    public static let readOnlyMasterInternalFields: Set<String> = masterInternalFields.subtracting([
+        "_perishable_token", "_email_verify_token",
+    ])
     /// "Now" for `$relativeTime`.
     public var now: ParseDate
     /// Bound on nested operators and sub-queries, so one request cannot build an enormous SQL statement.
     public var maxConditions = 2_000
 
     public init(allowInternalFields: Bool = false, now: ParseDate) {
-        self.allowInternalFields = allowInternalFields
+        self.init(internalFields: allowInternalFields ? Self.masterInternalFields : [], now: now)
+    }
+
+    public init(internalFields: Set<String>, now: ParseDate) {
+        self.internalFields = internalFields
         self.now = now
     }
 
@@ -67,7 +85,7 @@ public struct QueryParser: Sendable {
         let field = parts[0]
         let isInternal = field.hasPrefix("_")
         if isInternal {
-            guard allowInternalFields, ["_rperm", "_wperm"].contains(field) || Naming.isIdentifier(String(field.dropFirst())) else {
+            guard internalFields.contains(field) else {
                 throw ParseError(.invalidKeyName, "Invalid key name: \(key)")
             }
         } else if !(Naming.isIdentifier(field)) {

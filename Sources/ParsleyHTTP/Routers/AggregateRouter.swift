@@ -8,7 +8,7 @@ struct AggregateRouter: ParseRouter {
     init(queries: QueryService) {
         table.on(.get, "aggregate/:className") { [queries] req, p in
             guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
-            return .ok(["results": .array(try await queries.aggregate(p["className"]!, params: req.params))])
+            return .ok(["results": .array(try await queries.aggregate(p["className"]!, params: req.params, auth: req.auth))])
         }
     }
 
