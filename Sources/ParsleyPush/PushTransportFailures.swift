@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Logging
 import NIOSSL
+import ParsleyCore
 import Synchronization
 
 /// Why a push could not get through to APNs or FCM (or FCM's OAuth2 token endpoint): the `kind` label of
@@ -105,7 +106,8 @@ public final class PushTransportFailures: Sendable {
 
     /// `host:port` of a URL (no user, password, path or query).
     static func host(of url: String) -> String {
-        var rest = Substring(url)
+        // The password goes first, so that one holding `/` or `@` cannot be left as the "host".
+        var rest = Substring(RedactedURL.string(url))
         if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
         if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
         if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }

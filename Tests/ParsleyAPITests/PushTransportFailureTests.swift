@@ -115,6 +115,8 @@ struct PushTransportFailureTests {
         #expect(lines.last?.contains("kind=connection_refused") == true && lines.last?.contains("repeats=2") == true, "\(lines)")
         #expect(!lines.joined().contains("pw") && !lines.joined().contains("abc"), "\(lines)")
         #expect(failures.counts == ["connection_refused": 4, "tls": 1])
+        #expect(PushTransportFailures.host(of: "https://u:p/w@d@proxy.example:8443/3/device/abc") == "proxy.example:8443")
+        #expect(PushTransportFailures.host(of: "http://127.0.0.1:9/token") == "127.0.0.1:9")
     }
 
     @Test("the parsley process: APNs answering 503 and 403 to three pushes logs one line per kind; /metrics counts every failure")
