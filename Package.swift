@@ -13,6 +13,8 @@ let package = Package(
         .executable(name: "parsley", targets: ["parsley"]),
         // The server as a library: an app's own package depends on it to run Swift cloud code
         // (`Parsley.main(cloud:)`; see examples/cloud-swift).
+        .library(name: "ParsleyServer", targets: ["ParsleyServer"]),
+        // The library's name before 0.9 (it held the server, not cloud code): `import ParsleyCloud` still builds.
         .library(name: "ParsleyCloud", targets: ["ParsleyCloud"]),
         .executable(name: "parsley-bench", targets: ["ParsleyBenchmarks"]),
         // Push providers (APNs over HTTP/2, FCM HTTP v1) behind one protocol.
@@ -148,7 +150,7 @@ let package = Package(
         ),
         // The command line (serve, schema, export, import, backup) and configuration, as a library.
         .target(
-            name: "ParsleyCloud",
+            name: "ParsleyServer",
             dependencies: [
                 "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP", "ParsleyPush",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -162,9 +164,11 @@ let package = Package(
         ),
         // The cloud code of examples/cloud-swift (Glimp's notifications, Social Fitness's deadline alert), built here
         // too so the app-flow tests run it through the real server.
-        .target(name: "ExampleAppCloud", dependencies: ["ParsleyCloud"], path: "examples/cloud-swift/Sources/AppCloud", swiftSettings: swiftSettings),
+        // Compatibility: re-exports ParsleyServer under the old name.
+        .target(name: "ParsleyCloud", dependencies: ["ParsleyServer"], swiftSettings: swiftSettings),
+        .target(name: "ExampleAppCloud", dependencies: ["ParsleyServer"], path: "examples/cloud-swift/Sources/AppCloud", swiftSettings: swiftSettings),
         // `parsley`: the server without Swift cloud code.
-        .executableTarget(name: "parsley", dependencies: ["ParsleyCloud"], swiftSettings: swiftSettings),
+        .executableTarget(name: "parsley", dependencies: ["ParsleyServer"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "ParsleyBenchmarks",
             dependencies: [
@@ -195,7 +199,7 @@ let package = Package(
         .testTarget(
             name: "ParsleyAPITests",
             dependencies: [
-                "parsley", "ParsleyCloud", "ExampleAppCloud",
+                "parsley", "ParsleyServer", "ParsleyCloud", "ExampleAppCloud",
                 "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

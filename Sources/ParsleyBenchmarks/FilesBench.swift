@@ -47,7 +47,7 @@ enum FilesBench {
             let serverPort = port + 10 + i
             try await database.serving {
             let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
-            let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: serverPort, logger: logger)
+            let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: serverPort, logger: logger)
             try await withBackground({ try await app.runService() }) {
             try await Task.sleep(for: .milliseconds(500))
             let base = "http://127.0.0.1:\(serverPort)/parse"

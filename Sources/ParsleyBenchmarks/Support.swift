@@ -365,7 +365,7 @@ struct BenchServer {
             var options = Self.options
             options.changeEvents = changeEvents
             let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, cloud: cloud))
-            let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
+            let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: port, logger: logger)
             let count = EventCount()
             let stream = api.changes.subscribe()
             let result = try await withBackground({ try await app.runService() }) {

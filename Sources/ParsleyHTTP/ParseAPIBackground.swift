@@ -32,6 +32,6 @@ public struct ParseAPIBackground: Service {
 }
 
 extension ParseAPI {
-    /// The service to run beside the HTTP server (`ParsleyServer.application` adds it).
+    /// The service to run beside the HTTP server (`ParsleyApplication.application` adds it).
     public var background: ParseAPIBackground { ParseAPIBackground(api: self) }
 }

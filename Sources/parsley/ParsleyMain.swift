@@ -1,4 +1,4 @@
-import ParsleyCloud
+import ParsleyServer
 
 /// The plain server: no Swift cloud code (webhooks can still be registered at run time).
 @main

@@ -44,7 +44,7 @@ struct FilesHarness: Sendable {
                 configure(&$0)
             }
             let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))
-            let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
+            let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
             try await app.test(.live) { client in
                 // Its own connection with a minute to answer: megabytes through a 2-core machine that runs the whole
                 // suite at once can take longer than the test client's default 20 s.

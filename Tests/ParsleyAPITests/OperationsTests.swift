@@ -24,7 +24,7 @@ struct OperationsTests {
         try await TestDatabase.with(backend, logger: logger) { db in
             let database = FlakyDatabase(db.database)
             let api = ParseAPI(services: try await ParseServices.open(options: options, database: database), rateLimits: rateLimits)
-            let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: logger, operations: operations)
+            let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: 0, logger: logger, operations: operations)
             try await app.test(.live) { client in
                 var parse = ParseClient(client: client, options: options)
                 parse.backend = backend

@@ -5,7 +5,7 @@ import ParsleyCore
 import ParsleyPushFakes
 import Testing
 
-@testable import ParsleyCloud
+@testable import ParsleyServer
 
 /// The `parsley` executable given options that hold secrets (issue 28): whether it refuses them or starts, nothing it
 /// prints (standard output and error) shows the secret, and a refusal names the option.

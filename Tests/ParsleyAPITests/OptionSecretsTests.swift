@@ -4,7 +4,7 @@ import ParsleyCore
 import ParsleyStorage
 import Testing
 
-@testable import ParsleyCloud
+@testable import ParsleyServer
 
 /// Messages about options name the option and the problem, never its value: a value may be a key, a password, a
 /// URI with a password, or a JSON option with credentials inside (an S3 files adapter's `secretAccessKey`). Every

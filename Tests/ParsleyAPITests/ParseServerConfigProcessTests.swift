@@ -5,7 +5,7 @@ import ParsleyCore
 import ParsleyDomain
 import Testing
 
-@testable import ParsleyCloud
+@testable import ParsleyServer
 
 /// The `parsley` executable started the ways Parse Server is: with a Parse Server `config.json`, with its flags,
 /// with its environment variables; options Parsley does not implement warned about or refused.

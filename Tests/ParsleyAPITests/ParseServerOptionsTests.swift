@@ -5,7 +5,7 @@ import ParsleyDomain
 import ParsleyHTTP
 import Testing
 
-@testable import ParsleyCloud
+@testable import ParsleyServer
 
 /// `docs/parse-server-options.md` against `OptionTable`, the one table the config file, the environment and the
 /// flags are read through: same rows both ways, every supported option read by the start-up code through its

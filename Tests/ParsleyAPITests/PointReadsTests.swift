@@ -17,7 +17,7 @@ struct PointReadsTests {
         try await TestDatabase.with(backend, logger: TestDatabase.logger, pointReadConcurrency: 1) { db in
             let options = TestServer.options()
             let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))
-            let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: TestDatabase.logger)
+            let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: 0, logger: TestDatabase.logger)
             try await app.test(.live) { client in
                 let p = ParseClient(client: client, options: options)
                 let port = try #require(p.port)

@@ -101,7 +101,7 @@ enum TransferHarness {
             let summary = try await importer.run { iterator.next() }
             #expect(summary.files == 2)
         }
-        let app = ParsleyServer.application(api: api, host: "127.0.0.1", port: 0, logger: TestDatabase.logger)
+        let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: 0, logger: TestDatabase.logger)
         return try await app.test(.live) { client in
             var parse = ParseClient(client: client, options: options)
             parse.backend = db.backend

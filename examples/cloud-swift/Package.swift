@@ -9,7 +9,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [.package(name: "parsley", path: "../..")],
     targets: [
-        .target(name: "AppCloud", dependencies: [.product(name: "ParsleyCloud", package: "parsley")]),
+        .target(name: "AppCloud", dependencies: [.product(name: "ParsleyServer", package: "parsley")]),
         .executableTarget(name: "app-server", dependencies: ["AppCloud"]),
     ]
 )

@@ -34,7 +34,8 @@ extension LiveQueryHub {
         }
         guard isLive(e.className) else { return }
         let candidates = index.withLock { $0.candidates(e.className, objects: [e.original, e.object]) }
-        guard !candidates.isEmpty, let schema = schemas.schema(e.className) else { return }
+        // A class another node just created is read from the database, not dropped for want of a cache entry.
+        guard !candidates.isEmpty, let schema = try? await schemas.current(e.className) else { return }
         let scope = EventScope(event: e, schema: schema, matcher: QueryMatcher(schema: schema), clp: permissions.classLevelPermissions(e.className))
         for c in candidates where scope.mayConcern(c) { await deliver(scope, to: c.subscription) }
     }
@@ -278,7 +279,7 @@ extension LiveQueryHub {
 
     /// Whether `className` has an object matching `predicate` that the subscriber may read.
     func exists(_ className: String, _ predicate: QueryNode, auth: Auth) async -> Bool {
-        guard let schema = schemas.schema(className) else { return false }
+        guard let schema = try? await schemas.current(className) else { return false }
         let spec = FindSpec(schema: schema, predicate: predicate, limit: 1, keys: [], readPrincipals: auth.principals, schemas: schemas.all())
         do { return try await !store.find(spec).isEmpty } catch {
             logger.warning("LiveQuery sub-query failed", metadata: ["class": .string(className), "error": "\(error)"])

@@ -1,4 +1,4 @@
-@_exported import ParsleyCloud
+@_exported import ParsleyServer
 
 /// The apps' cloud code: Glimp's four notifications and Social Fitness's deadline alert.
 public enum AppCloud {

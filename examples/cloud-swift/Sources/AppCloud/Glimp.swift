@@ -1,4 +1,4 @@
-import ParsleyCloud
+import ParsleyServer
 
 /// Glimp (shared/apps/glimp.md): "A notification will be sent when someone wants to be your friend, accepts
 /// your friend request, sends you a Glimp request, answers your Glimp request."

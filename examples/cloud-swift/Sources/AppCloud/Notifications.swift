@@ -1,4 +1,4 @@
-import ParsleyCloud
+import ParsleyServer
 
 /// A notification is a push to the recipient's devices (their installations' `user`), with the app's badge
 /// incremented, and a row in the `Notification` class (the in-app list; the recipient reads their own):

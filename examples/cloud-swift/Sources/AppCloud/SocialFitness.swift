@@ -1,4 +1,4 @@
-import ParsleyCloud
+import ParsleyServer
 
 /// Social Fitness (shared/apps/social-fitness.md): "Users will frequently check for challenge deadlines" — an
 /// alert to the challenged user when a challenge they have not completed ends within a day. `challengeDeadlines`

@@ -117,7 +117,7 @@ extension ServerSettings {
     ) async throws {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: DatabaseService(database: database)), .init(service: app)]
         if let (registry, port) = metrics {
-            services.append(.init(service: ParsleyServer.metricsApplication(metrics: registry, host: host, port: port, logger: logger)))
+            services.append(.init(service: ParsleyApplication.metricsApplication(metrics: registry, host: host, port: port, logger: logger)))
             logger.info("metrics at http://\(host):\(port)/metrics")
         }
         var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

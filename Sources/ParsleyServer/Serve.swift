@@ -53,7 +53,7 @@ struct Serve: AsyncParsableCommand {
         let shownHost = s.host == "0.0.0.0" ? "localhost" : s.host
         let (appId, mountPath, masterKey) = (s.options.applicationId, s.options.mountPath, s.options.masterKey)
         // Said once the socket is bound, with the port it got (PORT=0 lets the system choose one).
-        var app = ParsleyServer.application(api: api, host: s.host, port: s.port, logger: logger, operations: operations) { bound in
+        var app = ParsleyApplication.application(api: api, host: s.host, port: s.port, logger: logger, operations: operations) { bound in
             logger.info("parsley serving http://\(shownHost):\(bound)\(mountPath) (app id \(appId), database \(path))")
         }
         app.beforeServerStarts { try await api.services.prepare() }

@@ -105,7 +105,7 @@ enum OptionTable {
         OptionSpec(key: key, env: [env], kind: kind, status: .refused, origin: .parseServer, note: reason, harmless: harmless)
     }
 
-    static let noCloudCode = "Parsley runs no JavaScript Cloud Code (cloud code is Swift, `ParsleyCloud`, or webhooks)"
+    static let noCloudCode = "Parsley runs no JavaScript Cloud Code (cloud code is Swift, `ParsleyServer`, or webhooks)"
 
     /// Parse Server 7's options (`src/Options/Definitions.js` of parse-server 7.3.0, plus
     /// `emailVerifySuccessOnInvalidEmail` from later releases), then Parsley's own settings.

@@ -3,7 +3,7 @@ public import Logging
 import ParsleyDomain
 
 /// Builds the HTTP application around a `ParseAPI`: used by `parsley serve`, the tests and the benchmark.
-public enum ParsleyServer {
+public enum ParsleyApplication {
     /// The API behind the operations layer (request ids, `/health`, metrics, access log). Rate limits belong to the
     /// API (`ParseAPI(services:rateLimits:)`), which counts batch sub-requests too.
     /// `onListening` gets the port the server listens on once it does (the one the system chose for port 0).
