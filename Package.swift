@@ -46,18 +46,32 @@ let package = Package(
         .target(name: "ParsleyCore", swiftSettings: swiftSettings),
         // Storage protocol and the dialect-neutral SQL compiler.
         .target(name: "ParsleyStorage", dependencies: ["ParsleyCore"], swiftSettings: swiftSettings),
-        // Parse semantics over a store: schema evolution, object writes, queries, includes.
+        // Parse semantics over a store: schema evolution, object writes, queries, includes. No clients of the outside
+        // world: those are adapters (ParsleyAdapters) behind protocols declared here. NIOPosix is for the thread pool
+        // that bcrypt runs on.
         .target(
             name: "ParsleyDomain",
             dependencies: [
                 "ParsleyCore", "ParsleyStorage", "ParsleyPush",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The domain's adapters to the outside world: SMTP (Email/), the webhook HTTP client (Webhooks/), identity
+        // providers for `authData` (Identity/), files in a folder (Files/); `Adapters.standard` bundles them.
+        .target(
+            name: "ParsleyAdapters",
+            dependencies: [
+                "ParsleyCore", "ParsleyDomain",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -152,7 +166,8 @@ let package = Package(
         .target(
             name: "ParsleyServer",
             dependencies: [
-                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP", "ParsleyPush",
+                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyAdapters", "ParsleyHTTP",
+                "ParsleyPush",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -172,7 +187,8 @@ let package = Package(
         .executableTarget(
             name: "ParsleyBenchmarks",
             dependencies: [
-                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP", "ParsleyPush", "ParsleyPushFakes",
+                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyAdapters", "ParsleyHTTP", "ParsleyPush",
+                "ParsleyPushFakes",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -200,7 +216,7 @@ let package = Package(
             name: "ParsleyAPITests",
             dependencies: [
                 "parsley", "ParsleyServer", "ParsleyCloud", "ExampleAppCloud",
-                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyHTTP",
+                "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyAdapters", "ParsleyHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import ParsleyAdapters
 import ParsleyDomain
 import ParsleyHTTP
 import ParsleySQLite
@@ -46,7 +47,7 @@ enum FilesBench {
             let database = try await SQLiteDatabase.open(path: work.appendingPathComponent("files-\(backend.0).sqlite").path, logger: logger)
             let serverPort = port + 10 + i
             try await database.serving {
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, adapters: .standard))
             let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: serverPort, logger: logger)
             try await withBackground({ try await app.runService() }) {
             try await Task.sleep(for: .milliseconds(500))

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import Hummingbird
@@ -364,7 +365,7 @@ struct BenchServer {
         try await database.serving {
             var options = Self.options
             options.changeEvents = changeEvents
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, cloud: cloud))
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, cloud: cloud, adapters: .standard))
             let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: port, logger: logger)
             let count = EventCount()
             let stream = api.changes.subscribe()

@@ -4,7 +4,9 @@ public import ParsleyStorage
 
 /// The Parse services of one server over one store, built together so they share the schema cache, the write
 /// pipeline and the role and session caches. The API layer (ParsleyHTTP) routes requests to them and never sees
-/// the store itself; `open(options:database:)` gives services ready to serve.
+/// the store itself; `open(options:database:adapters:)` gives services ready to serve. The adapters to the outside
+/// world (webhook transport, identity providers, the folder file store) come from the caller, usually
+/// `Adapters.standard` of ParsleyAdapters.
 public struct ParseServices: Sendable {
     public let options: ParseServerOptions
     public let store: SQLStore
@@ -26,26 +28,34 @@ public struct ParseServices: Sendable {
     public let push: PushService
     /// LiveQuery's connections and subscriptions (off unless `liveQuery.classNames` names classes).
     public let liveQuery: LiveQueryHub
+    /// What the services were built with to reach the outside world.
+    public let adapters: Adapters
+    /// Where file bytes live (`options.files.adapter`).
+    public let fileStore: any FileStore
 
     /// Committed object writes of every server process on the database (`ParseServerOptions.changeEvents`).
     public var changes: ChangeFeed { objects.changes }
 
     /// The file rules over the configured file store (cheap to build).
-    public var files: FileService { FileService(options: options, sql: store) }
+    public var files: FileService { FileService(options: options, store: fileStore) }
 
     /// Builds the services without touching the database (see `open` for a store that may be new).
-    public init(options: ParseServerOptions, store: SQLStore, schemas: SchemaService, cloud code: CloudCode = CloudCode()) {
+    public init(options: ParseServerOptions, store: SQLStore, schemas: SchemaService, cloud code: CloudCode = CloudCode(), adapters: Adapters) {
         var options = options
         // After-triggers run from this process's change events.
         if code.hasAfterTriggers { options.changeEvents = true }
         // LiveQuery's events are the committed writes of every node.
         if options.liveQuery.isEnabled { options.changeEvents = true }
-        let cloud = CloudRuntime(code: code, webhookKey: options.webhookKey, webhookTimeout: options.webhookTimeout)
+        let cloud = CloudRuntime(
+            code: code, webhookKey: options.webhookKey, webhookTimeout: options.webhookTimeout, webhookTransport: adapters.webhookTransport)
         self.cloud = cloud
         self.options = options
         self.store = store
         self.schemas = schemas
-        let objects = ObjectService(store: store, schemas: schemas, options: options, hooks: cloud.writeHooks)
+        self.adapters = adapters
+        let fileStore = adapters.fileStore(for: options, database: store.database)
+        self.fileStore = fileStore
+        let objects = ObjectService(store: store, schemas: schemas, options: options, fileStore: fileStore, hooks: cloud.writeHooks)
         let queries = QueryService(store: store, schemas: schemas, options: options, hooks: cloud.queryHooks)
         let sessions = SessionService(store: store, schemas: schemas, objects: objects, options: options)
         self.objects = objects
@@ -53,7 +63,7 @@ public struct ParseServices: Sendable {
         self.sessions = sessions
         self.users = UserService(
             store: store, schemas: schemas, objects: objects, queries: queries, sessions: sessions, options: options,
-            providers: AuthProviders([GitHubAuthProvider(apiURL: options.accounts.githubAPIURL)]), loginHooks: cloud.loginHooks)
+            providers: AuthProviders(adapters.identityProviders(options.accounts)), loginHooks: cloud.loginHooks)
         let roles = RoleService(store: store, schemas: schemas)
         self.roles = roles
         self.config = ConfigService(store: store)
@@ -69,14 +79,16 @@ public struct ParseServices: Sendable {
 
     /// Services over `database` without touching it: `prepare()` must run (with the database's `run()` going)
     /// before the first request. `parsley serve` prepares them before its HTTP server starts listening.
-    public init(options: ParseServerOptions, database: any SQLDatabase, cloud: CloudCode = CloudCode()) {
+    public init(options: ParseServerOptions, database: any SQLDatabase, cloud: CloudCode = CloudCode(), adapters: Adapters) {
         let store = SQLStore(database: database)
-        self.init(options: options, store: store, schemas: SchemaService(store: store), cloud: cloud)
+        self.init(options: options, store: store, schemas: SchemaService(store: store), cloud: cloud, adapters: adapters)
     }
 
     /// Services over `database`, ready to serve (commands and tests).
-    public static func open(options: ParseServerOptions, database: any SQLDatabase, cloud: CloudCode = CloudCode()) async throws -> ParseServices {
-        let services = ParseServices(options: options, database: database, cloud: cloud)
+    public static func open(
+        options: ParseServerOptions, database: any SQLDatabase, cloud: CloudCode = CloudCode(), adapters: Adapters
+    ) async throws -> ParseServices {
+        let services = ParseServices(options: options, database: database, cloud: cloud, adapters: adapters)
         try await services.prepare()
         return services
     }

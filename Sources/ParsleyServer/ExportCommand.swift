@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyStorage
@@ -50,7 +51,7 @@ struct Export: AsyncParsableCommand {
             do {
                 let summary = try await database.serving {
                     let store = SQLStore(database: database)
-                    let exporter = TransferExporter(store: store, files: files ? FileService(options: options, sql: store).store : nil)
+                    let exporter = TransferExporter(store: store, files: files ? Adapters.standard.fileStore(for: options, database: database) : nil)
                     let summary = try await exporter.export { line in try writer.write(line) }
                     try writer.flush()
                     return summary

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
@@ -37,7 +38,7 @@ struct Import: AsyncParsableCommand {
             let (database, shown) = try await setup.open()
             let start = ContinuousClock.now
             let summary = try await database.serving {
-                let api = ParseAPI(services: try await ParseServices.open(options: options, database: database))
+                let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, adapters: .standard))
                 let importer = TransferImporter(
                     store: api.services.store, schemas: api.schemas, files: api.services.files.store, force: force)
                 let reader = LineReader(handle)

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
@@ -131,7 +132,7 @@ struct SchemaCommand: AsyncParsableCommand {
             let (database, path) = try await setup.open()
             try await database.serving {
                 let services = try await ParseServices.open(
-                    options: ParseServerOptions(applicationId: "parsley", masterKey: "schema-apply-only"), database: database)
+                    options: ParseServerOptions(applicationId: "parsley", masterKey: "schema-apply-only"), database: database, adapters: .standard)
                 let plans = try Self.plan(files, current: services.schemas.all())
                 if !dryRun { try await SchemaMigration.apply(plans, to: services.schemas) }
                 Self.report(plans, applied: !dryRun)

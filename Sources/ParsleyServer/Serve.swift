@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import ParsleyAdapters
 import ParsleyDomain
 import ParsleyHTTP
 import ParsleyPush
@@ -47,7 +48,7 @@ struct Serve: AsyncParsableCommand {
         // The services touch the database only once its service runs: they are prepared (the schema table, system
         // classes, the file store) before the HTTP server starts listening.
         let api = ParseAPI(
-            services: ParseServices(options: s.options, database: database, cloud: Parsley.registered.withLock { $0 }), rateLimits: s.rateLimits)
+            services: ParseServices(options: s.options, database: database, cloud: Parsley.registered.withLock { $0 }, adapters: .standard), rateLimits: s.rateLimits)
         let operations = ServerSettings.operationsOptions(metrics: s.metricsPort != nil, database: database, changes: api.changes, cloud: api.services.cloud,
             liveQuery: api.services.liveQuery, pushProviders: s.options.push.providers)
         let shownHost = s.host == "0.0.0.0" ? "localhost" : s.host

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyPush

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
@@ -150,7 +151,7 @@ struct ChangeEventsTests {
             let url = try #require(db.url)
             let other = try await PostgresDatabase.open(url: url, poolSize: 2, logger: TestDatabase.logger)
             try await other.serving {
-                let node2 = ParseAPI(services: try await ParseServices.open(options: Self.options(), database: other))
+                let node2 = ParseAPI(services: try await ParseServices.open(options: Self.options(), database: other, adapters: .standard))
                 var it1 = api.changes.subscribe().makeAsyncIterator()
                 var it2 = node2.changes.subscribe().makeAsyncIterator()
                 try await Self.warmUp(p, &it1)

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import Testing

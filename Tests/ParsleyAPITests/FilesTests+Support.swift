@@ -9,6 +9,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
@@ -43,7 +44,7 @@ struct FilesHarness: Sendable {
                 $0.files.uploadStallTimeout = .seconds(3)
                 configure(&$0)
             }
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database, adapters: .standard))
             let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
             try await app.test(.live) { client in
                 // Its own connection with a minute to answer: megabytes through a 2-core machine that runs the whole

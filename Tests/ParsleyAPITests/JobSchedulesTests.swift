@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
@@ -87,7 +88,7 @@ struct JobSchedulesTests {
         try await TestServer.withAPI(backend: .postgres, Self.options, cloud: Self.cloud()) { _, db, p in
             let other = try await PostgresDatabase.open(url: try #require(db.url), poolSize: 4, logger: TestDatabase.logger)
             try await other.serving {
-                let node2 = ParseAPI(services: try await ParseServices.open(options: Self.options, database: other, cloud: Self.cloud()))
+                let node2 = ParseAPI(services: try await ParseServices.open(options: Self.options, database: other, cloud: Self.cloud(), adapters: .standard))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     // The second node's background work (scheduler and job runner), as its server would run it.
                     group.addTask { try await node2.background.run() }

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import NIOPosix
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
@@ -24,7 +25,7 @@ struct LiveQueryNodesTests {
             let url = try #require(db.url)
             let other = try await PostgresDatabase.open(url: url, poolSize: 2, logger: TestDatabase.logger)
             try await other.serving {
-                let node2 = ParseAPI(services: try await ParseServices.open(options: options, database: other))
+                let node2 = ParseAPI(services: try await ParseServices.open(options: options, database: other, adapters: .standard))
                 let app2 = ParsleyApplication.application(api: node2, host: "127.0.0.1", port: 0, logger: TestDatabase.logger)
                 try await app2.test(.live) { client2 in
                     let lq = try await LiveQueryClient.open(port: try #require(client2.port))

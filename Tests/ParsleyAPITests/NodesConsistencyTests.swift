@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import ParsleyAdapters
 import ParsleyCore
 @testable import ParsleyDomain
 import ParsleyHTTP
@@ -25,7 +26,7 @@ struct NodesConsistencyTests {
             let url = try #require(db.url)
             let other = try await PostgresDatabase.open(url: url, poolSize: 4, logger: TestDatabase.logger)
             try await other.serving {
-                let api = ParseAPI(services: try await ParseServices.open(options: options, database: other))
+                let api = ParseAPI(services: try await ParseServices.open(options: options, database: other, adapters: .standard))
                 let app = Application(
                     responder: ParsleyResponder(transport: ParseTransport(api: api), operations: .init()),
                     configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: TestDatabase.logger)

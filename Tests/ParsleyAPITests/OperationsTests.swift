@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
@@ -23,7 +24,7 @@ struct OperationsTests {
         let logger = TestDatabase.logger
         try await TestDatabase.with(backend, logger: logger) { db in
             let database = FlakyDatabase(db.database)
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database), rateLimits: rateLimits)
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, adapters: .standard), rateLimits: rateLimits)
             let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: 0, logger: logger, operations: operations)
             try await app.test(.live) { client in
                 var parse = ParseClient(client: client, options: options)

@@ -1,5 +1,6 @@
 import HTTPTypes
 import HummingbirdTesting
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
@@ -16,7 +17,7 @@ struct PointReadsTests {
         // One lookup at a time on PostgreSQL, so that concurrent ones must wait and share statements.
         try await TestDatabase.with(backend, logger: TestDatabase.logger, pointReadConcurrency: 1) { db in
             let options = TestServer.options()
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database, adapters: .standard))
             let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: 0, logger: TestDatabase.logger)
             try await app.test(.live) { client in
                 let p = ParseClient(client: client, options: options)

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
@@ -92,7 +93,7 @@ enum TransferHarness {
         _ body: @escaping @Sendable (ParseClient, ParseAPI) async throws -> T
     ) async throws -> T {
         let options = options(db, adapter: adapter)
-        let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database))
+        let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database, adapters: .standard))
         if let lines {
             var importer = TransferImporter(
                 store: api.services.store, schemas: api.schemas, files: api.services.files.store, force: force)

@@ -1,7 +1,7 @@
 public import ParsleyCore
 
 /// An app's cloud code in Swift: functions, object triggers and jobs, registered before the server starts and
-/// handed to it (`Parsley.main(cloud:)` in the ParsleyServer library, or `ParseServices(options:database:cloud:)`).
+/// handed to it (`Parsley.main(cloud:)` in the ParsleyServer library, or `ParseServices(options:database:cloud:adapters:)`).
 ///
 ///     var cloud = CloudCode()
 ///     cloud.define("hello") { req in "Hello \(req.param("name", as: String.self) ?? "world")" }

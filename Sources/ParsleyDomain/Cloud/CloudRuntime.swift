@@ -28,9 +28,9 @@ public final class CloudRuntime: Sendable {
     /// Functions and triggers registered as webhooks (`/hooks`); they take precedence over Swift handlers.
     public let webhooks: Webhooks
 
-    public init(code: CloudCode, webhookKey: String? = nil, webhookTimeout: Duration = .seconds(10)) {
+    public init(code: CloudCode, webhookKey: String? = nil, webhookTimeout: Duration = .seconds(10), webhookTransport: any WebhookTransport) {
         self.code = code
-        self.webhooks = Webhooks(key: webhookKey, timeout: webhookTimeout)
+        self.webhooks = Webhooks(key: webhookKey, timeout: webhookTimeout, transport: webhookTransport)
     }
 
     /// Whether requests should keep their headers for cloud code (Swift handlers, or webhooks registered now).

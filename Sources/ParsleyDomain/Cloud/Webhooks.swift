@@ -1,14 +1,13 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-import NIOHTTP1
 public import ParsleyCore
 import Synchronization
 
 /// Cloud code in any language: functions and triggers registered through `/hooks` (stored in `_Hooks`, shared by
 /// every node) and called over HTTP with Parse Server's webhook protocol. A webhook for a name takes precedence
-/// over a Swift handler of the same name.
+/// over a Swift handler of the same name. The HTTP call itself is the `WebhookTransport`'s (ParsleyAdapters); the
+/// registry, the body, the answer's meaning, retries and the per-URL breaker are here.
 public final class Webhooks: Sendable {
     /// One registered hook: a function (`functionName`) or a trigger (`className` + `triggerName`).
     public struct Hook: Sendable, Equatable {
@@ -36,6 +35,7 @@ public final class Webhooks: Sendable {
     private let any = Atomic<Bool>(false)
     let key: String?
     let timeout: Duration
+    let transport: any WebhookTransport
     private let breakers = Mutex<[String: Breaker]>([:])
     private let logger = Logger(label: "parsley.webhooks")
     /// Calls per URL, and those that failed, for metrics.
@@ -50,9 +50,10 @@ public final class Webhooks: Sendable {
     static let threshold = 5
     static let cooldown: Duration = .seconds(30)
 
-    init(key: String?, timeout: Duration) {
+    init(key: String?, timeout: Duration, transport: any WebhookTransport) {
         self.key = key
         self.timeout = timeout
+        self.transport = transport
     }
 
     // MARK: Registry
@@ -109,16 +110,12 @@ public final class Webhooks: Sendable {
     }
 
     private func send(_ url: String, _ body: [String: JSONValue]) async -> Result<JSONValue, ParseError> {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        if let key { request.headers.add(name: "X-Parse-Webhook-Key", value: key) }
-        request.body = .bytes(ByteBuffer(bytes: JSONWriter.bytes(.object(body))))
-        let seconds = Int64(timeout.components.seconds) * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
-        let bytes: ByteBuffer
+        var headers = [(name: "Content-Type", value: "application/json")]
+        if let key { headers.append((name: "X-Parse-Webhook-Key", value: key)) }
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(max(1, seconds)))
-            bytes = try await response.body.collect(upTo: 16 << 20)
+            let answer = try await transport.post(
+                url, headers: headers, body: ByteBuffer(bytes: JSONWriter.bytes(.object(body))), timeout: timeout, maxBytes: 16 << 20)
+            let bytes = answer.body
             guard let json = try? bytes.withUnsafeReadableBytes({ try JSONParser.parse($0) }), case .object(let o) = json else {
                 return .failure(ParseError(.scriptFailed, "Malformed response"))
             }
@@ -127,9 +124,9 @@ public final class Webhooks: Sendable {
                 let message = error.stringValue ?? error["message"]?.stringValue ?? error["error"]?.stringValue ?? JSONWriter.string(error)
                 return .success(.object(["__webhookError": .string(message)]))
             }
-            guard response.status == .ok, let success = o["success"] else { return .failure(ParseError(.scriptFailed, "Malformed response")) }
+            guard answer.status == 200, let success = o["success"] else { return .failure(ParseError(.scriptFailed, "Malformed response")) }
             return .success(success)
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+        } catch WebhookTransportError.timedOut {
             return .failure(ParseError(.scriptFailed, "Webhook \(url) timed out"))
         } catch {
             return .failure(ParseError(.scriptFailed, "Webhook \(url) failed: \(error)"))

@@ -16,13 +16,10 @@ public struct FileService: Sendable {
     public let options: ParseServerOptions
     public let store: any FileStore
 
-    public init(options: ParseServerOptions, sql: SQLStore) {
+    /// - Parameter store: the configured store (`Adapters.fileStore(for:database:)`).
+    public init(options: ParseServerOptions, store: any FileStore) {
         self.options = options
-        switch options.files.adapter {
-        case .filesystem: store = LocalFileStore(root: options.files.directory ?? Self.defaultDirectory(options.applicationId))
-        case .database: store = DatabaseFileStore(database: sql.database)
-        case .custom(let custom): store = custom
-        }
+        self.store = store
     }
 
     /// Without a configured folder: `parsley-files/<app id>` in the system's temporary folder.

@@ -34,7 +34,7 @@ public struct StoredFile: Sendable, Equatable {
     }
 
     /// The fields a store serialises next to the bytes (content type, metadata, tags, creation time).
-    var attributes: JSONValue {
+    package var attributes: JSONValue {
         var o: [String: JSONValue] = ["createdAt": .int(createdAt)]
         if let contentType { o["contentType"] = .string(contentType) }
         if let metadata { o["metadata"] = metadata }
@@ -42,7 +42,7 @@ public struct StoredFile: Sendable, Equatable {
         return .object(o)
     }
 
-    mutating func read(attributes: JSONValue) {
+    package mutating func read(attributes: JSONValue) {
         contentType = attributes["contentType"]?.stringValue
         metadata = attributes["metadata"]
         tags = attributes["tags"]

@@ -14,11 +14,14 @@ public struct ObjectService: Sendable {
     public let changes: ChangeFeed
     /// Before-hooks (cloud code's `beforeSave`, `beforeDelete`, Swift or webhooks).
     public let hooks: WriteHooks
+    /// The configured file store, for the check that the files a write references exist.
+    public let fileStore: any FileStore
 
-    public init(store: SQLStore, schemas: SchemaService, options: ParseServerOptions, hooks: WriteHooks = WriteHooks()) {
+    public init(store: SQLStore, schemas: SchemaService, options: ParseServerOptions, fileStore: any FileStore, hooks: WriteHooks = WriteHooks()) {
         self.store = store
         self.schemas = schemas
         self.options = options
+        self.fileStore = fileStore
         self.hooks = hooks
         self.changes = ChangeFeed(channel: store.database.changeChannel, enabled: options.changeEvents)
     }
@@ -145,7 +148,7 @@ public struct ObjectService: Sendable {
         _ = try await schemas.current(className)
         try permissions.authorizeCreate(className, body: body, auth: auth)
         let (body, hookChanged) = try await beforeSave(className, nil, body, original: nil, auth: auth)
-        try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)  // Files/FileService.swift
+        try await FileService(options: options, store: fileStore).checkReferences(in: body, auth: auth)  // Files/FileService.swift
         let patch = try WriteParser(isCreate: true).parse(body)
         var required = try Self.requiredTypes(patch)
         for (name, value) in rules.values { if let t = try ParseValue.inferType(value) { required[name] = t } }
@@ -199,7 +202,7 @@ public struct ObjectService: Sendable {
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
         let original = try await original(className, objectId)
         let (body, hookChanged) = try await beforeSave(className, objectId, body, original: original, auth: auth)
-        try await FileService(options: options, sql: store).checkReferences(in: body, auth: auth)
+        try await FileService(options: options, store: fileStore).checkReferences(in: body, auth: auth)
         let patch = try WriteParser(isCreate: false).parse(body)
         var required = try Self.requiredTypes(patch)
         for (name, value) in rules.values { if let t = try ParseValue.inferType(value) { required[name] = t } }

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
@@ -36,7 +37,7 @@ enum TestServer {
     ) async throws {
         let logger = TestDatabase.logger
         try await TestDatabase.with(backend, logger: logger) { db in
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database, cloud: cloud))
+            let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database, cloud: cloud, adapters: .standard))
             let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
             try await app.test(.live) { client in
                 var parse = ParseClient(client: client, options: options)

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 public import ParsleyCore
+public import ParsleyDomain
 
 /// `authData.github`: `{"id": "...", "access_token": "..."}`, valid when GitHub's `/user` endpoint, called with the
 /// token, answers the same id. The API base URL is configurable so tests (and GitHub Enterprise) can point it

@@ -1,6 +1,7 @@
-import NIOCore
+public import NIOCore
 import NIOPosix
 import ParsleyCore
+public import ParsleyDomain
 
 /// Sends mail to an SMTP server over plain TCP (RFC 5321): greeting, `EHLO` (falling back to `HELO`), optional
 /// `AUTH PLAIN` or `AUTH LOGIN`, `MAIL FROM`, `RCPT TO`, `DATA` with dot-stuffing, `QUIT`. One connection per

@@ -8,6 +8,7 @@ import Musl
 public import NIOCore
 import NIOPosix
 import ParsleyCore
+public import ParsleyDomain
 
 /// Files in a folder: `<root>/<name>` holds the bytes, `<root>/.meta/<name>` the content type and metadata,
 /// and uploads in progress live in `<root>/.uploads` under random names until they are complete, synced and

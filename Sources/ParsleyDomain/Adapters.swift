@@ -1,0 +1,34 @@
+public import ParsleyStorage
+
+/// The outside world as the domain sees it: the adapters it builds its services with, each behind a protocol
+/// the domain owns. The concrete ones (an HTTP client for webhooks, GitHub's API for `authData`, a folder on disk
+/// for files) live in ParsleyAdapters, whose `Adapters.standard` the server, the benchmarks and the tests pass to
+/// `ParseServices`. Mails are an option (`ParseServerOptions.email.adapter`), push providers too
+/// (`ParseServerOptions.push.providers`): the server builds both from its settings.
+public struct Adapters: Sendable {
+    /// Carries cloud code's webhook calls.
+    public var webhookTransport: any WebhookTransport
+    /// The `authData` providers besides the built-in `anonymous`, for these account options.
+    public var identityProviders: @Sendable (AccountOptions) -> [any AuthProvider]
+    /// The store of the `filesystem` files adapter: files in the folder `root`.
+    public var makeFolderFileStore: @Sendable (_ root: String) -> any FileStore
+
+    public init(
+        webhookTransport: any WebhookTransport, identityProviders: @escaping @Sendable (AccountOptions) -> [any AuthProvider],
+        makeFolderFileStore: @escaping @Sendable (_ root: String) -> any FileStore
+    ) {
+        self.webhookTransport = webhookTransport
+        self.identityProviders = identityProviders
+        self.makeFolderFileStore = makeFolderFileStore
+    }
+
+    /// The file store `options.files.adapter` names: a folder (`files.directory`, or `parsley-files/<app id>` in
+    /// the temporary folder), the database's `_Files` tables, or the app's own store.
+    public func fileStore(for options: ParseServerOptions, database: any SQLDatabase) -> any FileStore {
+        switch options.files.adapter {
+        case .filesystem: makeFolderFileStore(options.files.directory ?? FileService.defaultDirectory(options.applicationId))
+        case .database: DatabaseFileStore(database: database)
+        case .custom(let custom): custom
+        }
+    }
+}
