@@ -1,7 +1,8 @@
 import ParsleyCore
 public import ParsleyDomain
 
-/// The Parse REST API below the transport: routes a `ParseRequest` to the resource router that owns it.
+/// The Parse REST API below the transport: the domain services, each resource's route table, batch and the rate limits.
+/// `ParseTransport` mounts them on one Hummingbird router (`ParseRoutes.build`).
 public struct ParseAPI: Sendable {
     /// The Domain services the routers call.
     public let services: ParseServices
@@ -16,9 +17,12 @@ public struct ParseAPI: Sendable {
     public var roles: RoleService { services.roles }
     /// Role names of a user, for ACL principals (`role:Name`).
     public var roleNames: @Sendable (String) async throws -> [String] = { _ in [] }
-    private let routers: [any ParseRouter]
-    /// Parse Server's `rateLimit` rules with the cloud validators' (nil when there are none): counted by the transport
-    /// for each request and by `/batch` for each sub-request, with the same counters.
+    /// The resources' route tables, mounted on the server's router by `ParseRoutes.build`.
+    let resources: [any ParseRouter]
+    /// `POST /batch`, dispatched through the same router by `ParseRoutes`.
+    let batch: BatchRouter
+    /// Parse Server's `rateLimit` rules with the cloud validators' (nil when there are none): counted by the
+    /// `CountRateLimits` middleware for each request and by `/batch` for each sub-request, with the same counters.
     let limiter: RateLimiter?
     /// Nil unless `idempotencyOptions` are set.
     var idempotency: IdempotencyService? { services.idempotency }
@@ -33,7 +37,7 @@ public struct ParseAPI: Sendable {
         let (options, schemas, objects, queries) = (services.options, services.schemas, services.objects, services.queries)
         let (users, sessions, roles) = (services.users, services.sessions, services.roles)
         self.roleNames = { try await roles.roleNames(forUser: $0) }
-        var routers: [any ParseRouter] = [
+        resources = [
             HealthRouter(pushConfigured: services.push.isConfigured, securityCheck: options.security.enableCheck),
             UsersRouter(users: users, queries: queries, sessions: sessions),
             EmailRouter(emails: users.emails, options: options),
@@ -50,27 +54,16 @@ public struct ParseAPI: Sendable {
             SecurityRouter(options: options),
             AggregateRouter(queries: queries),
         ]
-        let base = routers
-        let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse = { request in
-            try await Self.route(request, base)
-        }
         let limit: @Sendable (ParseRequest) async throws -> Void = { request in
             try await limiter?.check(method: request.method.rawValue, path: request.path, caller: RateLimitCaller(request.auth))
         }
-        routers.append(
-            BatchRouter(options: options, transactions: services.transactions, schemas: schemas, limit: limit, dispatch: dispatch))
-        self.routers = routers
+        batch = BatchRouter(options: options, transactions: services.transactions, schemas: schemas, limit: limit)
     }
 
-    /// Answers one API call.
+    /// Answers one API call in-process (tools and benchmarks): through the same router and middleware as a request over
+    /// HTTP, with `request.auth` as who is asking.
     public func handle(_ request: ParseRequest) async throws -> ParseResponse {
-        var request = request
-        request.auth.mountURL = request.mountURL  // for links in mails (EmailFlows)
-        request.auth.requestId = request.requestId  // for change events
-        if let idempotency, idempotency.applies(method: request.method.rawValue, path: request.path, requestId: request.requestId) {
-            try await idempotency.claim(request.requestId!)
-        }
-        return try await Self.route(request, routers)
+        try await ParseTransport(api: self).handle(request)
     }
 
     /// Counts a request against the rate limits; throws `RateLimitExceeded` when a rule refuses it.
@@ -98,19 +91,9 @@ public struct ParseAPI: Sendable {
         return rules
     }
 
-    /// `/classes/_User...` and `/classes/_Session...` run the same rules as `/users` and `/sessions`.
-    static let classAliases = ["_User": "users", "_Session": "sessions", "_Installation": "installations"]
-
-    static func route(_ original: ParseRequest, _ routers: [any ParseRouter]) async throws -> ParseResponse {
-        var request = original
-        if request.path.count >= 2, request.path[0] == "classes", let alias = classAliases[request.path[1]] {
-            request.path = [alias] + request.path.dropFirst(2)
-        }
-        for router in routers {
-            if let handler = router.handler(for: request) { return try await handler(request) }
-        }
-        throw RouteNotFound()
-    }
+    /// `/classes/_User...`, `/classes/_Session...` and `/classes/_Installation...` run the same routes (and rules) as
+    /// `/users`, `/sessions` and `/installations`.
+    static let classAliases = ["users": "classes/_User", "sessions": "classes/_Session", "installations": "classes/_Installation"]
 }
 
 /// No router owns the path.

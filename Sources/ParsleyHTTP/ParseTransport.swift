@@ -5,8 +5,9 @@ import NIOCore
 import ParsleyCore
 import ParsleyDomain
 
-/// The HTTP edge: decodes Parse's transport conventions (headers or JS-SDK body credentials, `_method`,
-/// JSON-or-plain query parameters), authenticates, calls `ParseAPI`, and encodes JSON answers with CORS.
+/// The HTTP edge before routing: decodes Parse's transport conventions (JSON or the JS SDK's `text/plain` bodies with
+/// credentials and `_method`, JSON-or-plain query parameters) into a `ParseCall`, rewrites the method, and hands the
+/// request to the router (`ParseRoutes`), whose middleware authenticates and applies the rules. CORS on every answer.
 public struct ParseTransport: HTTPResponder {
     public typealias Context = ParsleyRequestContext
 
@@ -17,6 +18,7 @@ public struct ParseTransport: HTTPResponder {
     let dashboardSessions: DashboardSessions
     /// Requests answered since the start (the dashboard's health page).
     let counters = RequestCounters()
+    private let router = RouterHolder()
 
     public init(api: ParseAPI) {
         self.api = api
@@ -26,29 +28,91 @@ public struct ParseTransport: HTTPResponder {
         if !mount.hasPrefix("/") { mount = "/" + mount }
         while mount.count > 1, mount.hasSuffix("/") { mount.removeLast() }
         self.mountPrefix = mount
+        router.responder = ParseRoutes.build(self)
     }
 
     public func respond(to request: Request, context: Context) async throws -> Response {
         if request.method == .options { return Self.preflight() }
-        let path = request.uri.path
-        guard let raw = Self.segments(path, below: mountPrefix) else {
-            return Self.json(404, ["code": 101, "error": .string("Cannot \(request.method.rawValue) \(path)")])
+        guard let raw = Self.segments(request.uri.path, below: mountPrefix), let responder = router.responder else {
+            return Self.json(404, ["code": 101, "error": .string("Cannot \(request.method.rawValue) \(request.uri.path)")])
         }
-        let segments = raw.map { $0.removingPercentEncoding() }
+        if raw == ["health"] { return Self.json(200, ["status": "ok"]) }
+        var (request, context) = (request, context)
         do {
-            return try await handle(request, segments: segments, context: context)
-        } catch let error as ParseError {
-            return Self.json(error.httpStatus, error.json)
-        } catch let denied as AccessDenied {
-            return Self.json(403, ["error": .string(denied.message)])
-        } catch let limited as RateLimitExceeded {
-            return Self.json(429, ["code": 100, "error": .string(limited.message)])
-        } catch is RouteNotFound {
-            return Self.json(404, ["code": 101, "error": .string("Cannot \(request.method.rawValue) \(path)")])
+            let segments = raw.map { $0.removingPercentEncoding() }
+            if segments.first == "files" || segments.first == "apps" {
+                // Their bodies are files and forms, never `_method`: the HTTP method is the real one. The router's rate
+                // limit middleware sees only Parse calls, so these count here.
+                let caller = RateLimitCaller(
+                    isMaster: presentsMasterKey(Self.credentials(request.headers, [:]), clientAddress: context.clientAddress), ip: context.clientAddress,
+                    sessionToken: request.headers[Self.sessionToken])
+                let method = request.method == .head ? "GET" : request.method.rawValue
+                try await api.checkRateLimits(method: method, path: segments, caller: caller)
+            } else {
+                let call = try await decode(request, segments: segments)
+                var head = request.head
+                head.method = call.method.http
+                request = Request(head: head, body: .init(buffer: ByteBuffer()))
+                context.call = call
+            }
         } catch {
-            context.logger.error("request failed: \(String(reflecting: error))")
-            return Self.json(500, ["code": 1, "error": "Internal server error."])
+            return AnswerErrors.answer(AnswerErrors.normalized(error), request: request, logger: context.logger)
         }
+        return try await responder.respond(to: request, context: context)
+    }
+
+    /// Answers a batch sub-request through the router and its middleware, as the batch's caller.
+    func dispatch(_ sub: ParseRequest, within batch: Context) async throws -> ParseResponse {
+        var context = Context(logger: batch.logger, remoteAddress: batch.remoteAddress)
+        context.call = ParseCall(
+            method: sub.method, segments: sub.path, params: sub.params, body: sub.body, credentials: batch.call?.credentials ?? Credentials(),
+            cloudContext: batch.call?.cloudContext, mountURL: sub.mountURL, headers: batch.call?.headers ?? [:])
+        context.auth = sub.auth
+        context.sessionResolved = true
+        context.rateLimitsCounted = true  // the batch counted every sub-request before any ran
+        return try await answerCaptured(sub, context)
+    }
+
+    /// Answers one API call in-process (`ParseAPI.handle`): the same router and middleware, `request.auth` as who asks.
+    public func handle(_ request: ParseRequest) async throws -> ParseResponse {
+        var context = Context(logger: Logger(label: "parsley.api"), remoteAddress: nil)
+        context.call = ParseCall(
+            method: request.method, segments: request.path, params: request.params, body: request.body, keyOrders: request.keyOrders,
+            mountURL: request.mountURL, requestId: request.requestId)
+        var auth = request.auth
+        auth.mountURL = request.mountURL
+        context.auth = auth
+        context.sessionResolved = true
+        context.rateLimitsCounted = true
+        return try await answerCaptured(request, context)
+    }
+
+    private func answerCaptured(_ call: ParseRequest, _ context: Context) async throws -> ParseResponse {
+        guard let responder = router.responder else { throw RouteNotFound() }
+        var context = context
+        let capture = CapturedAnswer()
+        context.capture = capture
+        let path = (mountPrefix == "/" ? "" : mountPrefix) + "/" + call.path.map(Self.escapedSegment).joined(separator: "/")
+        let request = Request(head: HTTPRequest(method: call.method.http, scheme: nil, authority: nil, path: path), body: .init(buffer: ByteBuffer()))
+        _ = try await responder.respond(to: request, context: context)
+        return try capture.get()
+    }
+
+    /// A decoded path segment written back for the router (whose parameters are decoded again).
+    static func escapedSegment(_ segment: String) -> String {
+        guard segment.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+        else { return segment }
+        var out = ""
+        for ch in segment {
+            switch ch {
+            case "%": out += "%25"
+            case "/": out += "%2F"
+            case "?": out += "%3F"
+            case "#": out += "%23"
+            default: out.append(ch)
+            }
+        }
+        return out
     }
 
     /// The path's segments below `mount` (still percent-encoded); nil when the path is outside it. Works on
@@ -61,7 +125,9 @@ public struct ParseTransport: HTTPResponder {
         return rest.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    func handle(_ request: Request, segments: [String], context: Context) async throws -> Response {
+    /// The request as a Parse call: body (JSON, or the JS SDK's `text/plain` JSON with credentials, `_method` and
+    /// `_context`), query parameters, credentials, cloud context.
+    func decode(_ request: Request, segments: [String]) async throws -> ParseCall {
         var method: ParseRequest.Method
         switch request.method {
         case .get, .head: method = .get
@@ -70,28 +136,13 @@ public struct ParseTransport: HTTPResponder {
         case .delete: method = .delete
         default: throw ParseError(.commandUnavailable, "Unsupported method \(request.method.rawValue)")
         }
-        if segments == ["health"] {
-            return Self.json(200, ["status": "ok"])
-        }
-        let clientAddress = context.remoteAddress?.ipAddress
-        if segments.first == "apps" || segments.first == "files" {
-            // These bodies are forms or file contents, never `_method`: the HTTP method is the real one.
-            let caller = RateLimitCaller(
-                isMaster: presentsMasterKey(request.headers, [:], clientAddress: clientAddress), ip: clientAddress,
-                sessionToken: request.headers[Self.sessionToken])
-            try await api.checkRateLimits(method: method.rawValue, path: segments, caller: caller)
-        }
-        // Pages opened from emailed links: no credentials, form bodies, HTML answers (EmailRouter.swift).
-        if segments.first == "apps" { return try await publicPage(request, method: method, segments: segments) }
-        // Files stream their bodies both ways (Routers/FilesRouter.swift).
-        if segments.first == "files" { return try await files(request, segments: segments, clientAddress: clientAddress) }
-        // NUL is refused everywhere else in a request (no backend stores it; see JSONParser). File names answer 122.
+        // NUL is refused everywhere in a Parse call (no backend stores it; see JSONParser). File names answer 122.
         if segments.contains(where: { $0.utf8.contains(0) }) { throw Self.nulRefused }
         let bytes: ByteBuffer
         do {
             bytes = try await request.body.collect(upTo: options.maxRequestBytes)
         } catch {
-            return Self.json(413, ["code": 130, "error": .string("Request body is larger than \(options.maxRequestBytes) bytes")])
+            throw BodyTooLarge(limit: options.maxRequestBytes)
         }
         var body: JSONValue?
         var keyOrders = JSONKeyOrders()
@@ -106,7 +157,6 @@ public struct ParseTransport: HTTPResponder {
                 throw (error as? JSONParser.Failure)?.message.hasPrefix("NUL") == true ? Self.nulRefused : ParseError.invalidJSON("Invalid JSON")
             }
         }
-        if let body { try options.security.keywordDenylist.check(body) }
         // JS SDK: credentials and the real method travel in the body.
         var bodyCredentials: [String: String] = [:]
         var cloudContext = try request.headers[Self.cloudContext].map { try Self.cloudContext(.string($0)) }
@@ -130,86 +180,80 @@ public struct ParseTransport: HTTPResponder {
             }
             body = .object(o)
         }
-        // The context reaches triggers and webhooks like a body does: the same denylist.
-        if let cloudContext { try options.security.keywordDenylist.check(.object(cloudContext)) }
-        // The rate limits count the request with its real method (after `_method`), before its session is looked up (as
-        // Parse Server does: a flood of made-up session tokens is counted too).
-        let caller = RateLimitCaller(
-            isMaster: presentsMasterKey(request.headers, bodyCredentials, clientAddress: clientAddress), ip: clientAddress,
-            sessionToken: request.headers[Self.sessionToken] ?? bodyCredentials["_SessionToken"])
-        try await api.checkRateLimits(method: method.rawValue, path: segments, caller: caller)
-        // `/login` drops any session token it is sent.
-        var auth = try await authenticate(request.headers, bodyCredentials, ignoresSession: segments == ["login"], clientAddress: clientAddress)
-        if method != .get { try Self.refuseReadOnly(auth, method == .post ? "create" : method == .put ? "update" : "delete") }
-        auth.ip = clientAddress
-        auth.context = cloudContext ?? [:]
-        if api.services.cloud.wantsRequestHeaders {
-            // Cloud code's requests carry the headers (lower-case names); other requests skip the copy.
-            for field in request.headers { auth.headers[field.name.canonicalName] = field.value }
-        }
         var params: [String: JSONValue] = [:]
         if method == .get, case .object(let o)? = body {
             params = o
             body = nil
         }
         if let query = request.uri.query {
-            for (k, v) in try Self.queryParameters(query) {
-                try options.security.keywordDenylist.check(v)
-                params[k] = v
-            }
+            for (k, v) in try Self.queryParameters(query) { params[k] = v }
         }
-        let mountURL: String
-        if let publicURL = options.publicServerURL {
-            mountURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
-        } else {
-            mountURL = "http://\(request.head.authority ?? "localhost")\(mountPrefix)"
+        var call = ParseCall(
+            method: method, segments: segments, params: params, body: body, keyOrders: keyOrders,
+            credentials: Self.credentials(request.headers, bodyCredentials), cloudContext: cloudContext, mountURL: mountURL(request),
+            requestId: request.headers[Self.requestId])
+        if api.services.cloud.wantsRequestHeaders {
+            // Cloud code's requests carry the headers (lower-case names); other requests skip the copy.
+            for field in request.headers { call.headers[field.name.canonicalName] = field.value }
         }
-        var parseRequest = ParseRequest(method: method, path: segments, params: params, body: body, auth: auth, mountURL: mountURL)
-        parseRequest.requestId = request.headers[Self.requestId]
-        parseRequest.keyOrders = keyOrders
-        let response = try await api.handle(parseRequest)
-        var headers = Self.baseHeaders
-        if let location = response.location { headers[.location] = location }
-        for (name, value) in response.headers { if let field = HTTPField.Name(name) { headers[field] = value } }
-        // Files in objects are stored by name; every answer carries their URL.
-        let answer = FileService.addingURLs(response.body, base: "\(mountURL)/files/\(FileNames.urlEncode(options.applicationId))/") ?? response.body
-        return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(answer))))
+        return call
     }
 
-    /// Application id, master key, client keys, then the session token (an unknown or expired one is 209).
-    func authenticate(_ headers: HTTPFields, _ body: [String: String], ignoresSession: Bool, clientAddress: String?) async throws -> Auth {
-        let appId = headers[Self.applicationId] ?? body["_ApplicationId"]
-        guard appId == options.applicationId else { throw AccessDenied.unauthorized }
-        let master = headers[Self.masterKey] ?? body["_MasterKey"]
-        let installationId = headers[Self.installationId] ?? body["_InstallationId"]
-        // A master key that is neither key, or that comes from an address outside `masterKeyIps`, is ignored: the
-        // request goes on as a client's (Parse Server's rule), so it gets no more than a client would.
-        if let master, isValidMasterKey(master, clientAddress: clientAddress) {
-            var auth = Auth(isMaster: true, installationId: installationId)
+    /// The keys and tokens of a request: headers first, then the JS SDK's body fields.
+    static func credentials(_ headers: HTTPFields, _ body: [String: String]) -> Credentials {
+        Credentials(
+            applicationId: headers[applicationId] ?? body["_ApplicationId"], masterKey: headers[masterKey] ?? body["_MasterKey"],
+            restKey: headers[restKey], clientKey: headers[clientKey], javascriptKey: headers[javascriptKey] ?? body["_JavaScriptKey"],
+            windowsKey: headers[windowsKey], sessionToken: headers[sessionToken] ?? body["_SessionToken"],
+            installationId: headers[installationId] ?? body["_InstallationId"], cookie: headers[.cookie], csrf: headers[DashboardResponder.csrfHeader])
+    }
+
+    /// Application id, master key, dashboard sign-in and client keys: who is asking, without the session (which
+    /// `ResolveSession` adds). A master key that is neither key, or that comes from an address outside `masterKeyIps`,
+    /// is ignored: the request goes on as a client's (Parse Server's rule), so it gets no more than a client would.
+    func identify(_ credentials: Credentials, clientAddress: String?) throws -> Auth {
+        guard credentials.applicationId == options.applicationId else { throw AccessDenied.unauthorized }
+        if let master = credentials.masterKey, isValidMasterKey(master, clientAddress: clientAddress) {
+            var auth = Auth(isMaster: true, installationId: credentials.installationId)
             auth.isReadOnly = master != options.masterKey
             return auth
         }
         // The dashboard's pages: its session cookie together with the CSRF token only it knows.
-        if let cookie = headers[.cookie], let session = dashboardSessions.verified(cookie: cookie, csrf: headers[DashboardResponder.csrfHeader]) {
-            var auth = Auth(isMaster: true, installationId: installationId)
+        if let cookie = credentials.cookie, let session = dashboardSessions.verified(cookie: cookie, csrf: credentials.csrf) {
+            var auth = Auth(isMaster: true, installationId: credentials.installationId)
             auth.isReadOnly = session.readOnly
             return auth
         }
         if options.requiresClientKey {
             let presented: [(String?, String?)] = [
-                (headers[Self.restKey], options.restAPIKey), (headers[Self.clientKey], options.clientKey),
-                (headers[Self.javascriptKey] ?? body["_JavaScriptKey"], options.javascriptKey), (headers[Self.windowsKey], options.dotNetKey),
+                (credentials.restKey, options.restAPIKey), (credentials.clientKey, options.clientKey),
+                (credentials.javascriptKey, options.javascriptKey), (credentials.windowsKey, options.dotNetKey),
             ]
             guard presented.contains(where: { $0.0 != nil && $0.0 == $0.1 }) else { throw AccessDenied.unauthorized }
         }
-        var auth = Auth(isMaster: false, installationId: installationId)
-        if let token = headers[Self.sessionToken] ?? body["_SessionToken"], !ignoresSession {
+        return Auth(isMaster: false, installationId: credentials.installationId)
+    }
+
+    /// `identify` and the session, for the routes that read their own requests (`/files`).
+    func authenticate(_ headers: HTTPFields, _ body: [String: String], ignoresSession: Bool, clientAddress: String?) async throws -> Auth {
+        let credentials = Self.credentials(headers, body)
+        var auth = try identify(credentials, clientAddress: clientAddress)
+        if !auth.isMaster, let token = credentials.sessionToken, !ignoresSession {
             let session = try await api.sessions.resolve(token)
             auth.userId = session.userId
             auth.sessionToken = token
             auth.roles = try await api.roleNames(session.userId)
         }
         return auth
+    }
+
+    /// A Parse answer as JSON with CORS headers; files in objects are stored by name, so every answer carries their URL.
+    func encode(_ response: ParseResponse, mountURL: String) -> Response {
+        var headers = Self.baseHeaders
+        if let location = response.location { headers[.location] = location }
+        for (name, value) in response.headers { if let field = HTTPField.Name(name) { headers[field] = value } }
+        let answer = FileService.addingURLs(response.body, base: "\(mountURL)/files/\(FileNames.urlEncode(options.applicationId))/") ?? response.body
+        return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(answer))))
     }
 
     /// The master key or the read-only master key, from an address `masterKeyIps` allows.
@@ -221,10 +265,10 @@ public struct ParseTransport: HTTPResponder {
 
     /// Whether the request carries a valid master key (headers or the JS SDK's body) or a dashboard sign-in: such
     /// requests are exempt from rate limits unless a rule includes the master key.
-    func presentsMasterKey(_ headers: HTTPFields, _ body: [String: String], clientAddress: String?) -> Bool {
-        if let master = headers[Self.masterKey] ?? body["_MasterKey"], isValidMasterKey(master, clientAddress: clientAddress) { return true }
-        guard let cookie = headers[.cookie] else { return false }
-        return dashboardSessions.verified(cookie: cookie, csrf: headers[DashboardResponder.csrfHeader]) != nil
+    func presentsMasterKey(_ credentials: Credentials, clientAddress: String?) -> Bool {
+        if let master = credentials.masterKey, isValidMasterKey(master, clientAddress: clientAddress) { return true }
+        guard let cookie = credentials.cookie else { return false }
+        return dashboardSessions.verified(cookie: cookie, csrf: credentials.csrf) != nil
     }
 
     /// `X-Parse-Cloud-Context` or the body's `_context`: a JSON object (or a string holding one); anything else is 400/107
@@ -294,6 +338,11 @@ public struct ParseTransport: HTTPResponder {
         var headers = baseHeaders
         headers[.contentType] = "text/plain"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "OK")))
+    }
+
+    /// A request body over `maxRequestBytes`: 413, code 130.
+    struct BodyTooLarge: Error {
+        let limit: Int
     }
 
     static func json(_ status: Int, _ body: JSONValue) -> Response {

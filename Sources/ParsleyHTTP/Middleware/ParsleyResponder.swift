@@ -8,19 +8,6 @@ import NIOConcurrencyHelpers
 import ParsleyCore
 import Synchronization
 
-/// The request context of the server: Hummingbird's basic one plus the client's address (rate limits, logs).
-public struct ParsleyRequestContext: RequestContext, RemoteAddressRequestContext {
-    public var coreContext: CoreRequestContextStorage
-    public let channel: any Channel
-
-    public init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        channel = source.channel
-    }
-
-    public var remoteAddress: SocketAddress? { channel.remoteAddress }
-}
-
 /// Where the server is in its life, as `/health` reports it (Parse Server's states).
 public final class Readiness: Sendable {
     public enum State: String, Sendable {
@@ -71,7 +58,8 @@ public struct ParsleyResponder: HTTPResponder {
         let requestId = Self.requestId(request.headers[Self.requestIdHeader])
         var logger = context.logger
         logger[metadataKey: "request_id"] = .string(requestId)
-        let inner = ParsleyRequestContext(source: ApplicationRequestContextSource(channel: context.channel, logger: logger))
+        var inner = context
+        inner.logger = logger
         let path = request.uri.path
         let segments = relativeSegments(path)
         var response: Response

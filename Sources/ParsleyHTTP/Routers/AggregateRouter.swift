@@ -6,13 +6,10 @@ struct AggregateRouter: ParseRouter {
     private var table = RouteTable()
 
     init(queries: QueryService) {
-        table.on(.get, "aggregate/:className") { [queries] req, p in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
-            return .ok(["results": .array(try await queries.aggregate(p["className"]!, params: req.params, auth: req.auth))])
+        table.master(.get, "aggregate/:className") { [queries] req, p in
+            return .ok(["results": .array(try await queries.aggregate(try p.require("className"), params: req.params, auth: req.auth))])
         }
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 }

@@ -8,8 +8,7 @@ struct AppRouter: ParseRouter {
 
     init(config: ConfigService, objects: ObjectService, queries: QueryService, cloud: CloudRuntime) {
         table.on(.get, "config") { [config] req, _ in .ok(try await config.get(auth: req.auth)) }
-        table.on(.put, "config") { [config] req, _ in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+        table.master(.put, "config") { [config] req, _ in
             try await config.update(req.bodyObject)
             return .ok(["result": true])
         }
@@ -18,67 +17,58 @@ struct AppRouter: ParseRouter {
             table.on(method, "functions/:name") { [cloud] req, p in
                 var params = req.body?.objectValue ?? [:]
                 for (k, v) in req.params { params[k] = v }
-                return .ok(["result": try await cloud.run(function: p["name"]!, params: params, auth: req.auth)])  // pattern guarantees the key
+                return .ok(["result": try await cloud.run(function: try p.require("name"), params: params, auth: req.auth)])
             }
         }
         // Jobs start in the background: `{}` at once, with the run's `_JobStatus` id in a header. `POST /jobs` takes
         // `{"jobName": ..., "input": ...}` (Parse Dashboard's "Run now").
         let startJob: @Sendable (ParseRequest, String, [String: JSONValue]) async throws -> ParseResponse = { [cloud] req, name, params in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
             var response = ParseResponse.ok([:])
             response.headers["X-Parse-Job-Status-Id"] = try await cloud.startJob(name, params: params, auth: req.auth)
             return response
         }
-        table.on(.post, "jobs") { req, _ in
+        table.master(.post, "jobs") { req, _ in
             let body = req.body?.objectValue ?? [:]
             return try await startJob(req, body["jobName"]?.stringValue ?? "", body["input"]?.objectValue ?? [:])
         }
-        table.on(.post, "jobs/:name") { req, p in
+        table.master(.post, "jobs/:name") { req, p in
             var params = req.body?.objectValue ?? [:]
             for (k, v) in req.params { params[k] = v }
-            return try await startJob(req, p["name"]!, params)  // pattern guarantees the key
+            return try await startJob(req, try p.require("name"), params)
         }
         // Schedules (`_JobSchedule`), run by the scheduler (JobScheduler.swift); Parse Dashboard's "Scheduled jobs".
-        table.on(.get, "cloud_code/jobs/data") { [cloud, queries] req, _ in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+        table.master(.get, "cloud_code/jobs/data") { [cloud, queries] req, _ in
             let scheduled = try await queries.find("_JobSchedule", FindOptions(params: ["limit": 10_000]), auth: .master).results
             return .ok([
                 "jobs": .array(cloud.code.jobNames.map(JSONValue.string)),
                 "in_use": .array(scheduled.compactMap { $0["jobName"] }),
             ])
         }
-        table.on(.get, "cloud_code/jobs") { [queries] req, _ in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+        table.master(.get, "cloud_code/jobs") { [queries] req, _ in
             let scheduled = try await queries.find("_JobSchedule", FindOptions(params: ["limit": 10_000]), auth: .master).results
             return ParseResponse(body: .array(scheduled.map(JSONValue.object)))
         }
-        table.on(.post, "cloud_code/jobs") { [cloud, objects] req, _ in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+        table.master(.post, "cloud_code/jobs") { [cloud, objects] req, _ in
             let schedule = try cloud.scheduleBody(req.bodyObject.objectValue ?? [:])
             let created = try await objects.create("_JobSchedule", body: .object(schedule), auth: req.auth)
             return ParseResponse(status: 201, body: .object(created), location: "\(req.mountURL)/classes/_JobSchedule/\(created["objectId"]?.stringValue ?? "")")
         }
-        table.on(.put, "cloud_code/jobs/:objectId") { [cloud, objects] req, p in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+        table.master(.put, "cloud_code/jobs/:objectId") { [cloud, objects] req, p in
             let schedule = try cloud.scheduleBody(req.bodyObject.objectValue ?? [:])
-            return .ok(try await objects.update("_JobSchedule", objectId: p["objectId"]!, body: .object(schedule), auth: req.auth))
+            return .ok(try await objects.update("_JobSchedule", objectId: try p.require("objectId"), body: .object(schedule), auth: req.auth))
         }
-        table.on(.delete, "cloud_code/jobs/:objectId") { [objects] req, p in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
-            try await objects.delete("_JobSchedule", objectId: p["objectId"]!, auth: req.auth)
+        table.master(.delete, "cloud_code/jobs/:objectId") { [objects] req, p in
+            try await objects.delete("_JobSchedule", objectId: try p.require("objectId"), auth: req.auth)
             return .ok([:])
         }
         table.on(.post, "events/:name") { _, _ in .ok([:]) }
-        table.on(.delete, "purge/:className") { [objects] req, p in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
-            try await objects.purge(p["className"]!)
+        table.master(.delete, "purge/:className") { [objects] req, p in
+            try await objects.purge(try p.require("className"))
             return .ok([:])
         }
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 }
 
 /// `/installations[/:objectId]`; `/classes/_Installation` is routed here too.
@@ -97,18 +87,16 @@ struct InstallationsRouter: ParseRouter {
             return try await ClassesRouter.find(queries, req, className: "_Installation")
         }
         table.on(.get, "installations/:objectId") { [queries] req, p in
-            .ok(try await queries.get("_Installation", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true))
+            .ok(try await queries.get("_Installation", objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true))
         }
         table.on(.put, "installations/:objectId") { [installations] req, p in
-            .ok(try await installations.update(p["objectId"]!, body: req.bodyObject, auth: req.auth))
+            .ok(try await installations.update(try p.require("objectId"), body: req.bodyObject, auth: req.auth))
         }
         table.on(.delete, "installations/:objectId") { [objects] req, p in
-            try await objects.delete("_Installation", objectId: p["objectId"]!, auth: req.auth, trusted: true)
+            try await objects.delete("_Installation", objectId: try p.require("objectId"), auth: req.auth, trusted: true)
             return .ok([:])
         }
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 }

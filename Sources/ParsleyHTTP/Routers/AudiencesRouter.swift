@@ -7,35 +7,28 @@ struct AudiencesRouter: ParseRouter {
     private var table = RouteTable()
 
     init(objects: ObjectService, queries: QueryService) {
-        table.on(.get, "push_audiences") { [queries] req, _ in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+        table.master(.get, "push_audiences") { [queries] req, _ in
             let page = try await queries.find("_Audience", FindOptions(params: req.params), auth: req.auth)
             return .ok(["results": .array(page.results.map { .object(Self.parsedQuery($0)) })])
         }
-        table.on(.get, "push_audiences/:objectId") { [queries] req, p in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
-            return .ok(Self.parsedQuery(try await queries.get("_Audience", objectId: p["objectId"]!, FindOptions(), auth: req.auth)))
+        table.master(.get, "push_audiences/:objectId") { [queries] req, p in
+            return .ok(Self.parsedQuery(try await queries.get("_Audience", objectId: try p.require("objectId"), FindOptions(), auth: req.auth)))
         }
-        table.on(.post, "push_audiences") { [objects] req, _ in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+        table.master(.post, "push_audiences") { [objects] req, _ in
             let created = try await objects.create("_Audience", body: try Self.storedQuery(req.bodyObject), auth: req.auth)
             let id = created["objectId"]?.stringValue ?? ""
             return ParseResponse(status: 201, body: .object(created), location: "\(req.mountURL)/push_audiences/\(id)")
         }
-        table.on(.put, "push_audiences/:objectId") { [objects] req, p in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
-            return .ok(try await objects.update("_Audience", objectId: p["objectId"]!, body: try Self.storedQuery(req.bodyObject), auth: req.auth))
+        table.master(.put, "push_audiences/:objectId") { [objects] req, p in
+            return .ok(try await objects.update("_Audience", objectId: try p.require("objectId"), body: try Self.storedQuery(req.bodyObject), auth: req.auth))
         }
-        table.on(.delete, "push_audiences/:objectId") { [objects] req, p in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
-            try await objects.delete("_Audience", objectId: p["objectId"]!, auth: req.auth)
+        table.master(.delete, "push_audiences/:objectId") { [objects] req, p in
+            try await objects.delete("_Audience", objectId: try p.require("objectId"), auth: req.auth)
             return .ok([:])
         }
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 
     /// The body with `query` as JSON text (Parse Dashboard sends it as text; an object is accepted too).
     static func storedQuery(_ body: JSONValue) throws -> JSONValue {

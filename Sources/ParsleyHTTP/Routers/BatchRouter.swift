@@ -2,27 +2,24 @@ import Logging
 import ParsleyCore
 import ParsleyDomain
 
-/// `POST /batch`: runs each sub-request through the same handlers, in order, answering
+/// `POST /batch`: runs each sub-request through the server's router and its middleware, in order, answering
 /// `[{"success":...}|{"error":...}]`. With `"transaction": true` every sub-request runs inside one database
 /// transaction: all of them are stored, or (on the first error) none, and the call fails with that error.
-struct BatchRouter: ParseRouter {
+struct BatchRouter: Sendable {
     let options: ParseServerOptions
     let transactions: Transactions
     let schemas: SchemaService
-    /// The rate limits, counted for one sub-request as for the same request sent alone.
+    /// Counts one sub-request against the rate limits as the same request sent alone.
     let limit: @Sendable (ParseRequest) async throws -> Void
-    let dispatch: @Sendable (ParseRequest) async throws -> ParseResponse
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        guard request.method == .post, request.path == ["batch"] else { return nil }
-        return { try await run($0) }
-    }
+    /// Answers one sub-request (through the router, with the batch's credentials).
+    typealias Dispatch = @Sendable (ParseRequest) async throws -> ParseResponse
 
     struct SubRequestFailed: Error {
         let error: ParseError
     }
 
-    func run(_ request: ParseRequest) async throws -> ParseResponse {
+    func run(_ request: ParseRequest, dispatch: @escaping Dispatch) async throws -> ParseResponse {
         guard case .array(let items)? = request.bodyObject["requests"] else {
             throw ParseError.invalidJSON("requests must be an array")
         }
@@ -40,7 +37,7 @@ struct BatchRouter: ParseRouter {
                 let results: [JSONValue] = try await transactions.run {
                     var out: [JSONValue] = []
                     for sub in subRequests {
-                        switch await answer(sub) {
+                        switch await answer(sub, dispatch) {
                         case .object(let o) where o["error"] != nil:
                             let code = o["error"]?["code"]?.integerValue ?? 1
                             throw SubRequestFailed(error: ParseError(.init(rawValue: code), o["error"]?["error"]?.stringValue ?? ""))
@@ -61,28 +58,28 @@ struct BatchRouter: ParseRouter {
             guard case .success(let r) = sub else { return false }
             return r.method == .post && r.path.count == 2 && r.path[0] == "classes"
         }
-        if onlyCreates { return ParseResponse(body: .array(await answerConcurrently(subRequests))) }
+        if onlyCreates { return ParseResponse(body: .array(await answerConcurrently(subRequests, dispatch))) }
         var results: [JSONValue] = []
-        for sub in subRequests { results.append(await answer(sub)) }
+        for sub in subRequests { results.append(await answer(sub, dispatch)) }
         return ParseResponse(body: .array(results))
     }
 
     /// Independent sub-requests (Parse Server runs a batch's sub-requests all at once) up to `width` at a time, so
     /// SQLite commits them in groups instead of with one fsync each; answers in order.
-    func answerConcurrently(_ subRequests: [Result<ParseRequest, ParseError>], width: Int = 16) async -> [JSONValue] {
+    func answerConcurrently(_ subRequests: [Result<ParseRequest, ParseError>], _ dispatch: @escaping Dispatch, width: Int = 16) async -> [JSONValue] {
         await withTaskGroup(of: (Int, JSONValue).self) { group in
             var results = [JSONValue](repeating: .null, count: subRequests.count)
             var next = 0
             while next < min(width, subRequests.count) {
                 let (i, sub) = (next, subRequests[next])
-                group.addTask { (i, await answer(sub)) }
+                group.addTask { (i, await answer(sub, dispatch)) }
                 next += 1
             }
             while let (i, result) = await group.next() {
                 results[i] = result
                 if next < subRequests.count {
                     let (j, sub) = (next, subRequests[next])
-                    group.addTask { (j, await answer(sub)) }
+                    group.addTask { (j, await answer(sub, dispatch)) }
                     next += 1
                 }
             }
@@ -103,7 +100,7 @@ struct BatchRouter: ParseRouter {
         return .success(ParseRequest(method: method, path: segments, params: params, body: method == .get ? nil : body, auth: parent.auth, mountURL: parent.mountURL))
     }
 
-    func answer(_ sub: Result<ParseRequest, ParseError>) async -> JSONValue {
+    func answer(_ sub: Result<ParseRequest, ParseError>, _ dispatch: Dispatch) async -> JSONValue {
         switch sub {
         case .failure(let e): return ["error": e.json]
         case .success(let request):
@@ -115,6 +112,8 @@ struct BatchRouter: ParseRouter {
                 return ["error": e.json]
             } catch let e as AccessDenied {
                 return ["error": ParseError(.operationForbidden, e.message).json]
+            } catch let e as RateLimitExceeded {
+                return ["error": ParseError(.connectionFailed, e.message).json]
             } catch is RouteNotFound {
                 // Parse Server's words for a sub-request no route takes.
                 let path = "/" + request.path.joined(separator: "/")

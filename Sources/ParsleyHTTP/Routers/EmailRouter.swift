@@ -24,7 +24,7 @@ struct EmailRouter: ParseRouter {
             return .ok([:])
         }
         table.on(.get, "apps/:appId/verify_email") { [emails] req, p in
-            try pages.checkApp(p["appId"])
+            try pages.checkApp(p.values["appId"])
             let username = req.params["username"]?.stringValue
             guard try await emails.verifyEmail(token: req.params["token"]?.stringValue, username: username) else {
                 return pages.invalidVerificationLink(username: username)
@@ -32,7 +32,7 @@ struct EmailRouter: ParseRouter {
             return pages.page(200, "Email verified", "<p>Your email address has been verified\(username.map { " for <b>\(EmailPages.escape($0))</b>" } ?? "").</p>")
         }
         table.on(.post, "apps/:appId/resend_verification_email") { [emails, options] req, p in
-            try pages.checkApp(p["appId"])
+            try pages.checkApp(p.values["appId"])
             let notSent = pages.page(400, "Link not sent", "<p>No verification link could be sent.</p>")
             guard let username = req.bodyObject["username"]?.stringValue ?? req.params["username"]?.stringValue, !username.isEmpty
             else { return notSent }
@@ -43,7 +43,7 @@ struct EmailRouter: ParseRouter {
             return pages.page(200, "Link sent", "<p>A new verification link has been sent. Check your email.</p>")
         }
         table.on(.get, "apps/:appId/request_password_reset") { [emails] req, p in
-            try pages.checkApp(p["appId"])
+            try pages.checkApp(p.values["appId"])
             let token = req.params["token"]?.stringValue
             switch try await emails.checkResetLink(token: token, username: req.params["username"]?.stringValue) {
             case .valid(let username): return pages.resetForm(token: token ?? "", username: username, error: nil)
@@ -61,7 +61,7 @@ struct EmailRouter: ParseRouter {
             return pages.resetForm(token: token ?? "", username: username, error: nil)
         }
         table.on(.post, "apps/:appId/request_password_reset") { [emails] req, p in
-            try pages.checkApp(p["appId"])
+            try pages.checkApp(p.values["appId"])
             let form = req.bodyObject
             guard let token = form["token"]?.stringValue, !token.isEmpty, let password = form["new_password"]?.stringValue, !password.isEmpty
             else { return pages.invalidLink() }
@@ -78,9 +78,7 @@ struct EmailRouter: ParseRouter {
         }
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 }
 
 /// The small HTML pages of the email flows.
@@ -171,16 +169,16 @@ struct EmailPages: Sendable {
 }
 
 extension ParseTransport {
-    /// A request under `/apps/...`: no application id or keys (the app id is in the path), parameters and
-    /// form bodies as plain strings, and the router's HTML (or JSON) answer. Pages carry tokens, so they are
-    /// neither cached nor passed on as referrer.
-    func publicPage(_ request: Request, method: ParseRequest.Method, segments: [String]) async throws -> Response {
+    /// A page under `/apps/...` (opened from an emailed link): no application id or keys (the app id is in the path),
+    /// parameters and form bodies as plain strings, and the route's HTML (or JSON) answer. Pages carry tokens, so they
+    /// are neither cached nor passed on as referrer.
+    func page(_ request: Request, route: RouteTable.Route, parameters: PathParameters) async throws -> Response {
         var params: [String: JSONValue] = [:]
         if let query = request.uri.query {
             for (k, v) in FormEncoding.decode(query) { params[k] = .string(v) }
         }
         var body: JSONValue?
-        if method == .post {
+        if route.method == .post {
             let limit = min(options.maxRequestBytes, 1 << 20)
             guard let bytes = try? await request.body.collect(upTo: limit) else {
                 return Self.json(413, ["code": 130, "error": .string("Request body is larger than \(limit) bytes")])
@@ -194,14 +192,10 @@ extension ParseTransport {
                 body = .object(fields)
             }
         }
-        let mountURL: String
-        if let publicURL = options.publicServerURL {
-            mountURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
-        } else {
-            mountURL = "http://\(request.head.authority ?? "localhost")\(mountPrefix)"
-        }
-        let response = try await api.handle(
-            ParseRequest(method: method, path: segments, params: params, body: body, auth: .nobody, mountURL: mountURL))
+        let segments = Self.segments(request.uri.path, below: mountPrefix)?.map { $0.removingPercentEncoding() } ?? []
+        let call = ParseRequest(
+            method: route.method, path: segments, params: params, body: body, auth: .nobody, mountURL: mountURL(request))
+        let response = try await route.handler(call, parameters)
         var headers = Self.baseHeaders
         headers[.cacheControl] = "no-store"
         headers[.init("Referrer-Policy")!] = "no-referrer"

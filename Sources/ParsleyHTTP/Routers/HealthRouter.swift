@@ -10,8 +10,7 @@ struct HealthRouter: ParseRouter {
     /// `GET /security` answers (`security.enableCheck`). Each feature said true here has a test that uses it.
     init(pushConfigured: Bool = false, securityCheck: Bool = false) {
         let push = JSONValue.bool(pushConfigured)
-        table.on(.get, "serverInfo") { req, _ in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+        table.master(.get, "serverInfo") { req, _ in
             return .ok([
                 "parseServerVersion": .string(Self.version),
                 "features": [
@@ -30,7 +29,5 @@ struct HealthRouter: ParseRouter {
         }
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 }

@@ -11,8 +11,7 @@ struct LogsRouter: ParseRouter {
     private var table = RouteTable()
 
     init(ring: LogRing) {
-        table.on(.get, "scriptlog") { req, _ in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+        table.master(.get, "scriptlog") { req, _ in
             let level = Self.level(req.params["level"]?.stringValue ?? "info")
             let limit = req.params["n"]?.integerValue ?? req.params["size"]?.integerValue
                 ?? req.params["n"]?.stringValue.flatMap { Int($0) } ?? req.params["size"]?.stringValue.flatMap { Int($0) } ?? 10
@@ -26,9 +25,7 @@ struct LogsRouter: ParseRouter {
         }
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 
     /// Parse Server's (winston's) level names to swift-log's.
     static func level(_ name: String) -> Logger.Level {

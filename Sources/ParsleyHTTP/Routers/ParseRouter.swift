@@ -1,39 +1,44 @@
-/// A resource's routes: it answers the requests whose path it owns.
-public protocol ParseRouter: Sendable {
-    /// Returns the handler for a request, or nil when the path is not this router's.
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)?
+import ParsleyCore
+import ParsleyDomain
+
+/// A resource's routes, declared as a table and mounted on the server's one Hummingbird `Router`
+/// (`ParseRoutes.build`), where every route runs behind the same middleware chain.
+protocol ParseRouter: Sendable {
+    var routes: RouteTable { get }
 }
 
-/// Matches a path against a pattern such as `classes/:className/:objectId`.
-struct PathPattern: Sendable {
-    let segments: [String]
-    init(_ pattern: String) { segments = pattern.split(separator: "/").map(String.init) }
+/// A route's path parameters (`:className`, `:objectId`), percent-decoded.
+struct PathParameters: Sendable {
+    let values: [String: String]
 
-    func match(_ path: [String]) -> [String: String]? {
-        guard path.count == segments.count else { return nil }
-        var params: [String: String] = [:]
-        for (s, p) in zip(segments, path) {
-            if s.hasPrefix(":") { params[String(s.dropFirst())] = p } else if s != p { return nil }
-        }
-        return params
+    /// The parameter the route's pattern names; a Parse error, never a trap, when it is missing.
+    func require(_ name: String) throws(ParseError) -> String {
+        guard let value = values[name] else { throw ParseError.invalidJSON("Missing path parameter \(name)") }
+        return value
     }
 }
 
-/// A table of `(method, pattern) -> handler`, the way each router declares its routes.
+/// `(method, pattern) -> handler` rows, the way each resource declares its routes. Patterns are below the mount
+/// (`classes/:className/:objectId`); `master` rows are mounted in the group whose middleware requires the master key
+/// (`RequireMasterKey`), so no handler repeats that check.
 struct RouteTable: Sendable {
-    typealias Handler = @Sendable (ParseRequest, [String: String]) async throws -> ParseResponse
-    private var routes: [(ParseRequest.Method, PathPattern, Handler)] = []
+    typealias Handler = @Sendable (ParseRequest, PathParameters) async throws -> ParseResponse
+
+    struct Route: Sendable {
+        let method: ParseRequest.Method
+        let pattern: String
+        let masterOnly: Bool
+        let handler: Handler
+    }
+
+    private(set) var rows: [Route] = []
 
     mutating func on(_ method: ParseRequest.Method, _ pattern: String, _ handler: @escaping Handler) {
-        routes.append((method, PathPattern(pattern), handler))
+        rows.append(Route(method: method, pattern: pattern, masterOnly: false, handler: handler))
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        for (method, pattern, handler) in routes where method == request.method {
-            if let params = pattern.match(request.path) {
-                return { try await handler($0, params) }
-            }
-        }
-        return nil
+    /// A route only the master key (or the read-only one) may call: 403 `unauthorized: master key is required` otherwise.
+    mutating func master(_ method: ParseRequest.Method, _ pattern: String, _ handler: @escaping Handler) {
+        rows.append(Route(method: method, pattern: pattern, masterOnly: true, handler: handler))
     }
 }

@@ -7,8 +7,7 @@ struct PushRouter: ParseRouter {
     private var table = RouteTable()
 
     init(push: PushService) {
-        table.on(.post, "push") { [push] req, _ in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+        table.master(.post, "push") { [push] req, _ in
             let id = try await push.send(req.bodyObject.objectValue ?? [:])
             var response = ParseResponse.ok(["result": true])
             response.headers["X-Parse-Push-Status-Id"] = id
@@ -16,7 +15,5 @@ struct PushRouter: ParseRouter {
         }
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 }

@@ -22,7 +22,7 @@ struct RolesRouter: ParseRouter {
                 return .ok(body)
             }
             table.on(.get, base + "/:objectId") { [queries] req, p in
-                .ok(try await queries.get("_Role", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true))
+                .ok(try await queries.get("_Role", objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true))
             }
             table.on(.post, base) { [roles, objects, queries] req, _ in
                 let created = try await roles.create(req.bodyObject, auth: req.auth, objects: objects, queries: queries)
@@ -30,12 +30,12 @@ struct RolesRouter: ParseRouter {
                 return ParseResponse(status: 201, body: .object(created), location: "\(req.mountURL)/\(base)/\(id)")
             }
             table.on(.put, base + "/:objectId") { [roles, objects, queries] req, p in
-                .ok(try await Self.update(req, objectId: p["objectId"]!, roles: roles, objects: objects, queries: queries))
+                .ok(try await Self.update(req, objectId: try p.require("objectId"), roles: roles, objects: objects, queries: queries))
             }
             table.on(.delete, base + "/:objectId") { [roles, objects] req, p in
                 let outcome: Result<Void, any Error>
                 do {
-                    outcome = .success(try await objects.delete("_Role", objectId: p["objectId"]!, auth: req.auth, trusted: true))
+                    outcome = .success(try await objects.delete("_Role", objectId: try p.require("objectId"), auth: req.auth, trusted: true))
                 } catch {
                     outcome = .failure(error)
                 }
@@ -46,13 +46,7 @@ struct RolesRouter: ParseRouter {
         }
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        switch request.path.first {
-        case "roles": return table.handler(for: request)
-        case "classes" where request.path.count > 1 && request.path[1] == "_Role": return table.handler(for: request)
-        default: return nil
-        }
-    }
+    var routes: RouteTable { table }
 
     static func update(
         _ req: ParseRequest, objectId: String, roles: RoleService, objects: ObjectService, queries: QueryService

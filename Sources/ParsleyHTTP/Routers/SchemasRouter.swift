@@ -17,42 +17,42 @@ struct SchemasRouter: ParseRouter {
     init(schemas: SchemaService, queries: QueryService) {
         self.schemas = schemas
         self.queries = queries
-        table.on(.get, "schemas") { [schemas] _, _ in
+        table.master(.get, "schemas") { [schemas] _, _ in
             try await schemas.refreshIfDue()
             let listed = schemas.all().values.filter { !Self.unlisted.contains($0.className) && !$0.className.hasPrefix("_Join:") }
             return .ok(["results": .array(listed.sorted { $0.className < $1.className }.map(\.json))])
         }
-        table.on(.get, "schemas/:className") { [schemas] _, p in
-            let name = p["className"]!
+        table.master(.get, "schemas/:className") { [schemas] _, p in
+            let name = try p.require("className")
             guard let schema = try await schemas.current(name), !Self.unlisted.contains(name) else {
                 throw ParseError(.invalidClassName, "Class \(name) does not exist.")
             }
             return ParseResponse(body: schema.json)
         }
-        table.on(.post, "schemas") { [schemas] req, _ in
+        table.master(.post, "schemas") { [schemas] req, _ in
             guard case .object = req.bodyObject else { throw ParseError.invalidJSON() }
             guard let name = req.bodyObject["className"]?.stringValue else {
                 throw ParseError(.missingRequiredField, "POST /schemas needs a class name.")
             }
             return try await Self.create(schemas, name, req.bodyObject, keyOrders: req.keyOrders)
         }
-        table.on(.post, "schemas/:className") { [schemas] req, p in
-            let name = p["className"]!
+        table.master(.post, "schemas/:className") { [schemas] req, p in
+            let name = try p.require("className")
             if let bodyName = req.bodyObject["className"], bodyName != .string(name) {
                 throw ParseError(.invalidClassName, "Class name mismatch between \(bodyName.stringValue ?? JSONWriter.string(bodyName)) and \(name).")
             }
             return try await Self.create(schemas, name, req.bodyObject, keyOrders: req.keyOrders)
         }
-        table.on(.put, "schemas/:className") { [schemas] req, p in
-            let name = p["className"]!
+        table.master(.put, "schemas/:className") { [schemas] req, p in
+            let name = try p.require("className")
             if let bodyName = req.bodyObject["className"], bodyName != .string(name) {
                 throw ParseError(.invalidClassName, "Class name mismatch between \(bodyName.stringValue ?? JSONWriter.string(bodyName)) and \(name).")
             }
             let schema = try await schemas.changeClass(SchemaChange(className: name, body: req.bodyObject, keyOrders: req.keyOrders))
             return ParseResponse(body: schema?.json ?? .object([:]))
         }
-        table.on(.delete, "schemas/:className") { [schemas, queries] _, p in
-            let name = p["className"]!
+        table.master(.delete, "schemas/:className") { [schemas, queries] _, p in
+            let name = try p.require("className")
             guard Naming.isValidClassName(name) else { throw ParseError.invalidClassName(name) }
             guard let schema = try await schemas.current(name) else { return .ok([:]) }
             // The server creates these at start-up and relies on them (unique indexes, sessions).
@@ -69,11 +69,7 @@ struct SchemasRouter: ParseRouter {
         }
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        guard request.path.first == "schemas" else { return nil }
-        guard request.auth.isMaster else { return { _ in throw AccessDenied.masterKeyRequired } }
-        return table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 
     static func create(_ schemas: SchemaService, _ name: String, _ body: JSONValue, keyOrders: JSONKeyOrders) async throws -> ParseResponse {
         let schema = try await schemas.createClass(SchemaChange(className: name, body: body, keyOrders: keyOrders))

@@ -7,8 +7,7 @@ public struct SecurityRouter: ParseRouter {
     private var table = RouteTable()
 
     init(options: ParseServerOptions) {
-        table.on(.get, "security") { req, _ in
-            guard req.auth.isMaster else { throw AccessDenied.masterKeyRequired }
+        table.master(.get, "security") { req, _ in
             guard options.security.enableCheck else {
                 return ParseResponse(status: 409, body: ["code": 1, "error": "Enable Parse Server option `security.enableCheck` to run security check."])
             }
@@ -16,9 +15,7 @@ public struct SecurityRouter: ParseRouter {
         }
     }
 
-    public func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 
     struct Check {
         var title: String

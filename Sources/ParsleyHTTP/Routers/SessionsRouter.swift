@@ -20,7 +20,7 @@ struct SessionsRouter: ParseRouter {
             return .ok(session)
         }
         table.on(.get, "sessions/:objectId") { [queries] req, p in
-            .ok(try await queries.get("_Session", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth))
+            .ok(try await queries.get("_Session", objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth))
         }
         table.on(.post, "sessions") { [sessions] req, _ in
             if req.auth.isMaster {
@@ -44,13 +44,13 @@ struct SessionsRouter: ParseRouter {
                 try Self.checkClientUpdate(req.bodyObject, userId: userId)
             }
             let r = try await objects.update(
-                "_Session", objectId: p["objectId"]!, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
+                "_Session", objectId: try p.require("objectId"), body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
             await sessions.invalidateAll()
             return .ok(r)
         }
         table.on(.delete, "sessions/:objectId") { [objects, sessions] req, p in
             guard req.auth.isMaster || req.auth.userId != nil else { throw ParseError(.invalidSessionToken, "Session token required.") }
-            try await objects.delete("_Session", objectId: p["objectId"]!, auth: req.auth, trusted: true)
+            try await objects.delete("_Session", objectId: try p.require("objectId"), auth: req.auth, trusted: true)
             await sessions.invalidateAll()
             return .ok([:])
         }
@@ -73,7 +73,5 @@ struct SessionsRouter: ParseRouter {
         }
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 }

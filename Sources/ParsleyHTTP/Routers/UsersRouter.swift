@@ -27,14 +27,14 @@ struct UsersRouter: ParseRouter {
         }
         table.on(.get, "users/me") { [users] req, _ in .ok(try await users.me(auth: req.auth)) }
         table.on(.get, "users/:objectId") { [users, queries] req, p in
-            let user = try await queries.get("_User", objectId: p["objectId"]!, FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true)
+            let user = try await queries.get("_User", objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true)
             return .ok(users.shape(user, auth: req.auth))
         }
         table.on(.put, "users/:objectId") { [users] req, p in
-            .ok(try await users.update(p["objectId"]!, body: req.bodyObject, auth: req.auth))
+            .ok(try await users.update(try p.require("objectId"), body: req.bodyObject, auth: req.auth))
         }
         table.on(.delete, "users/:objectId") { [users] req, p in
-            try await users.delete(p["objectId"]!, auth: req.auth)
+            try await users.delete(try p.require("objectId"), auth: req.auth)
             return .ok([:])
         }
         for method in [ParseRequest.Method.get, .post] {
@@ -66,7 +66,5 @@ struct UsersRouter: ParseRouter {
         return merged
     }
 
-    func handler(for request: ParseRequest) -> (@Sendable (ParseRequest) async throws -> ParseResponse)? {
-        table.handler(for: request)
-    }
+    var routes: RouteTable { table }
 }

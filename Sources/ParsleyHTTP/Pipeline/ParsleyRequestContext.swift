@@ -1,0 +1,91 @@
+public import Hummingbird
+import HTTPTypes
+public import Logging
+public import NIOCore
+import NIOConcurrencyHelpers
+public import ParsleyCore
+public import ParsleyDomain
+
+/// The request context of the server: Hummingbird's core context, the client's address, and what the pipeline learns
+/// on the way in — the decoded Parse call (`ParseTransport`), who is asking (`Authenticate`, `ResolveSession`).
+public struct ParsleyRequestContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: SocketAddress?
+    /// The Parse call as the transport decoded it (nil for `/files` and the pages under `/apps`, which read their own
+    /// bodies).
+    var call: ParseCall?
+    /// Who is asking, once the authentication middleware ran (or the batch that a sub-request belongs to).
+    var auth: Auth?
+    /// Whether the session token was looked up already (a batch's sub-requests share their batch's).
+    var sessionResolved = false
+    /// A batch counts its sub-requests against the rate limits before any runs; they are not counted again.
+    var rateLimitsCounted = false
+    /// Set for a batch sub-request or an in-process call: the route leaves its answer (or error) here instead of
+    /// encoding it.
+    var capture: CapturedAnswer?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+
+    /// A context for a request that did not come from a socket of its own (an in-process call).
+    init(logger: Logger, remoteAddress: SocketAddress?) {
+        coreContext = .init(source: LoggerSource(logger: logger))
+        self.remoteAddress = remoteAddress
+    }
+
+    /// The client's IP address as text (rate limits, `masterKeyIps`, cloud code's `req.ip`).
+    var clientAddress: String? { remoteAddress?.ipAddress }
+
+    struct LoggerSource: RequestContextSource {
+        let logger: Logger
+    }
+}
+
+/// What the transport decoded from a Parse API request: the effective method (after the JS SDK's `_method`), the path
+/// below the mount, parameters (query string merged with a GET-via-POST body), the JSON body, the credentials from
+/// headers or the body, and the cloud context.
+struct ParseCall: Sendable {
+    var method: ParseRequest.Method
+    var segments: [String]
+    var params: [String: JSONValue] = [:]
+    var body: JSONValue?
+    var keyOrders = JSONKeyOrders()
+    var credentials = Credentials()
+    var cloudContext: [String: JSONValue]?
+    /// Absolute URL of the mount (`http://host:1337/parse`), for `Location` headers and file URLs.
+    var mountURL: String
+    /// `X-Parse-Request-Id` (idempotency; nil on batch sub-requests).
+    var requestId: String?
+    /// The request's headers, for cloud code's `req.headers` (only copied when cloud code wants them).
+    var headers: [String: String] = [:]
+}
+
+/// Keys and tokens a request presents, from its headers or (JS SDK) its body.
+struct Credentials: Sendable {
+    var applicationId: String?
+    var masterKey: String?
+    var restKey: String?
+    var clientKey: String?
+    var javascriptKey: String?
+    var windowsKey: String?
+    var sessionToken: String?
+    var installationId: String?
+    /// The embedded dashboard's session cookie and CSRF token.
+    var cookie: String?
+    var csrf: String?
+}
+
+/// Where a batch sub-request or an in-process call receives its answer.
+final class CapturedAnswer: Sendable {
+    private let box = NIOLockedValueBox<Result<ParseResponse, any Error>?>(nil)
+
+    func set(_ result: Result<ParseResponse, any Error>) { box.withLockedValue { $0 = result } }
+
+    /// The answer, or the error that took its place (`RouteNotFound` when nothing answered).
+    func get() throws -> ParseResponse {
+        guard let result = box.withLockedValue({ $0 }) else { throw RouteNotFound() }
+        return try result.get()
+    }
+}
