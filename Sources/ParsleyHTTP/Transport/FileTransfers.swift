@@ -5,8 +5,8 @@ import ParsleyCore
 import ParsleyDomain
 
 /// `/files`: uploads stream the request body straight into the `FileStore` and downloads stream the store's
-/// chunks out, so neither holds a whole file in memory. These routes run before the transport collects a
-/// JSON body (ParseTransport.handle).
+/// chunks out, so neither holds a whole file in memory. They are routes of their own on the router (ParseRoutes),
+/// outside the Parse call middleware: no JSON body is collected, and they authenticate the request themselves.
 ///
 /// - `POST /files/:filename`: raw bytes with their `Content-Type`, or the JS SDK's JSON form (no app id
 ///   header; `{"base64":…,"_ContentType":…,"_ApplicationId":…,"fileData":{"metadata":…,"tags":…}}`).
