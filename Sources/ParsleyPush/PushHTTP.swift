@@ -21,6 +21,10 @@ enum PushHTTP {
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = .automatic
         configuration.timeout = .init(connect: .seconds(10), read: requestTimeout)
+        // A refused connection or a failed TLS handshake fails the request at once (its kind logged and counted as it
+        // is): the delivery retries transient failures itself, with its own back-off, instead of the client re-dialling
+        // until the connect timeout (which made every such message take 10 s and report a timeout).
+        configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
