@@ -112,9 +112,16 @@ public final class Webhooks: Sendable {
     private func send(_ url: String, _ body: [String: JSONValue]) async -> Result<JSONValue, ParseError> {
         var headers = [(name: "Content-Type", value: "application/json")]
         if let key { headers.append((name: "X-Parse-Webhook-Key", value: key)) }
+        // Inside a transactional batch the hooks share one budget (Transactions.run(hookBudget:)).
+        var limit = timeout
+        if let deadline = Transactions.hookDeadline {
+            let left = deadline - .now
+            guard left > .zero else { return .failure(ParseError(.scriptFailed, "Webhook \(url) timed out")) }
+            limit = min(limit, left)
+        }
         do {
             let answer = try await transport.post(
-                url, headers: headers, body: ByteBuffer(bytes: JSONWriter.bytes(.object(body))), timeout: timeout, maxBytes: 16 << 20)
+                url, headers: headers, body: ByteBuffer(bytes: JSONWriter.bytes(.object(body))), timeout: limit, maxBytes: 16 << 20)
             let bytes = answer.body
             guard let json = try? bytes.withUnsafeReadableBytes({ try JSONParser.parse($0) }), case .object(let o) = json else {
                 return .failure(ParseError(.scriptFailed, "Malformed response"))

@@ -15,4 +15,18 @@ public struct Transactions: Sendable {
     public func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await store.transaction { _ in try await body() }
     }
+
+    /// As `run`, with the webhooks called inside (a batch's `beforeSave` hooks) given `hookBudget` in all rather than
+    /// their timeout each: on SQLite the transaction holds the database's one writer, so what a slow hook service can
+    /// make every other write wait is bounded by one webhook timeout, not by the number of sub-requests. A hook
+    /// called once the budget is spent fails at once (141 timed out) and the transaction rolls back.
+    public func run<T: Sendable>(hookBudget: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let deadline = ContinuousClock.now + hookBudget
+        // Set inside the transaction's body: the store may run it on its writer's task, where the caller's task-locals
+        // are not seen.
+        return try await store.transaction { _ in try await Self.$hookDeadline.withValue(deadline) { try await body() } }
+    }
+
+    /// When the webhooks of the transaction the current task runs in must have answered (nil outside one).
+    @TaskLocal public static var hookDeadline: ContinuousClock.Instant?
 }

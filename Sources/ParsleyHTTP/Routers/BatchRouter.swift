@@ -34,7 +34,7 @@ struct BatchRouter: Sendable {
             do {
                 // The sub-requests' writes join this transaction (Transaction.current); their change events and
                 // other after-commit actions run once it has committed, in order, and not at all if it rolls back.
-                let results: [JSONValue] = try await transactions.run {
+                let results: [JSONValue] = try await transactions.run(hookBudget: options.webhookTimeout) {
                     var out: [JSONValue] = []
                     for sub in subRequests {
                         switch await answer(sub, dispatch) {
