@@ -4,6 +4,8 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // `import X` is internal: a module's public API names what it exposes with `public import`.
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(

@@ -1,4 +1,4 @@
-public import ParsleyCore
+import ParsleyCore
 
 /// Parse Server's `accountLockout`: after `threshold` failed log-ins in a row an account is locked for
 /// `duration` minutes; a successful log-in resets the count.

@@ -1,5 +1,5 @@
 public import ParsleyCore
-public import ParsleyStorage
+import ParsleyStorage
 
 /// `_Installation` rules: create is an upsert on `installationId` (lower-cased), `deviceType` is required on
 /// create, `installationId` and `deviceType` are immutable, a `deviceToken` moves to the newest installation,

@@ -1,5 +1,5 @@
 import ParsleyDomain
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// The API's background work, run as a service of the server's ServiceGroup (so it starts with the server and
 /// stops with it): queued mails, cloud code's after-triggers, jobs and job schedules, LiveQuery's events, and on a database shared by several processes, the cache listener that drops

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+public import Logging
 import NIOConcurrencyHelpers
 public import ParsleyStorage
 import PostgresNIO

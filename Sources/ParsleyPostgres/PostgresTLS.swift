@@ -1,7 +1,7 @@
 import Foundation
 import ParsleyStorage
 import NIOSSL
-import PostgresNIO
+public import PostgresNIO
 
 /// How connections to PostgreSQL use TLS, read from the database URL's query the way libpq and node-postgres
 /// (Parse Server's driver) read it:

@@ -1,5 +1,5 @@
-public import Crypto
-public import Foundation
+import Crypto
+import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2

@@ -1,11 +1,11 @@
-public import Foundation
+import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
 public import ParsleyCore
 import Synchronization
-public import _CryptoExtras
+import _CryptoExtras
 
 /// A real FCM HTTP v1 stand-in on 127.0.0.1, with Google's OAuth2 token endpoint beside it.
 ///

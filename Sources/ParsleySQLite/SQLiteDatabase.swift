@@ -1,5 +1,5 @@
 import Dispatch
-import Logging
+public import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
 import ParsleyCore

@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
 @_exported public import ParsleyCore
 @_exported public import ParsleyDomain

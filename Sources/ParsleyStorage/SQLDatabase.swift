@@ -1,4 +1,4 @@
-public import ParsleyCore
+import ParsleyCore
 
 /// Runs SQL on one connection.
 public protocol SQLExecutor: Sendable {

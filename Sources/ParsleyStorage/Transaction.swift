@@ -1,4 +1,4 @@
-public import ParsleyCore
+import ParsleyCore
 import Synchronization
 
 /// One write transaction: the connection its statements run on, and what is to happen once it has committed.

@@ -1,5 +1,5 @@
 public import NIOCore
-import NIOPosix
+public import NIOPosix
 import ParsleyCore
 public import ParsleyDomain
 

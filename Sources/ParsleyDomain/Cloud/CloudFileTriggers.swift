@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 public import ParsleyCore
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Logging
-public import ParsleyCore
+import ParsleyCore
 
 extension CloudCode {
     /// `beforeLogin`: runs when a password log-in's credentials are right, before the session is created, with the

@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 public import ParsleyCore
 import ParsleyStorage
 import Synchronization

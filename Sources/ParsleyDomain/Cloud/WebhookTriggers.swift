@@ -1,4 +1,4 @@
-public import ParsleyCore
+import ParsleyCore
 
 /// Trigger webhooks, with Parse Server's webhook body (`triggerName`, the caller's
 /// `master`/`user`/`installationId`/`headers`/`ip`/`context`, and per kind; save and delete triggers send `object`

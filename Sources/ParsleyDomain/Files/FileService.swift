@@ -8,7 +8,7 @@ import Musl
 
 public import NIOCore
 public import ParsleyCore
-public import ParsleyStorage
+import ParsleyStorage
 
 /// Parse's file rules over a `FileStore`: who may upload, names and content types, the size limit, URLs, and
 /// the check that files referenced by objects exist. Cheap to build (it holds the configured store).

@@ -1,4 +1,4 @@
-public import ParsleyCore
+import ParsleyCore
 import Synchronization
 
 /// One LiveQuery client: who it connected as, and the frames waiting for its socket in a bounded queue. A client

@@ -1,6 +1,6 @@
 import Logging
 import Synchronization
-public import ParsleyCore
+import ParsleyCore
 import ParsleyStorage
 
 extension LiveQueryHub {

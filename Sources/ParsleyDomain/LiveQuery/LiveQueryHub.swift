@@ -1,5 +1,5 @@
 import Logging
-public import ParsleyCore
+import ParsleyCore
 import ParsleyStorage
 import Synchronization
 

@@ -1,4 +1,4 @@
-public import ParsleyCore
+import ParsleyCore
 
 /// One subscription of one connection, as checked and secured when it was made (a reference: events pass it around
 /// by the thousand).

@@ -1,5 +1,5 @@
 import Logging
-public import ParsleyCore
+import ParsleyCore
 import ParsleyPush
 
 /// One node sending one leased push: each due part (the whole push, or for a local-time push each UTC offset whose

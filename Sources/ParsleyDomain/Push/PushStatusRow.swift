@@ -1,4 +1,4 @@
-public import ParsleyCore
+import ParsleyCore
 
 /// A `_PushStatus` row as the push queue reads it: the push to send (Parse Server's fields `pushTime`, `query`,
 /// `payload`, `expiry`, `expiration_interval`, `status`) and Parsley's progress fields: `leaseUntil` (milliseconds;

@@ -1,5 +1,5 @@
-public import ParsleyCore
-public import ParsleyStorage
+import ParsleyCore
+import ParsleyStorage
 
 /// Parse Server's `idempotencyOptions`: a create or update (POST/PUT) on a configured path carries an
 /// `X-Parse-Request-Id` (ParseSwift and the JS SDK send one and retry with it); the first request with an id is

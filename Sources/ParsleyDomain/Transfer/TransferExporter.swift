@@ -1,5 +1,5 @@
-public import NIOCore
-public import ParsleyCore
+import NIOCore
+import ParsleyCore
 public import ParsleyStorage
 
 /// Writes a database as JSON lines (`TransferFormat`). Classes are read page by page in objectId order

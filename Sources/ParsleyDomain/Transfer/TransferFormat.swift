@@ -1,5 +1,5 @@
 public import ParsleyCore
-public import ParsleyStorage
+import ParsleyStorage
 
 /// `parsley export` / `parsley import`: a whole Parsley database as JSON lines, one self-contained JSON value a
 /// line, so it can be written and read with bounded memory and moved between backends (SQLite ⇄ PostgreSQL).

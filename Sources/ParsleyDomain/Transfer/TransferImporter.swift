@@ -1,5 +1,5 @@
-public import NIOCore
-public import ParsleyCore
+import NIOCore
+import ParsleyCore
 public import ParsleyStorage
 
 /// Reads an export (`TransferFormat`) into a database whose API has been bootstrapped (`ParseServices.open`),

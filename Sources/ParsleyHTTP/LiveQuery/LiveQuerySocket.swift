@@ -1,7 +1,7 @@
 import HTTPTypes
-public import Hummingbird
-public import HummingbirdCore
-public import HummingbirdWebSocket
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ParsleyDomain

@@ -1,5 +1,5 @@
 public import Logging
-import Foundation
+public import Foundation
 import NIOConcurrencyHelpers
 import ParsleyCore
 

@@ -3,7 +3,7 @@ import ParsleyDomain
 import HTTPTypes
 import Foundation
 import Logging
-public import NIOCore
+import NIOCore
 import NIOConcurrencyHelpers
 import ParsleyCore
 import Synchronization

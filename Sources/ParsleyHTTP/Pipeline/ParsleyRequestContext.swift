@@ -1,10 +1,10 @@
 public import Hummingbird
 import HTTPTypes
-public import Logging
+import Logging
 public import NIOCore
 import NIOConcurrencyHelpers
-public import ParsleyCore
-public import ParsleyDomain
+import ParsleyCore
+import ParsleyDomain
 
 /// The request context of the server: Hummingbird's core context, the client's address, and what the pipeline learns
 /// on the way in — the decoded Parse call (`ParseTransport`), who is asking (`Authenticate`, `ResolveSession`).

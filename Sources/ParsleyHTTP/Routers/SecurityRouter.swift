@@ -1,5 +1,5 @@
 import ParsleyCore
-import ParsleyDomain
+public import ParsleyDomain
 
 /// `GET /security` (master key, with `security.enableCheck`): Parse Server's security check report, with the checks
 /// that apply to Parsley. Without `enableCheck` it answers 409, as Parse Server does.

@@ -1,4 +1,4 @@
-import Hummingbird
+public import Hummingbird
 import HTTPTypes
 import Logging
 import NIOCore

@@ -1,4 +1,4 @@
-public import ParsleyCore
+import ParsleyCore
 
 extension WhereCompiler {
     /// Array fields: a scalar operand matches an element; an array operand matches the whole array.

@@ -1,4 +1,4 @@
-public import ParsleyCore
+import ParsleyCore
 
 extension WhereCompiler {
     /// Dotted paths into Object fields. Each comparison extracts the value as the kind of its operand, so a
