@@ -159,9 +159,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             // The embedded dashboard's pages, compiled into the binary (no files to ship beside it).
-            resources: ["index.html", "style.css", "dom.js", "api.js", "values.js", "app.js", "browser.js", "schema.js", "config.js", "console.js",
-                "people.js", "cloud.js", "push.js", "logs.js"]
-                .map { .embedInCode("Dashboard/Assets/\($0)") },
+            resources: [
+                "index.html", "style.css", "dom.js", "api.js", "values.js", "app.js", "browser.js", "schema.js", "config.js", "console.js",
+                "people.js", "cloud.js", "push.js", "logs.js",
+            ]
+            .map { .embedInCode("Dashboard/Assets/\($0)") },
             swiftSettings: swiftSettings
         ),
         // The command line (serve, schema, export, import, backup) and configuration, as a library.
@@ -183,7 +185,8 @@ let package = Package(
         // too so the app-flow tests run it through the real server.
         // Compatibility: re-exports ParsleyServer under the old name.
         .target(name: "ParsleyCloud", dependencies: ["ParsleyServer"], swiftSettings: swiftSettings),
-        .target(name: "ExampleAppCloud", dependencies: ["ParsleyServer"], path: "examples/cloud-swift/Sources/AppCloud", swiftSettings: swiftSettings),
+        .target(
+            name: "ExampleAppCloud", dependencies: ["ParsleyServer"], path: "examples/cloud-swift/Sources/AppCloud", swiftSettings: swiftSettings),
         // `parsley`: the server without Swift cloud code.
         .executableTarget(name: "parsley", dependencies: ["ParsleyServer"], swiftSettings: swiftSettings),
         .executableTarget(

@@ -17,7 +17,9 @@ enum AggregateBench {
     static let pipeline = #"[{"$group":{"_id":"$category","total":{"$sum":"$score"}}}]"#
 
     static func run(work: URL, arguments: BenchArguments, logger: Logger) async throws {
-        print("Parsley aggregate benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, $group by category (100 values) with $sum over \(arguments.objects) objects; median of 5")
+        print(
+            "Parsley aggregate benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, $group by category (100 values) with $sum over \(arguments.objects) objects; median of 5"
+        )
         print("")
         print("| backend | objects | raw GROUP BY, same database | GET /aggregate | ratio |")
         print("|---|---|---|---|---|")
@@ -35,7 +37,8 @@ enum AggregateBench {
         try await BenchServer.with(database: database, port: arguments.port, logger: logger) { server in
             try await BenchData.populate(server.api, className: "Item", count: arguments.objects, extra: { _ in [:] })
             let q = database.dialect
-            let raw = SQLFragment(unsafeSQL: "SELECT \(q.quote("category")), SUM(\(q.quote("score"))) FROM \(q.quote("Item")) GROUP BY \(q.quote("category"))")
+            let raw = SQLFragment(
+                unsafeSQL: "SELECT \(q.quote("category")), SUM(\(q.quote("score"))) FROM \(q.quote("Item")) GROUP BY \(q.quote("category"))")
             let rawSeconds = try await median {
                 let rows = try await database.read { db in try await db.query(raw) }
                 guard rows.count == 100 else { throw BenchFailure("raw GROUP BY gave \(rows.count) rows") }
@@ -47,9 +50,13 @@ enum AggregateBench {
                 let response = try await HTTPClient.shared.execute(finalRequest, timeout: .seconds(600))
                 let body = try await response.body.collect(upTo: 16 << 20)
                 let json = try body.withUnsafeReadableBytes { try JSONParser.parse($0) }
-                guard response.status.code == 200, json["results"]?.arrayValue?.count == 100 else { throw BenchFailure("aggregate: \(response.status.code)") }
+                guard response.status.code == 200, json["results"]?.arrayValue?.count == 100 else {
+                    throw BenchFailure("aggregate: \(response.status.code)")
+                }
             }
-            print("| \(backend) | \(arguments.objects) | \(ms(rawSeconds)) ms | \(ms(httpSeconds)) ms | \(String(format: "%.2f", httpSeconds / rawSeconds)) |")
+            print(
+                "| \(backend) | \(arguments.objects) | \(ms(rawSeconds)) ms | \(ms(httpSeconds)) ms | \(String(format: "%.2f", httpSeconds / rawSeconds)) |"
+            )
         }
     }
 

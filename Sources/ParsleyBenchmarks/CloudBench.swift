@@ -15,7 +15,9 @@ enum CloudBench {
     static let rounds = 5
 
     static func run(work: URL, wrk: Wrk, arguments: BenchArguments, logger: Logger) async throws {
-        print("Parsley cloud code benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, create (POST ~260 B), \(rounds) rounds in turns")
+        print(
+            "Parsley cloud code benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, create (POST ~260 B), \(rounds) rounds in turns"
+        )
         var swift = CloudCode()
         swift.beforeSave("Bench") { _ in }
         swift.afterSave("Bench") { _ in }
@@ -39,7 +41,8 @@ enum CloudBench {
                         var results: [[Measure]] = [[], [], []]
                         for _ in 0..<rounds {
                             for (i, server) in [plain, inSwift, hooked].enumerated() {
-                                results[i].append(try wrk.run(name: "cloud-\(i)", url: server.base, seconds: arguments.seconds, script: script, directory: work))
+                                results[i].append(
+                                    try wrk.run(name: "cloud-\(i)", url: server.base, seconds: arguments.seconds, script: script, directory: work))
                             }
                         }
                         func median(_ list: [Measure]) -> Measure { list.sorted { $0.requestsPerSecond < $1.requestsPerSecond }[list.count / 2] }
@@ -50,8 +53,12 @@ enum CloudBench {
                             Row(name: "create, no-op beforeSave + afterSave in Swift", result: withSwift, baseline: base),
                             Row(name: "create, no-op beforeSave + afterSave as webhooks", result: withHooks, baseline: base),
                         ])
-                        print("after-triggers run: Swift \(inSwift.api.services.cloud.afterTriggersRun), webhooks \(cloud.afterTriggersRun) (failed: \(cloud.afterTriggerFailures))")
-                        print("per round (req/s): " + results.map { $0.map { fmt($0.requestsPerSecond) }.joined(separator: "/") }.joined(separator: "  "))
+                        print(
+                            "after-triggers run: Swift \(inSwift.api.services.cloud.afterTriggersRun), webhooks \(cloud.afterTriggersRun) (failed: \(cloud.afterTriggerFailures))"
+                        )
+                        print(
+                            "per round (req/s): "
+                                + results.map { $0.map { fmt($0.requestsPerSecond) }.joined(separator: "/") }.joined(separator: "  "))
                     }
                 }
             }
@@ -65,11 +72,13 @@ enum CloudBench {
             let bytes = try await request.body.collect(upTo: 1 << 20)
             let body = (try? bytes.withUnsafeReadableBytes { try JSONParser.parse($0) }) ?? .null
             let answer: JSONValue = ["success": body["object"] ?? [:]]
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(answer))))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(answer))))
         }
         router.post("/afterSave") { request, _ -> Response in
             _ = try await request.body.collect(upTo: 1 << 20)
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"success":true}"#)))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"success":true}"#)))
         }
         try await Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger).runService()
     }

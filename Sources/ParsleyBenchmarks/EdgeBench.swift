@@ -12,7 +12,9 @@ enum EdgeBench {
 
     static func run(work: URL, wrk: Wrk, arguments: BenchArguments, logger: Logger) async throws {
         let seconds = arguments.seconds
-        print("Parsley edge benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(seconds)s, \(rounds) rounds in turns, medians")
+        print(
+            "Parsley edge benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(seconds)s, \(rounds) rounds in turns, medians"
+        )
         let logFile = work.appendingPathComponent("access.log")
         let loud = try ServerProcess(work: work, port: arguments.port, environment: [:], standardOutput: logFile)
         defer { loud.stop() }
@@ -38,16 +40,20 @@ enum EdgeBench {
             for round in 1...rounds {
                 print("round \(round)")
                 for t in targets {
-                    let get = WrkScript.randomId(method: "GET", prefix: "/parse/classes/Item/", ids: Array(t.ids.prefix(2_000)), headers: headers, body: nil)
-                    results["get \(t.name)", default: []].append(try wrk.run(name: "get, \(t.name)", url: t.url, seconds: seconds, script: get, directory: work))
+                    let get = WrkScript.randomId(
+                        method: "GET", prefix: "/parse/classes/Item/", ids: Array(t.ids.prefix(2_000)), headers: headers, body: nil)
+                    results["get \(t.name)", default: []].append(
+                        try wrk.run(name: "get, \(t.name)", url: t.url, seconds: seconds, script: get, directory: work))
                 }
                 for t in targets {
                     let health = WrkScript.fixed(method: "GET", path: "/parse/health", headers: headers, body: nil)
-                    results["health \(t.name)", default: []].append(try wrk.run(name: "health, \(t.name)", url: t.url, seconds: seconds, script: health, directory: work))
+                    results["health \(t.name)", default: []].append(
+                        try wrk.run(name: "health, \(t.name)", url: t.url, seconds: seconds, script: health, directory: work))
                 }
                 for t in targets {
                     let create = WrkScript.fixed(method: "POST", path: "/parse/classes/Item", headers: headers, body: BenchData.payload(seed: round))
-                    results["create \(t.name)", default: []].append(try wrk.run(name: "create, \(t.name)", url: t.url, seconds: seconds, script: create, directory: work))
+                    results["create \(t.name)", default: []].append(
+                        try wrk.run(name: "create, \(t.name)", url: t.url, seconds: seconds, script: create, directory: work))
                 }
             }
             func median(_ key: String) -> Measure {
@@ -55,7 +61,9 @@ enum EdgeBench {
                 return all.isEmpty ? Measure(requestsPerSecond: 0, p50: 0, p99: 0) : all[all.count / 2]
             }
             print("")
-            print("| request | bare Hummingbird + sqlite-nio req/s | Parsley, default settings req/s (p50 / p99 ms) | ratio | Parsley, LOG_LEVEL=error req/s | access log cost |")
+            print(
+                "| request | bare Hummingbird + sqlite-nio req/s | Parsley, default settings req/s (p50 / p99 ms) | ratio | Parsley, LOG_LEVEL=error req/s | access log cost |"
+            )
             print("|---|---:|---:|---:|---:|---:|")
             for (label, key) in [("get by id", "get"), ("GET /parse/health", "health"), ("create (POST ~300 B)", "create")] {
                 let (bare, loud, quiet) = (median("\(key) bare"), median("\(key) parsley"), median("\(key) parsley LOG_LEVEL=error"))

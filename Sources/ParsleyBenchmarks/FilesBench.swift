@@ -47,33 +47,36 @@ enum FilesBench {
             let database = try await SQLiteDatabase.open(path: work.appendingPathComponent("files-\(backend.0).sqlite").path, logger: logger)
             let serverPort = port + 10 + i
             try await database.serving {
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, adapters: .standard))
-            let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: serverPort, logger: logger)
-            try await withBackground({ try await app.runService() }) {
-            try await Task.sleep(for: .milliseconds(500))
-            let base = "http://127.0.0.1:\(serverPort)/parse"
-            let answer = work.appendingPathComponent("answer.json")
+                let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, adapters: .standard))
+                let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: serverPort, logger: logger)
+                try await withBackground({ try await app.runService() }) {
+                    try await Task.sleep(for: .milliseconds(500))
+                    let base = "http://127.0.0.1:\(serverPort)/parse"
+                    let answer = work.appendingPathComponent("answer.json")
 
-            let upload = try await measure {
-                try await shell("/usr/bin/curl", [
-                    "-sS", "--fail", "-o", answer.path, "-X", "POST", "-H", "X-Parse-Application-Id: bench", "-H", "X-Parse-Master-Key: bench-master-key",
-                    "-H", "Content-Type: application/octet-stream", "-H", "Expect:", "-T", source.path, "\(base)/files/source.bin",
-                ])
-            }
-            let reply = try String(contentsOf: answer, encoding: .utf8)
-            guard let range = reply.range(of: "\"name\":\""), let end = reply[range.upperBound...].firstIndex(of: "\"") else {
-                throw BenchFailure("upload answered \(reply)")
-            }
-            let name = String(reply[range.upperBound..<end])
-            let downloaded = work.appendingPathComponent("downloaded.bin")
-            let download = try await measure {
-                try await shell("/usr/bin/curl", ["-sS", "--fail", "-o", downloaded.path, "\(base)/files/bench/\(name)"])
-            }
-            try await shell("/usr/bin/cmp", [source.path, downloaded.path])
-            try? FileManager.default.removeItem(at: downloaded)
-            rows.append(("upload, \(backend.0) store", bytes / upload.seconds / 1e6, upload.peakAboveIdleMB))
-            rows.append(("download, \(backend.0) store", bytes / download.seconds / 1e6, download.peakAboveIdleMB))
-            }
+                    let upload = try await measure {
+                        try await shell(
+                            "/usr/bin/curl",
+                            [
+                                "-sS", "--fail", "-o", answer.path, "-X", "POST", "-H", "X-Parse-Application-Id: bench", "-H",
+                                "X-Parse-Master-Key: bench-master-key",
+                                "-H", "Content-Type: application/octet-stream", "-H", "Expect:", "-T", source.path, "\(base)/files/source.bin",
+                            ])
+                    }
+                    let reply = try String(contentsOf: answer, encoding: .utf8)
+                    guard let range = reply.range(of: "\"name\":\""), let end = reply[range.upperBound...].firstIndex(of: "\"") else {
+                        throw BenchFailure("upload answered \(reply)")
+                    }
+                    let name = String(reply[range.upperBound..<end])
+                    let downloaded = work.appendingPathComponent("downloaded.bin")
+                    let download = try await measure {
+                        try await shell("/usr/bin/curl", ["-sS", "--fail", "-o", downloaded.path, "\(base)/files/bench/\(name)"])
+                    }
+                    try await shell("/usr/bin/cmp", [source.path, downloaded.path])
+                    try? FileManager.default.removeItem(at: downloaded)
+                    rows.append(("upload, \(backend.0) store", bytes / upload.seconds / 1e6, upload.peakAboveIdleMB))
+                    rows.append(("download, \(backend.0) store", bytes / download.seconds / 1e6, download.peakAboveIdleMB))
+                }
             }
         }
         print("")

@@ -23,7 +23,9 @@ enum GrowthBench {
     static func run(work: URL, wrk: Wrk, arguments: BenchArguments, logger: Logger) async throws {
         let seconds = arguments.seconds
         let sizes = stride(from: 4, through: 7, by: 1).map { Int(pow(10, Double($0))) }.filter { $0 <= arguments.maxObjects }
-        print("Parsley growth benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(seconds)s per figure, sizes \(sizes.map(String.init).joined(separator: ", "))")
+        print(
+            "Parsley growth benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(seconds)s per figure, sizes \(sizes.map(String.init).joined(separator: ", "))"
+        )
         var figures: [Figure] = []
         figures += try await sqlite(work: work, wrk: wrk, sizes: sizes, seconds: seconds, port: arguments.port, logger: logger)
         if let uri = arguments.databaseURI {
@@ -35,15 +37,19 @@ enum GrowthBench {
         }
         report(figures)
         let csv = work.appendingPathComponent("growth.csv")
-        try (["backend,scenario,objects,rps,p50_ms,p99_ms"] + figures.map {
-            "\($0.backend),\"\($0.scenario)\",\($0.size),\(fmt($0.measure.requestsPerSecond)),\(ms($0.measure.p50)),\(ms($0.measure.p99))"
-        }).joined(separator: "\n").write(to: csv, atomically: true, encoding: .utf8)
+        try
+            (["backend,scenario,objects,rps,p50_ms,p99_ms"]
+            + figures.map {
+                "\($0.backend),\"\($0.scenario)\",\($0.size),\(fmt($0.measure.requestsPerSecond)),\(ms($0.measure.p50)),\(ms($0.measure.p99))"
+            }).joined(separator: "\n").write(to: csv, atomically: true, encoding: .utf8)
         let plot = Process()
         plot.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         plot.arguments = ["python3", "scripts/plot-growth.py", csv.path, arguments.plot]
         try plot.run()
         plot.waitUntilExit()
-        print(plot.terminationStatus == 0 ? "plot: \(arguments.plot)" : "plot: not drawn (python3 with matplotlib is needed; scripts/bench.sh installs it)")
+        print(
+            plot.terminationStatus == 0
+                ? "plot: \(arguments.plot)" : "plot: not drawn (python3 with matplotlib is needed; scripts/bench.sh installs it)")
         try? FileManager.default.copyItem(at: csv, to: URL(fileURLWithPath: arguments.plot).deletingPathExtension().appendingPathExtension("csv"))
     }
 
@@ -75,7 +81,8 @@ enum GrowthBench {
     static func fillSQLite(path: String, from: Int, through: Int, user: String, logger: Logger) async throws {
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
-        let connection = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any())
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: pool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any())
         _ = try await connection.query("PRAGMA cache_size=-1000000")
         _ = try await connection.query("PRAGMA synchronous=NORMAL")
         for start in stride(from: from, through: through, by: 1_000_000) {
@@ -121,7 +128,8 @@ enum GrowthBench {
                     """, logger: logger)
             }
             try await PostgresBench.adminQuery(settings, #"ANALYZE "Item""#, logger: logger)
-            print("  PostgreSQL: \(size) objects (\(String(format: "%.0f", (ContinuousClock.now - started) / .seconds(1))) s to add \(size - filled))")
+            print(
+                "  PostgreSQL: \(size) objects (\(String(format: "%.0f", (ContinuousClock.now - started) / .seconds(1))) s to add \(size - filled))")
             filled = size
             figures += try measure(backend: "PostgreSQL", size: size, port: port, user: user, token: token, wrk: wrk, seconds: seconds, work: work)
         }
@@ -133,8 +141,11 @@ enum GrowthBench {
     /// The signed-in user and the class with its indexes.
     static func prepare(_ server: ServerProcess) async throws -> (user: String, token: String) {
         let (signUp, _) = try await server.call("POST", "/users", ["username": "grower", "password": "growth-password-1"], master: false)
-        guard let user = signUp["objectId"]?.stringValue, let token = signUp["sessionToken"]?.stringValue else { throw BenchFailure("sign-up: \(signUp)") }
-        let body = #"{"fields":{"category":{"type":"String"},"score":{"type":"Number"},"title":{"type":"String"},"owner":{"type":"Pointer","targetClass":"_User"}},"indexes":{"category_score":{"category":1,"score":-1},"owner_score":{"owner":1,"score":-1}}}"#
+        guard let user = signUp["objectId"]?.stringValue, let token = signUp["sessionToken"]?.stringValue else {
+            throw BenchFailure("sign-up: \(signUp)")
+        }
+        let body =
+            #"{"fields":{"category":{"type":"String"},"score":{"type":"Number"},"title":{"type":"String"},"owner":{"type":"Pointer","targetClass":"_User"}},"indexes":{"category_score":{"category":1,"score":-1},"owner_score":{"owner":1,"score":-1}}}"#
         let (schema, orders) = try JSONParser.parseKeepingKeyOrder(Array(body.utf8))
         _ = try await server.call("POST", "/schemas/Item", schema, keyOrders: orders)
         return (user, token)
@@ -146,24 +157,53 @@ enum GrowthBench {
         let category = BenchData.urlEncode(#"{"category":"c17"}"#)
         let signedIn = ["X-Parse-Application-Id": "bench-app", "X-Parse-Session-Token": token]
         let scenarios: [(String, String)] = [
-            ("get by id", """
+            (
+                "get by id",
+                """
                 \(WrkScript.headerLines(headers))
                 request = function() return wrk.format("GET", string.format("/parse/classes/Item/g%09d", math.random(\(size)))) end
-                """),
-            ("indexed query", WrkScript.fixed(method: "GET", path: "/parse/classes/Item?where=\(category)&order=-score&limit=20", headers: headers, body: nil)),
-            ("ACL'd query (signed in)", WrkScript.fixed(method: "GET", path: "/parse/classes/Item?where=\(mine)&order=-score&limit=20", headers: signedIn, body: nil)),
-            ("ACL'd query + include", WrkScript.fixed(method: "GET", path: "/parse/classes/Item?where=\(mine)&order=-score&limit=20&include=owner", headers: signedIn, body: nil)),
-            ("page by skip (skip 80)", WrkScript.fixed(method: "GET", path: "/parse/classes/Item?where=\(category)&order=-score&limit=20&skip=80", headers: headers, body: nil)),
+                """
+            ),
+            (
+                "indexed query",
+                WrkScript.fixed(method: "GET", path: "/parse/classes/Item?where=\(category)&order=-score&limit=20", headers: headers, body: nil)
+            ),
+            (
+                "ACL'd query (signed in)",
+                WrkScript.fixed(method: "GET", path: "/parse/classes/Item?where=\(mine)&order=-score&limit=20", headers: signedIn, body: nil)
+            ),
+            (
+                "ACL'd query + include",
+                WrkScript.fixed(
+                    method: "GET", path: "/parse/classes/Item?where=\(mine)&order=-score&limit=20&include=owner", headers: signedIn, body: nil)
+            ),
+            (
+                "page by skip (skip 80)",
+                WrkScript.fixed(
+                    method: "GET", path: "/parse/classes/Item?where=\(category)&order=-score&limit=20&skip=80", headers: headers, body: nil)
+            ),
             ("count, whole class", WrkScript.fixed(method: "GET", path: "/parse/classes/Item?count=1&limit=0", headers: headers, body: nil)),
-            ("count, one category (1%)", WrkScript.fixed(method: "GET", path: "/parse/classes/Item?where=\(category)&count=1&limit=0", headers: headers, body: nil)),
-            ("create", WrkScript.fixed(
-                method: "POST", path: "/parse/classes/Item", headers: headers,
-                body: #"{"category":"c5","score":7,"title":"new","owner":{"__type":"Pointer","className":"_User","objectId":"\#(user)"},"ACL":{"\#(user)":{"read":true,"write":true}}}"#)),
+            (
+                "count, one category (1%)",
+                WrkScript.fixed(method: "GET", path: "/parse/classes/Item?where=\(category)&count=1&limit=0", headers: headers, body: nil)
+            ),
+            (
+                "create",
+                WrkScript.fixed(
+                    method: "POST", path: "/parse/classes/Item", headers: headers,
+                    body:
+                        #"{"category":"c5","score":7,"title":"new","owner":{"__type":"Pointer","className":"_User","objectId":"\#(user)"},"ACL":{"\#(user)":{"read":true,"write":true}}}"#
+                )
+            ),
         ]
         // Warm the caches the way a server that has been running would have them.
-        for (_, script) in scenarios.prefix(4) { _ = try wrk.run(name: "warm-up", url: url, seconds: 1, script: script, directory: work, quiet: true) }
+        for (_, script) in scenarios.prefix(4) {
+            _ = try wrk.run(name: "warm-up", url: url, seconds: 1, script: script, directory: work, quiet: true)
+        }
         return try scenarios.map { name, script in
-            Figure(backend: backend, scenario: name, size: size, measure: try wrk.run(name: "\(backend) \(size) \(name)", url: url, seconds: seconds, script: script, directory: work))
+            Figure(
+                backend: backend, scenario: name, size: size,
+                measure: try wrk.run(name: "\(backend) \(size) \(name)", url: url, seconds: seconds, script: script, directory: work))
         }
     }
 
@@ -174,7 +214,8 @@ enum GrowthBench {
             let sizes = Array(Set(mine.map(\.size))).sorted()
             let scenarios = mine.map(\.scenario).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
             print("")
-            print("\(backend): req/s (p99 ms) by objects in the class; last column: throughput at the largest size against the smallest (the baseline)")
+            print(
+                "\(backend): req/s (p99 ms) by objects in the class; last column: throughput at the largest size against the smallest (the baseline)")
             print("| request | " + sizes.map { "\($0.formatted(.number.grouping(.automatic)))" }.joined(separator: " | ") + " | largest / smallest |")
             print("|---|" + sizes.map { _ in "---:|" }.joined() + "---:|")
             for s in scenarios {

@@ -22,10 +22,14 @@ enum JournalBench {
 
     static func run(work: URL, wrk: Wrk, arguments: BenchArguments, logger: Logger) async throws {
         let seconds = max(arguments.seconds, 10)
-        print("Parsley journal workload: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(users) users, wrk -t2 -c64 -d\(seconds)s, the parsley executable with default settings (access log on)")
+        print(
+            "Parsley journal workload: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(users) users, wrk -t2 -c64 -d\(seconds)s, the parsley executable with default settings (access log on)"
+        )
         let baseline = try await bareBaseline(work: work, wrk: wrk, seconds: seconds, port: arguments.port + 5, logger: logger)
         var rows: [(String, Measure, Int, String)] = []
-        rows.append(try await measure(backend: "SQLite", databaseURI: nil, work: work, wrk: wrk, seconds: seconds, port: arguments.port, hold: arguments.hold))
+        rows.append(
+            try await measure(backend: "SQLite", databaseURI: nil, work: work, wrk: wrk, seconds: seconds, port: arguments.port, hold: arguments.hold)
+        )
         if let uri = arguments.databaseURI {
             rows.append(
                 try await PostgresBench.withFreshDatabase(uri: uri, prefix: "parsley_journal", logger: logger) { _, url in
@@ -36,7 +40,9 @@ enum JournalBench {
         print("| backend | req/s | p50 ms | p99 ms | server peak RSS | errors | baseline: bare get by id req/s | ratio |")
         print("|---|---:|---:|---:|---:|---|---:|---:|")
         for (name, m, peak, errors) in rows {
-            print("| \(name) | \(fmt(m.requestsPerSecond)) | \(ms(m.p50)) | \(ms(m.p99)) | \(peak / 1024) MiB | \(errors.isEmpty ? "none" : errors) | \(fmt(baseline.requestsPerSecond)) | \(String(format: "%.2f", m.requestsPerSecond / baseline.requestsPerSecond)) |")
+            print(
+                "| \(name) | \(fmt(m.requestsPerSecond)) | \(ms(m.p50)) | \(ms(m.p99)) | \(peak / 1024) MiB | \(errors.isEmpty ? "none" : errors) | \(fmt(baseline.requestsPerSecond)) | \(String(format: "%.2f", m.requestsPerSecond / baseline.requestsPerSecond)) |"
+            )
         }
     }
 
@@ -46,28 +52,36 @@ enum JournalBench {
             try await Task.sleep(for: .seconds(1))
             return try wrk.run(
                 name: "baseline: bare get by id", url: "http://127.0.0.1:\(port)", seconds: seconds,
-                script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Item/", ids: Array(ids.prefix(2_000)), headers: [:], body: nil), directory: work)
+                script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Item/", ids: Array(ids.prefix(2_000)), headers: [:], body: nil),
+                directory: work)
         }
     }
 
-    static func measure(backend: String, databaseURI: String?, work: URL, wrk: Wrk, seconds: Int, port: Int, hold: Bool = false) async throws -> (String, Measure, Int, String) {
+    static func measure(backend: String, databaseURI: String?, work: URL, wrk: Wrk, seconds: Int, port: Int, hold: Bool = false) async throws -> (
+        String, Measure, Int, String
+    ) {
         let data = work.appendingPathComponent("journal-\(port)")
         var environment: [String: String] = [:]
         if let databaseURI { environment["PARSE_SERVER_DATABASE_URI"] = databaseURI }
-        let server = try ServerProcess(work: data, port: port, environment: environment, standardOutput: work.appendingPathComponent("journal-\(port).log"))
+        let server = try ServerProcess(
+            work: data, port: port, environment: environment, standardOutput: work.appendingPathComponent("journal-\(port).log"))
         defer { server.stop() }
         try await server.waitUntilHealthy()
         let started = ContinuousClock.now
         try await applySchema(server)
         let questions = try await (0..<20).asyncMap { i in
-            try await server.call("POST", "/classes/Question", ["question": .string("Question \(i)?"), "answer1": "yes", "answer2": "no", "answer3": "maybe"]).0["objectId"]?.stringValue ?? ""
+            try await server.call(
+                "POST", "/classes/Question", ["question": .string("Question \(i)?"), "answer1": "yes", "answer2": "no", "answer3": "maybe"]
+            ).0["objectId"]?.stringValue ?? ""
         }
         let pictures = try await (0..<20).asyncMap { i in
             try await upload(server, name: "picture\(i).jpg", bytes: 20_000)
         }
         var people = try await signUp(server)
         try await addEntries(server, &people, questions: questions, pictures: pictures)
-        print("  \(backend): \(users) users signed up, \(users * entriesPerUser) entries in \(String(format: "%.1f", (ContinuousClock.now - started) / .seconds(1))) s")
+        print(
+            "  \(backend): \(users) users signed up, \(users * entriesPerUser) entries in \(String(format: "%.1f", (ContinuousClock.now - started) / .seconds(1))) s"
+        )
         if hold {
             // `--hold`: keep serving the populated server for a profiler or a hand-run wrk.
             let file = work.deletingLastPathComponent().appendingPathComponent("journal-\(port).lua")
@@ -76,14 +90,17 @@ enum JournalBench {
             while true { try await Task.sleep(for: .seconds(3600)) }
         }
         _ = server.peakKilobytes(reset: true)
-        let measure = try wrk.run(name: "journal, \(backend)", url: "http://127.0.0.1:\(port)", seconds: seconds, script: script(people, pictures: pictures), directory: work)
+        let measure = try wrk.run(
+            name: "journal, \(backend)", url: "http://127.0.0.1:\(port)", seconds: seconds, script: script(people, pictures: pictures),
+            directory: work)
         return (backend, measure, server.peakKilobytes(reset: false), measure.errors)
     }
 
     /// Schemas/journal.json's classes, through `/schemas` (fields, indexes, class-level permissions).
     static func applySchema(_ server: ServerProcess) async throws {
         let file = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Schemas/journal.json")
-        guard let text = try? String(contentsOf: file, encoding: .utf8), let (schema, orders) = try? JSONParser.parseKeepingKeyOrder(Array(text.utf8)) else {
+        guard let text = try? String(contentsOf: file, encoding: .utf8), let (schema, orders) = try? JSONParser.parseKeepingKeyOrder(Array(text.utf8))
+        else {
             throw BenchFailure("run from the repository (Schemas/journal.json is read)")
         }
         for cls in schema["classes"]?.arrayValue ?? [] {
@@ -114,8 +131,11 @@ enum JournalBench {
             for i in 0..<users {
                 if i >= 16, let done = try await group.next() { people.append(done) }
                 group.addTask {
-                    let (json, _) = try await server.call("POST", "/users", ["username": .string("writer\(i)"), "password": "journal-password-1"], master: false)
-                    guard let id = json["objectId"]?.stringValue, let token = json["sessionToken"]?.stringValue else { throw BenchFailure("sign-up: \(JSONWriter.string(json))") }
+                    let (json, _) = try await server.call(
+                        "POST", "/users", ["username": .string("writer\(i)"), "password": "journal-password-1"], master: false)
+                    guard let id = json["objectId"]?.stringValue, let token = json["sessionToken"]?.stringValue else {
+                        throw BenchFailure("sign-up: \(JSONWriter.string(json))")
+                    }
                     return User(id: id, token: token, entries: [])
                 }
             }
@@ -149,8 +169,10 @@ enum JournalBench {
                 if n >= 8, let (i, ids) = try await group.next() { made[i] = ids }
                 group.addTask {
                     let requests: [JSONValue] = (0..<entriesPerUser).map { day in
-                        ["method": "POST", "path": "/parse/classes/Entry",
-                         "body": entry(user: person.id, day: day, questions: questions, pictures: pictures, picture: day % 4 == 0)]
+                        [
+                            "method": "POST", "path": "/parse/classes/Entry",
+                            "body": entry(user: person.id, day: day, questions: questions, pictures: pictures, picture: day % 4 == 0),
+                        ]
                     }
                     let (json, _) = try await server.call("POST", "/batch", ["requests": .array(requests)], token: person.token)
                     let ids = (json.arrayValue ?? []).compactMap { $0["success"]?["objectId"]?.stringValue }

@@ -21,7 +21,9 @@ enum LiveQueryBench {
         raiseFileLimit()
         let connections = arguments.connections
         let environment = ["PARSE_SERVER_LIVE_QUERY": #"{"classNames":["Score"]}"#, "PARSE_SERVER_APPLICATION_ID": "bench-app"]
-        print("Parsley LiveQuery benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores (server and clients share them), \(connections) connections, \(arguments.rate) writes/s for \(arguments.seconds) s")
+        print(
+            "Parsley LiveQuery benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores (server and clients share them), \(connections) connections, \(arguments.rate) writes/s for \(arguments.seconds) s"
+        )
         // Baseline: as many plain HTTP keep-alive connections, idle after one request, on a server of their own
         // (what the HTTP server itself keeps per connection).
         let (before, httpKB) = try await {
@@ -35,7 +37,9 @@ enum LiveQueryBench {
             try await http.close()
             return (before, with)
         }()
-        print("  baseline: \(connections) idle HTTP keep-alive connections: server resident \(before / 1024) MiB before, \(httpKB / 1024) MiB with them")
+        print(
+            "  baseline: \(connections) idle HTTP keep-alive connections: server resident \(before / 1024) MiB before, \(httpKB / 1024) MiB with them"
+        )
         let server = try ServerProcess(work: work, port: arguments.port, environment: environment)
         defer { server.stop() }
         try await server.waitUntilHealthy()
@@ -54,7 +58,9 @@ enum LiveQueryBench {
             let connectSeconds = (ContinuousClock.now - started) / .seconds(1)
             try await Task.sleep(for: .seconds(2))
             let connectedKB = server.residentKilobytes()
-            print("  \(connections) connected and subscribed in \(String(format: "%.1f", connectSeconds)) s; server resident \(idle / 1024) MiB before, \(connectedKB / 1024) MiB after")
+            print(
+                "  \(connections) connected and subscribed in \(String(format: "%.1f", connectSeconds)) s; server resident \(idle / 1024) MiB before, \(connectedKB / 1024) MiB after"
+            )
 
             // Baseline: the same writes to a class nobody can subscribe to.
             let baseline = try await write(server, className: "Other", rate: arguments.rate, seconds: arguments.seconds)
@@ -71,12 +77,18 @@ enum LiveQueryBench {
             print("| figure | value |")
             print("|---|---|")
             print("| connections, each with one subscription | \(connections) |")
-            print("| server memory per idle connection (with its subscription) | \(String(format: "%.1f", Double(connectedKB - idle) / Double(connections))) KB |")
-            print("| baseline: server memory per idle HTTP keep-alive connection | \(String(format: "%.1f", Double(httpKB - before) / Double(connections))) KB |")
+            print(
+                "| server memory per idle connection (with its subscription) | \(String(format: "%.1f", Double(connectedKB - idle) / Double(connections))) KB |"
+            )
+            print(
+                "| baseline: server memory per idle HTTP keep-alive connection | \(String(format: "%.1f", Double(httpKB - before) / Double(connections))) KB |"
+            )
             print("| writes/s asked, done | \(arguments.rate), \(Int(Double(writes.count) / Double(arguments.seconds))) |")
             print("| events delivered/s | \(Int(Double(delivered) / seconds)) |")
             print("| commit to delivery, p50 / p99 | \(ms(percentile(delays, 0.5))) ms / \(ms(percentile(delays, 0.99))) ms |")
-            print("| write latency p50 / p99, live class (baseline: class not live) | \(ms(writes.p50)) / \(ms(writes.p99)) ms (\(ms(baseline.p50)) / \(ms(baseline.p99)) ms) |")
+            print(
+                "| write latency p50 / p99, live class (baseline: class not live) | \(ms(writes.p50)) / \(ms(writes.p99)) ms (\(ms(baseline.p50)) / \(ms(baseline.p99)) ms) |"
+            )
             print("| server peak resident memory | \(peak / 1024) MiB |")
             clients.cancelAll()
         }

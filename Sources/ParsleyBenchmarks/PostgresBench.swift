@@ -35,46 +35,52 @@ enum PostgresBench {
         return try outcome.get()
     }
 
-    static func measure(url: String, settings: PostgresConnectionSettings, arguments: BenchArguments, wrk: Wrk, work: URL, logger: Logger) async throws {
+    static func measure(url: String, settings: PostgresConnectionSettings, arguments: BenchArguments, wrk: Wrk, work: URL, logger: Logger)
+        async throws
+    {
 
-        print("Parsley benchmark on PostgreSQL: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, synchronous_commit=on, pool 20")
+        print(
+            "Parsley benchmark on PostgreSQL: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, synchronous_commit=on, pool 20"
+        )
         let raw = try await rawBaseline(settings, seconds: arguments.seconds, logger: logger)
 
         let database = try await PostgresDatabase.open(url: url, poolSize: 20, logger: logger)
         let (headers, port) = (BenchServer.headers, arguments.port)
         var table: [Row] = []
         let ids = try await BenchServer.with(database: database, port: port, logger: logger, changeEvents: arguments.changeEvents) { server in
-        let (api, base) = (server.api, server.base)
+            let (api, base) = (server.api, server.base)
 
-        let core = try await CoreScenarios.run(
-            api: api, wrk: wrk, base: base, headers: headers, seconds: arguments.seconds, work: work, insert: raw.insert, read: raw.read)
-        table += core.rows
-        let ids = core.ids
-        // The same get by id, right after the core scenarios, on a second server whose lookups are never coalesced
-        // (PARSLEY_POSTGRES_POINT_READ_CONCURRENCY=0; the first server idles meanwhile): what the shared `IN (...)`
-        // statements are worth, in this run.
-        let plainDatabase = try await PostgresDatabase.open(url: url, poolSize: 20, pointReadConcurrency: 0, logger: logger)
-        let uncoalesced = try await BenchServer.with(database: plainDatabase, port: port + 3, logger: logger) { plain in
-            try wrk.run(
-                name: "get-uncoalesced", url: plain.base, seconds: arguments.seconds,
-                script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil), directory: work)
-        }
-        table.insert(Row(name: "get by id, lookups not coalesced", result: uncoalesced, baseline: raw.read), at: 2)
-        // The floor of any request here: HTTP in and out and one round trip to PostgreSQL (`SELECT 1`), no Parse
-        // logic. What a get by id can reach on this machine at this moment is below this.
-        let floor = try wrk.run(
-            name: "health", url: base, seconds: arguments.seconds,
-            script: WrkScript.fixed(method: "GET", path: "/parse/health", headers: headers, body: nil), directory: work)
-        table.append(Row(name: "floor: GET /health (HTTP + SELECT 1)", result: floor, baseline: raw.read))
+            let core = try await CoreScenarios.run(
+                api: api, wrk: wrk, base: base, headers: headers, seconds: arguments.seconds, work: work, insert: raw.insert, read: raw.read)
+            table += core.rows
+            let ids = core.ids
+            // The same get by id, right after the core scenarios, on a second server whose lookups are never coalesced
+            // (PARSLEY_POSTGRES_POINT_READ_CONCURRENCY=0; the first server idles meanwhile): what the shared `IN (...)`
+            // statements are worth, in this run.
+            let plainDatabase = try await PostgresDatabase.open(url: url, poolSize: 20, pointReadConcurrency: 0, logger: logger)
+            let uncoalesced = try await BenchServer.with(database: plainDatabase, port: port + 3, logger: logger) { plain in
+                try wrk.run(
+                    name: "get-uncoalesced", url: plain.base, seconds: arguments.seconds,
+                    script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Bench/", ids: ids, headers: headers, body: nil), directory: work
+                )
+            }
+            table.insert(Row(name: "get by id, lookups not coalesced", result: uncoalesced, baseline: raw.read), at: 2)
+            // The floor of any request here: HTTP in and out and one round trip to PostgreSQL (`SELECT 1`), no Parse
+            // logic. What a get by id can reach on this machine at this moment is below this.
+            let floor = try wrk.run(
+                name: "health", url: base, seconds: arguments.seconds,
+                script: WrkScript.fixed(method: "GET", path: "/parse/health", headers: headers, body: nil), directory: work)
+            table.append(Row(name: "floor: GET /health (HTTP + SELECT 1)", result: floor, baseline: raw.read))
 
-        try await BenchData.populate(api, className: "Item", count: arguments.objects)
-        try await BenchData.addIndex(api, className: "Item", base: base)
-        let queryPath = BenchData.queryPath("Item")
-        let indexed = try wrk.run(
-            name: "query", url: base, seconds: arguments.seconds, script: WrkScript.fixed(method: "GET", path: queryPath, headers: headers, body: nil),
-            directory: work)
-        table.append(Row(name: "query, indexed (\(arguments.objects) objects)", result: indexed, baseline: raw.read))
-        return ids
+            try await BenchData.populate(api, className: "Item", count: arguments.objects)
+            try await BenchData.addIndex(api, className: "Item", base: base)
+            let queryPath = BenchData.queryPath("Item")
+            let indexed = try wrk.run(
+                name: "query", url: base, seconds: arguments.seconds,
+                script: WrkScript.fixed(method: "GET", path: queryPath, headers: headers, body: nil),
+                directory: work)
+            table.append(Row(name: "query, indexed (\(arguments.objects) objects)", result: indexed, baseline: raw.read))
+            return ids
         }
 
         // Scale-out: the same get-by-id load on one `parsley` process, then split across two on the same database.
@@ -99,21 +105,22 @@ enum PostgresBench {
         configuration.options.maximumConnections = 20
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         return try await withBackground({ await client.run() }) {
-        try await client.query(#"CREATE TABLE raw_bench ("objectId" TEXT PRIMARY KEY, "createdAt" TEXT, "updatedAt" TEXT, data JSONB)"#)
-        let payload = BenchData.payload(seed: 1)
-        let counter = Counter()
-        let insert = try await timed(seconds: seconds) {
-            let id = "id\(counter.next())"
-            try await client.query(
-                #"INSERT INTO raw_bench ("objectId","createdAt","updatedAt",data) VALUES (\#(id), '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', \#(payload)::jsonb)"#)
-        }
-        let written = max(1, counter.value)
-        let read = try await timed(seconds: seconds) {
-            let id = "id\(Int.random(in: 1...written))"
-            for try await _ in try await client.query(#"SELECT * FROM raw_bench WHERE "objectId" = \#(id)"#) {}
-        }
-        print("  raw postgres-nio: \(fmt(insert.requestsPerSecond)) inserts/s, \(fmt(read.requestsPerSecond)) point reads/s")
-        return (insert, read)
+            try await client.query(#"CREATE TABLE raw_bench ("objectId" TEXT PRIMARY KEY, "createdAt" TEXT, "updatedAt" TEXT, data JSONB)"#)
+            let payload = BenchData.payload(seed: 1)
+            let counter = Counter()
+            let insert = try await timed(seconds: seconds) {
+                let id = "id\(counter.next())"
+                try await client.query(
+                    #"INSERT INTO raw_bench ("objectId","createdAt","updatedAt",data) VALUES (\#(id), '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', \#(payload)::jsonb)"#
+                )
+            }
+            let written = max(1, counter.value)
+            let read = try await timed(seconds: seconds) {
+                let id = "id\(Int.random(in: 1...written))"
+                for try await _ in try await client.query(#"SELECT * FROM raw_bench WHERE "objectId" = \#(id)"#) {}
+            }
+            print("  raw postgres-nio: \(fmt(insert.requestsPerSecond)) inserts/s, \(fmt(read.requestsPerSecond)) point reads/s")
+            return (insert, read)
         }
     }
 
@@ -155,7 +162,9 @@ enum PostgresBench {
 
     // MARK: Two nodes
 
-    static func twoNodes(url: String, ids: [String], headers: [String: String], wrk: Wrk, seconds: Int, work: URL, basePort: Int) async throws -> String {
+    static func twoNodes(url: String, ids: [String], headers: [String: String], wrk: Wrk, seconds: Int, work: URL, basePort: Int) async throws
+        -> String
+    {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("parsley")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             return "two nodes: skipped (build the parsley executable next to parsley-bench: swift build -c release)"
@@ -233,7 +242,9 @@ enum PostgresBench {
             ones.append((one, (cpu1 - cpu0) / Double(seconds) * 100))
             twos.append((both, (cpu2 - cpu1) / Double(seconds) * 100))
         }
-        func median(_ list: [(Measure, Double)]) -> (Measure, Double) { list.sorted { $0.0.requestsPerSecond < $1.0.requestsPerSecond }[list.count / 2] }
+        func median(_ list: [(Measure, Double)]) -> (Measure, Double) {
+            list.sorted { $0.0.requestsPerSecond < $1.0.requestsPerSecond }[list.count / 2]
+        }
         let (one, oneShare) = median(ones), (both, twoShare) = median(twos)
         let ratios = zip(ones, twos).map { String(format: "%.2f", $1.0.requestsPerSecond / max(1, $0.0.requestsPerSecond)) }
         let label = rounds > 1 ? " (median of \(rounds) rounds in turns)" : ""

@@ -61,7 +61,9 @@ enum PushBench {
     /// The provider's own speed against the fake: what the server's push queue can at best reach.
     static func providerBaseline(apns: FakeAPNs, key: PushTestKeys.APNsKey, count: Int) async throws -> Double {
         let provider = try APNsProvider(configurations: [
-            APNsConfiguration(privateKeyPEM: key.pem, keyId: key.keyId, teamId: key.teamId, topic: "com.example.bench", host: apns.url, caFile: apns.certificateFile)
+            APNsConfiguration(
+                privateKeyPEM: key.pem, keyId: key.keyId, teamId: key.teamId, topic: "com.example.bench", host: apns.url, caFile: apns.certificateFile
+            )
         ])
         let started = ContinuousClock.now
         print("  baseline: \(count) messages from the APNs provider")
@@ -69,9 +71,11 @@ enum PushBench {
             for i in 0..<count {
                 if i >= 128 { await group.next() }
                 group.addTask {
-                    _ = await provider.send(PushMessage(
-                        deviceToken: token(i), deviceType: "ios", appIdentifier: "com.example.bench", data: ["alert": "baseline"], pushId: "bench",
-                        pushTime: .now))
+                    _ = await provider.send(
+                        PushMessage(
+                            deviceToken: token(i), deviceType: "ios", appIdentifier: "com.example.bench", data: ["alert": "baseline"],
+                            pushId: "bench",
+                            pushTime: .now))
                 }
             }
         }
@@ -99,10 +103,13 @@ enum PushBench {
                 group.addTask {
                     let requests: [JSONValue] = (start..<min(start + 50, to)).map { i in
                         let ios = i % 2 == 0
-                        return ["method": "POST", "path": "/parse/installations", "body": [
-                            "installationId": .string("bench-\(i)"), "deviceType": ios ? "ios" : "android",
-                            "deviceToken": .string(ios ? token(i) : "fcm-\(i)"), "channels": ["all"], "appIdentifier": "com.example.bench",
-                        ]]
+                        return [
+                            "method": "POST", "path": "/parse/installations",
+                            "body": [
+                                "installationId": .string("bench-\(i)"), "deviceType": ios ? "ios" : "android",
+                                "deviceToken": .string(ios ? token(i) : "fcm-\(i)"), "channels": ["all"], "appIdentifier": "com.example.bench",
+                            ],
+                        ]
                     }
                     _ = try await server.call("POST", "/batch", JSONValue.object(["requests": JSONValue.array(requests)]))
                 }
@@ -176,7 +183,8 @@ final class ServerProcess: @unchecked Sendable {
 
     /// A REST call with the master key (or, with `master: false`, none; with `token`, that session's).
     func call(
-        _ method: String, _ path: String, _ body: JSONValue? = nil, master: Bool = true, token: String? = nil, keyOrders: JSONKeyOrders = JSONKeyOrders()
+        _ method: String, _ path: String, _ body: JSONValue? = nil, master: Bool = true, token: String? = nil,
+        keyOrders: JSONKeyOrders = JSONKeyOrders()
     ) async throws -> (JSONValue, HTTPHeaders) {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/parse\(path)")
         request.method = .init(rawValue: method)

@@ -33,14 +33,21 @@ enum SecurityBench {
         // 10 roles; the user is in role0..role2.
         for r in 0..<10 {
             var body: JSONValue = ["name": .string("role\(r)"), "ACL": ["*": ["read": true]]]
-            if r < 3 { body = ["name": .string("role\(r)"), "ACL": ["*": ["read": true]], "users": ["__op": "AddRelation", "objects": [Pointer(className: "_User", objectId: userId).json]]] }
+            if r < 3 {
+                body = [
+                    "name": .string("role\(r)"), "ACL": ["*": ["read": true]],
+                    "users": ["__op": "AddRelation", "objects": [Pointer(className: "_User", objectId: userId).json]],
+                ]
+            }
             _ = try await call(api, .post, ["roles"], body, base: base)
         }
         // Every object readable by one of 10 roles (or the user), mixed within each category; the user reads 4 in 10.
-        _ = try await call(api, .post, ["schemas", "SecureItem"], [
-            "className": "SecureItem", "fields": ["category": ["type": "String"], "score": ["type": "Number"], "title": ["type": "String"]],
-            "indexes": ["category_score": ["category": 1, "score": -1]],
-        ], base: base)
+        _ = try await call(
+            api, .post, ["schemas", "SecureItem"],
+            [
+                "className": "SecureItem", "fields": ["category": ["type": "String"], "score": ["type": "Number"], "title": ["type": "String"]],
+                "indexes": ["category_score": ["category": 1, "score": -1]],
+            ], base: base)
         try await BenchData.populate(api, className: "SecureItem", count: arguments.objects, what: " with ACLs") { i in
             let bucket = (i / 100) % 10
             let reader: String = bucket == 9 ? userId : "role:role\(bucket)"
@@ -59,14 +66,17 @@ enum SecurityBench {
         userHeaders["X-Parse-Session-Token"] = token
         let login = try wrk.run(
             name: "login", url: base, seconds: arguments.seconds,
-            script: WrkScript.fixed(method: "POST", path: "/parse/login", headers: userHeaders.filter { $0.key != "X-Parse-Session-Token" },
+            script: WrkScript.fixed(
+                method: "POST", path: "/parse/login", headers: userHeaders.filter { $0.key != "X-Parse-Session-Token" },
                 body: #"{"username":"bench-user","password":"bench-password"}"#), directory: directory)
         var options = FindOptions()
         options.whereValue = ["category": ["$in": ["c0", "c1", "c2", "c3"]]]
         options.limit = 2000
         options.keys = ["objectId"]
-        let readable = try await api.queries.find("SecureItem", options, auth: Auth(isMaster: false, userId: userId, roles: ["role0", "role1", "role2"]))
-            .results.compactMap { $0["objectId"]?.stringValue }
+        let readable = try await api.queries.find(
+            "SecureItem", options, auth: Auth(isMaster: false, userId: userId, roles: ["role0", "role1", "role2"])
+        )
+        .results.compactMap { $0["objectId"]?.stringValue }
         print("  the user can read \(readable.count) of the sampled objects")
         let get = try wrk.run(
             name: "get-acl", url: base, seconds: arguments.seconds,

@@ -115,7 +115,9 @@ struct Wrk {
         return nil
     }
 
-    func run(name: String, url: String, seconds: Int, script: String, directory: URL, connections: Int = 64, threads: Int = 2, quiet: Bool = false) throws -> Measure {
+    func run(name: String, url: String, seconds: Int, script: String, directory: URL, connections: Int = 64, threads: Int = 2, quiet: Bool = false)
+        throws -> Measure
+    {
         let scriptURL = directory.appendingPathComponent("\(name).lua")
         try script.write(to: scriptURL, atomically: true, encoding: .utf8)
         let process = Process()
@@ -130,7 +132,11 @@ struct Wrk {
         var measure = Self.parse(output)
         let errors = output.split(separator: "\n").filter { $0.contains("Non-2xx") || $0.contains("Socket errors") }
         measure.errors = errors.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "; ")
-        if !quiet { print("  \(name): \(fmt(measure.requestsPerSecond)) req/s, p50 \(ms(measure.p50)) ms, p99 \(ms(measure.p99)) ms \(errors.joined(separator: "; "))") }
+        if !quiet {
+            print(
+                "  \(name): \(fmt(measure.requestsPerSecond)) req/s, p50 \(ms(measure.p50)) ms, p99 \(ms(measure.p99)) ms \(errors.joined(separator: "; "))"
+            )
+        }
         return measure
     }
 
@@ -201,7 +207,8 @@ enum BenchData {
     /// `count` objects with 100 categories and random scores, created 64 at a time through the object service;
     /// `extra` adds fields (an ACL, say) to object `i`.
     static func populate(
-        _ api: ParseAPI, className: String, count: Int, what: String = "", extra: @escaping @Sendable (Int) -> [String: JSONValue] = { _ in ["tags": ["a", "b"]] }
+        _ api: ParseAPI, className: String, count: Int, what: String = "",
+        extra: @escaping @Sendable (Int) -> [String: JSONValue] = { _ in ["tags": ["a", "b"]] }
     ) async throws {
         let start = Date()
         var next = 0
@@ -286,8 +293,10 @@ enum RawSQLiteBaseline {
         for r in readers { try await r.close() }
         try await writer.close()
         try await pool.shutdownGracefully()
-        let insert = Measure(requestsPerSecond: Double(inserts) / insertSeconds, p50: percentile(insertLatencies, 0.5), p99: percentile(insertLatencies, 0.99))
-        let read = Measure(requestsPerSecond: Double(readLatencies.count) / readSeconds, p50: percentile(readLatencies, 0.5), p99: percentile(readLatencies, 0.99))
+        let insert = Measure(
+            requestsPerSecond: Double(inserts) / insertSeconds, p50: percentile(insertLatencies, 0.5), p99: percentile(insertLatencies, 0.99))
+        let read = Measure(
+            requestsPerSecond: Double(readLatencies.count) / readSeconds, p50: percentile(readLatencies, 0.5), p99: percentile(readLatencies, 0.99))
         print("  raw sqlite-nio: \(fmt(insert.requestsPerSecond)) inserts/s, \(fmt(read.requestsPerSecond)) point reads/s")
         return (insert, read)
     }
@@ -295,7 +304,8 @@ enum RawSQLiteBaseline {
     /// A new database at `path` with Parsley's settings (WAL, synchronous=FULL) and the table `t` every baseline
     /// uses (`objectId` primary key, the two dates, the object as JSON text); its writer connection.
     static func openTable(path: String, pool: NIOThreadPool, logger: Logger) async throws -> SQLiteConnection {
-        let writer = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any())
+        let writer = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: pool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any())
         _ = try await writer.query("PRAGMA journal_mode=WAL")
         _ = try await writer.query("PRAGMA synchronous=FULL")
         _ = try await writer.query(#"CREATE TABLE t ("objectId" TEXT PRIMARY KEY, "createdAt" TEXT, "updatedAt" TEXT, "data" TEXT)"#)
@@ -381,8 +391,9 @@ struct BenchServer {
                 }
             }
             if changeEvents {
-                print("change events: \(count.events.load(ordering: .relaxed)) taken by the subscriber, "
-                    + "\(count.gaps.load(ordering: .relaxed)) gaps, \(api.changes.dropped) dropped")
+                print(
+                    "change events: \(count.events.load(ordering: .relaxed)) taken by the subscriber, "
+                        + "\(count.gaps.load(ordering: .relaxed)) gaps, \(api.changes.dropped) dropped")
             }
             return result
         }

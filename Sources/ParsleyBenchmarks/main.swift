@@ -64,7 +64,9 @@ try await BenchServer.with(database: database, port: arguments.port, logger: log
     let (api, base, headers, options) = (server.api, server.base, BenchServer.headers, BenchServer.options)
     var table: [Row] = []
 
-    print("Parsley benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, SQLite WAL synchronous=FULL\(arguments.changeEvents ? ", change events on with a subscriber" : "")")
+    print(
+        "Parsley benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, SQLite WAL synchronous=FULL\(arguments.changeEvents ? ", change events on with a subscriber" : "")"
+    )
 
     // `--security` skips 1-3 and the unindexed query: the signed-in scenarios and the query they are compared with.
     let full = !arguments.securityOnly
@@ -110,15 +112,21 @@ try await BenchServer.with(database: database, port: arguments.port, logger: log
     table.append(Row(name: "log-in (bcrypt cost \(options.accounts.bcryptCost))", result: security.login, baseline: raw?.insert ?? security.login))
     table.append(Row(name: "get by id, session + ACL", result: security.get, baseline: get ?? security.get))
     table.append(
-        Row(name: "query, indexed, no ACLs (median of \(SecurityBench.rounds), in turns with the next)", result: security.plainQuery,
+        Row(
+            name: "query, indexed, no ACLs (median of \(SecurityBench.rounds), in turns with the next)", result: security.plainQuery,
             baseline: raw?.read ?? security.plainQuery))
-    table.append(Row(name: "query, indexed, session + ACL (median of \(SecurityBench.rounds))", result: security.query, baseline: security.plainQuery))
+    table.append(
+        Row(name: "query, indexed, session + ACL (median of \(SecurityBench.rounds))", result: security.query, baseline: security.plainQuery))
 
     if let raw {
         print("")
         print("baseline (raw sqlite-nio, same process, no HTTP):")
-        print("  insert, one transaction each, synchronous=FULL: \(fmt(raw.insert.requestsPerSecond)) ops/s  p50 \(ms(raw.insert.p50)) ms  p99 \(ms(raw.insert.p99)) ms")
-        print("  point read by primary key, 4 concurrent readers: \(fmt(raw.read.requestsPerSecond)) ops/s  p50 \(ms(raw.read.p50)) ms  p99 \(ms(raw.read.p99)) ms")
+        print(
+            "  insert, one transaction each, synchronous=FULL: \(fmt(raw.insert.requestsPerSecond)) ops/s  p50 \(ms(raw.insert.p50)) ms  p99 \(ms(raw.insert.p99)) ms"
+        )
+        print(
+            "  point read by primary key, 4 concurrent readers: \(fmt(raw.read.requestsPerSecond)) ops/s  p50 \(ms(raw.read.p50)) ms  p99 \(ms(raw.read.p99)) ms"
+        )
     }
     print("")
     Row.printTable(table)

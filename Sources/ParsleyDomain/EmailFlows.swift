@@ -121,7 +121,8 @@ public struct EmailFlows: Sendable {
     }
 
     func verificationMessage(_ p: PendingVerification) -> EmailMessage {
-        let link = EmailTemplates.link(mountURL: p.mountURL, applicationId: options.applicationId, page: "verify_email", token: p.token, username: p.username)
+        let link = EmailTemplates.link(
+            mountURL: p.mountURL, applicationId: options.applicationId, page: "verify_email", token: p.token, username: p.username)
         return EmailTemplates.verification(to: p.email, appName: appName, link: link)
     }
 
@@ -171,12 +172,15 @@ public struct EmailFlows: Sendable {
         } else {
             var values: [String: JSONValue] = ["_perishable_token": .string(token), "_perishable_token_expires_at": .null]
             if let validity = policy?.resetTokenValidityDuration {
-                values["_perishable_token_expires_at"] = ["__type": "Date", "iso": .string(ParseDate(milliseconds: now.milliseconds + validity * 1000).iso)]
+                values["_perishable_token_expires_at"] = [
+                    "__type": "Date", "iso": .string(ParseDate(milliseconds: now.milliseconds + validity * 1000).iso),
+                ]
             }
             try await updateUser(id, values)
         }
         let username = user["username"]?.stringValue ?? ""
-        let link = EmailTemplates.link(mountURL: mountURL, applicationId: options.applicationId, page: "request_password_reset", token: token, username: username)
+        let link = EmailTemplates.link(
+            mountURL: mountURL, applicationId: options.applicationId, page: "request_password_reset", token: token, username: username)
         await deliver(EmailTemplates.passwordReset(to: email, username: user["username"]?.stringValue, appName: appName, link: link))
     }
 

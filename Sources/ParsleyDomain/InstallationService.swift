@@ -60,7 +60,9 @@ public struct InstallationService: Sendable {
     public func update(_ id: String, body: JSONValue, auth: Auth) async throws -> [String: JSONValue] {
         guard case .object(var fields) = body else { throw ParseError.invalidJSON("The request body must be a JSON object") }
         Self.normalize(&fields)
-        guard let existing = try await find(["objectId": .string(id)]).first else { throw ParseError(.objectNotFound, "Object not found for update.") }
+        guard let existing = try await find(["objectId": .string(id)]).first else {
+            throw ParseError(.objectNotFound, "Object not found for update.")
+        }
         try Self.checkImmutable(fields, existing)
         return try await objects.update("_Installation", objectId: id, body: .object(fields), auth: auth, rules: .init(trusted: true))
     }

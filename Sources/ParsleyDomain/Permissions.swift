@@ -265,7 +265,9 @@ public struct Permissions: Sendable {
         let clp = classLevelPermissions(className)
         var constraints: [QueryNode] = []
         if let c = try authorize(.update, className, auth: auth, clp: clp) { constraints.append(c) }
-        if clp.rules[.addField] != .everyone, addsFields(className, body: body, isCreate: false), let c = try authorize(.addField, className, auth: auth, isUpdate: true, clp: clp) {
+        if clp.rules[.addField] != .everyone, addsFields(className, body: body, isCreate: false),
+            let c = try authorize(.addField, className, auth: auth, isUpdate: true, clp: clp)
+        {
             constraints.append(c)
         }
         try await requireMatch(className, objectId: objectId, constraints)

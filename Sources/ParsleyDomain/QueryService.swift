@@ -5,9 +5,10 @@ public import ParsleyStorage
 /// Filled by cloud code (`CloudRuntime.queryHooks`).
 public struct QueryHooks: Sendable {
     public typealias BeforeFind = @Sendable (_ className: String, _ find: FindOptions, _ isGet: Bool, _ auth: Auth) async throws -> FindOptions
-    public typealias AfterFind = @Sendable (
-        _ className: String, _ objects: [[String: JSONValue]], _ find: FindOptions, _ auth: Auth
-    ) async throws -> [[String: JSONValue]]
+    public typealias AfterFind =
+        @Sendable (
+            _ className: String, _ objects: [[String: JSONValue]], _ find: FindOptions, _ auth: Auth
+        ) async throws -> [[String: JSONValue]]
 
     public var beforeFind: @Sendable (_ className: String) -> BeforeFind? = { _ in nil }
     public var afterFind: @Sendable (_ className: String) -> AfterFind? = { _ in nil }
@@ -53,7 +54,7 @@ public struct QueryService: Sendable {
     func find(_ className: String, _ find: FindOptions, auth: Auth, operation: ClassLevelPermissions.Operation) async throws -> Page {
         do {
             return try await findOnce(className, find, auth: auth, operation: operation)
-        } catch where SchemaService.isStale(error) {
+        } catch  where SchemaService.isStale(error) {
             // A table or column another node dropped a moment ago: the schemas as the database holds them, then again.
             try await schemas.compareVersions()
             return try await findOnce(className, find, auth: auth, operation: operation)
@@ -103,7 +104,8 @@ public struct QueryService: Sendable {
             schema, predicate: predicate, whereValue: find.whereValue, order: order, fetches: limit > 0, counts: find.count, auth: auth)
         var spec = FindSpec(
             schema: schema, predicate: access.predicate, order: order, limit: limit, skip: find.skip,
-            keys: access.columns(topKeys.map { Set($0).union(includes.map { String($0.split(separator: ".")[0]) }) }), readPrincipals: auth.principals,
+            keys: access.columns(topKeys.map { Set($0).union(includes.map { String($0.split(separator: ".")[0]) }) }),
+            readPrincipals: auth.principals,
             schemas: all)
         spec.withTextScore = topKeys?.contains("$score") == true
         var results: [[String: JSONValue]] = []
@@ -122,13 +124,19 @@ public struct QueryService: Sendable {
             try await include(&results, schema: schema, paths: includes.map(Self.components), keys: restriction, auth: auth, depth: 0)
         }
         results = results.map { shape($0, schema: schema, keys: topKeys.map(Set.init), exclude: Set(find.excludeKeys)) }
-        if let redirected { results = results.map { var o = $0; o["className"] = .string(redirected); return o } }
+        if let redirected {
+            results = results.map {
+                var o = $0; o["className"] = .string(redirected); return o
+            }
+        }
         return Page(results: results, count: count)
     }
 
     /// `GET /classes/:className/:objectId`; `triggers` runs the class's `beforeFind` (with `isGet`; what it adds to
     /// `where` must hold too) and `afterFind`.
-    public func get(_ className: String, objectId: String, _ find: FindOptions, auth: Auth, triggers: Bool = false) async throws -> [String: JSONValue] {
+    public func get(_ className: String, objectId: String, _ find: FindOptions, auth: Auth, triggers: Bool = false) async throws -> [String:
+        JSONValue]
+    {
         if !auth.isMaster { try Permissions.requireMasterOnlyAccess(.get, className) }
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         guard try await schemas.current(className) != nil else { throw ParseError.objectNotFound() }
@@ -246,7 +254,8 @@ public struct QueryService: Sendable {
             let selected = subKeys.topKeys.map { $0.union(sub.map { $0[0] }) }
             for (className, ids) in wanted.sorted(by: { $0.key < $1.key }) {
                 // Internal classes are never resolved for clients (their pointers are dropped like unreadable ones).
-                guard let targetSchema = try await schemas.current(className), auth.isMaster || !Permissions.masterOnlyClasses.contains(className) else { continue }
+                guard let targetSchema = try await schemas.current(className), auth.isMaster || !Permissions.masterOnlyClasses.contains(className)
+                else { continue }
                 var access = try permissions.authorizeInclude(
                     targetSchema, predicate: .field(FieldPath(field: "objectId"), .isIn(ids.sorted().map { .string($0) })), auth: auth)
                 let spec = FindSpec(
@@ -267,10 +276,11 @@ public struct QueryService: Sendable {
                 if let p = Pointer(json: value), value.parseType == "Pointer" {
                     objects[i][field] = fetched[p].map(JSONValue.object)
                 } else if case .array(let items) = value {
-                    objects[i][field] = .array(items.compactMap { item in
-                        guard let p = Pointer(json: item), item.parseType == "Pointer" else { return item }
-                        return fetched[p].map(JSONValue.object)
-                    })
+                    objects[i][field] = .array(
+                        items.compactMap { item in
+                            guard let p = Pointer(json: item), item.parseType == "Pointer" else { return item }
+                            return fetched[p].map(JSONValue.object)
+                        })
                 }
             }
         }

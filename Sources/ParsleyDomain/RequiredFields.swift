@@ -24,7 +24,9 @@ extension ClassSchema {
             if leftOut, let value = options.defaultValue {
                 values[name] = value
                 echoed[name] = value
-            } else if options.isRequired, Self.isBlank(values[name]), !patch.operations.contains(where: { $0.path.field == name && !$0.path.subpath.isEmpty }) {
+            } else if options.isRequired, Self.isBlank(values[name]),
+                !patch.operations.contains(where: { $0.path.field == name && !$0.path.subpath.isEmpty })
+            {
                 throw ParseError(.validationError, "\(name) is required")
             }
         }

@@ -62,7 +62,6 @@ public final class RoleService: Sendable {
         }
     }
 
-
     /// Forgets cached resolutions in this process only (another process announced a role change).
     public func forgetCached() {
         let inTransaction = Transaction.current != nil

@@ -172,7 +172,9 @@ public struct SchemaMigration: Sendable {
                         notes.append("class-level permissions")
                     }
                 }
-                if !replaced.isEmpty { changes.append((SchemaChange(className: c.className, body: ["indexes": .object(replaced)], keyOrders: c.keyOrders), false)) }
+                if !replaced.isEmpty {
+                    changes.append((SchemaChange(className: c.className, body: ["indexes": .object(replaced)], keyOrders: c.keyOrders), false))
+                }
                 if !body.isEmpty { changes.append((SchemaChange(className: c.className, body: .object(body), keyOrders: c.keyOrders), false)) }
             } else {
                 changes.append((SchemaChange(className: c.className, body: c.body, keyOrders: c.keyOrders), true))
@@ -191,7 +193,8 @@ public struct SchemaMigration: Sendable {
                 } catch {
                     throw SchemaFile.Invalid("\(at): \(error.message)")
                 }
-                let summary = index == changes.count - 1 ? "\(c.className): " + notes.joined(separator: ", ") : "\(c.className): dropping changed indexes"
+                let summary =
+                    index == changes.count - 1 ? "\(c.className): " + notes.joined(separator: ", ") : "\(c.className): dropping changed indexes"
                 steps.append(Step(change: change, creates: creates, summary: summary))
             }
         }

@@ -185,7 +185,9 @@ public final class SchemaService: Sendable {
     }
 
     /// Replaces a class's schema wholesale inside a write (used by the schemas API).
-    public func update(_ className: String, _ body: @escaping @Sendable (SQLWriter, ClassSchema?) async throws -> ClassSchema?) async throws -> ClassSchema? {
+    public func update(_ className: String, _ body: @escaping @Sendable (SQLWriter, ClassSchema?) async throws -> ClassSchema?) async throws
+        -> ClassSchema?
+    {
         let result: (ClassSchema, Int64)?? = try await store.database.write { [store] db in
             let writer = store.writer(db)
             let stored = try await writer.storedSchema(className)

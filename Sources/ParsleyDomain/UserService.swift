@@ -67,7 +67,8 @@ public struct UserService: Sendable {
         try checkUserFields(fields, auth: auth)
         fields["password"] = nil
         let id = ObjectID.make()
-        var internalValues = try await PasswordPolicy.change(options.accounts.passwordPolicy, to: password, username: username, user: nil, hasher: hasher)
+        var internalValues = try await PasswordPolicy.change(
+            options.accounts.passwordPolicy, to: password, username: username, user: nil, hasher: hasher)
         Self.grantSelf(&fields, id)
         let verification = emails.prepareVerification(&fields, values: &internalValues, auth: auth, current: nil)
         let created = try await mapDuplicates { [fields, internalValues] in
@@ -141,7 +142,8 @@ public struct UserService: Sendable {
         }
         guard let first = ids.first else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
         if let existing = try await userId(provider: first.provider, id: first.id) {
-            let session = try await sessions.create(userId: existing, installationId: auth.installationId, action: "login", authProvider: first.provider)
+            let session = try await sessions.create(
+                userId: existing, installationId: auth.installationId, action: "login", authProvider: first.provider)
             var user = try await fetchSelf(existing)
             user["sessionToken"] = .string(session.token)
             return Created(status: 200, body: user, objectId: existing)
@@ -154,7 +156,8 @@ public struct UserService: Sendable {
         let id = ObjectID.make()
         Self.grantSelf(&fields, id)
         let created = try await mapDuplicates { [fields] in
-            try await objects.create("_User", body: .object(fields), auth: auth, rules: .init(objectId: id, defaultACL: defaultACL(id), trusted: true))
+            try await objects.create(
+                "_User", body: .object(fields), auth: auth, rules: .init(objectId: id, defaultACL: defaultACL(id), trusted: true))
         }
         let session = try await sessions.create(userId: id, installationId: auth.installationId, action: "signup", authProvider: first.provider)
         var response = created
@@ -202,7 +205,8 @@ public struct UserService: Sendable {
         let username = params["username"].flatMap { $0.isTruthy ? $0 : nil }, email = params["email"].flatMap { $0.isTruthy ? $0 : nil }
         guard username != nil || email != nil else { throw ParseError(.init(rawValue: 200), "username/email is required.") }
         guard let passwordValue = params["password"], passwordValue.isTruthy else { throw ParseError(.init(rawValue: 201), "password is required.") }
-        guard case .string(let password) = passwordValue, username.map({ $0.stringValue != nil }) ?? true, email.map({ $0.stringValue != nil }) ?? true
+        guard case .string(let password) = passwordValue, username.map({ $0.stringValue != nil }) ?? true,
+            email.map({ $0.stringValue != nil }) ?? true
         else { throw ParseError(.objectNotFound, "Invalid username/password.") }
         guard let schema = schemas.schema("_User") else {
             try await hasher.verifyAgainstNothing(password)
@@ -288,11 +292,13 @@ public struct UserService: Sendable {
         var internalValues: [String: JSONValue] = [:]
         var passwordChanged = false
         // The stored user, for the password policy (username, history) and for noticing a changed email.
-        let current = fields["password"] != nil || (options.email.verifyUserEmails && fields["email"] != nil) ? try await emails.storedUser(id: id) : nil
+        let current =
+            fields["password"] != nil || (options.email.verifyUserEmails && fields["email"] != nil) ? try await emails.storedUser(id: id) : nil
         if let password = fields.removeValue(forKey: "password") {
             guard case .string(let p) = password, !p.isEmpty else { throw ParseError(.init(rawValue: 201), "password is required") }
             let username = fields["username"]?.stringValue ?? current?["username"]?.stringValue
-            internalValues = try await PasswordPolicy.change(options.accounts.passwordPolicy, to: p, username: username, user: current, hasher: hasher)
+            internalValues = try await PasswordPolicy.change(
+                options.accounts.passwordPolicy, to: p, username: username, user: current, hasher: hasher)
             passwordChanged = true
         }
         let verification = current == nil ? nil : emails.prepareVerification(&fields, values: &internalValues, auth: auth, current: current)

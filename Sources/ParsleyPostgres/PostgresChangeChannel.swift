@@ -26,7 +26,8 @@ final class PostgresChangeChannel: ChangeChannel {
     func send(_ payload: any ChangePayload, in transaction: Transaction) async throws {
         let message = payload.text
         if message.utf8.count <= Self.inlineLimit {
-            try await transaction.query(SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text("E|m:" + message)]))
+            try await transaction.query(
+                SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text("E|m:" + message)]))
             return
         }
         let rows = try await transaction.query(

@@ -62,7 +62,9 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         let events = PostgresChangeChannel { [weak db] id in
             guard let db else { return nil }
             let outbox = PostgresChangeChannel.outbox
-            let rows = try await db.read { try await $0.query(SQLFragment(unsafeSQL: "SELECT payload FROM \"\(outbox)\" WHERE id = ?", [.integer(id)])) }
+            let rows = try await db.read {
+                try await $0.query(SQLFragment(unsafeSQL: "SELECT payload FROM \"\(outbox)\" WHERE id = ?", [.integer(id)]))
+            }
             return rows.first?.first?.text
         }
         db.events.withLockedValue { $0 = events }
@@ -205,7 +207,8 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
             } else {
                 reason = "\(error)"
             }
-            throw StoreError.database("cannot connect to PostgreSQL at \(settings.host):\(settings.port) (sslmode \(settings.tls.mode.rawValue)): \(reason)")
+            throw StoreError.database(
+                "cannot connect to PostgreSQL at \(settings.host):\(settings.port) (sslmode \(settings.tls.mode.rawValue)): \(reason)")
         }
     }
 

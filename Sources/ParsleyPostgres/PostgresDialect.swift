@@ -60,7 +60,8 @@ public struct PostgresDialect: SQLDialect {
     public func arrayElements(of expression: SQLFragment, alias: String) -> (from: SQLFragment, element: ArrayElement) {
         let v = SQLFragment(unsafeSQL: "\(alias).v")
         let element = ArrayElement(value: { kind in PostgresDialect().scalar(v, kind) }, type: "parsley_json_type(" + v + ")", json: v)
-        let from = "jsonb_array_elements(CASE WHEN jsonb_typeof(" + expression + ") = 'array' THEN " + expression + " ELSE '[]'::jsonb END) AS \(alias)(v)"
+        let from =
+            "jsonb_array_elements(CASE WHEN jsonb_typeof(" + expression + ") = 'array' THEN " + expression + " ELSE '[]'::jsonb END) AS \(alias)(v)"
         return (from, element)
     }
 

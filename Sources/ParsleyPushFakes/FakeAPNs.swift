@@ -88,11 +88,16 @@ public final class FakeAPNs: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
                 }.flatMap {
-                    channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
-                        stream.eventLoop.makeCompletedFuture {
-                            try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), FakeAPNsStreamHandler(fake: fake)])
+                    channel.configureHTTP2Pipeline(
+                        mode: .server,
+                        inboundStreamInitializer: { stream in
+                            stream.eventLoop.makeCompletedFuture {
+                                try stream.pipeline.syncOperations.addHandlers([
+                                    HTTP2FramePayloadToHTTP1ServerCodec(), FakeAPNsStreamHandler(fake: fake),
+                                ])
+                            }
                         }
-                    }).map { _ in () }
+                    ).map { _ in () }
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -191,8 +196,11 @@ private final class FakeAPNsStreamHandler: ChannelInboundHandler {
             if json != nil { responseHeaders.add(name: "content-type", value: "application/json") }
             let version = head.version
             let write: (ChannelHandlerContext) -> Void = { context in
-                context.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: status, headers: responseHeaders))), promise: nil)
-                if let json { context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: JSONWriter.bytes(json))))), promise: nil) }
+                context.write(
+                    NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: status, headers: responseHeaders))), promise: nil)
+                if let json {
+                    context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: JSONWriter.bytes(json))))), promise: nil)
+                }
                 context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
             }
             let latency = fake.latency

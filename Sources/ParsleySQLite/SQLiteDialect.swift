@@ -38,7 +38,10 @@ public struct SQLiteDialect: SQLDialect {
 
     public func arrayElements(of expression: SQLFragment, alias: String) -> (from: SQLFragment, element: ArrayElement) {
         let value = SQLFragment(unsafeSQL: "\(alias).value")
-        return ("json_each(" + expression + ") AS \(alias)", ArrayElement(value: { _ in value }, type: SQLFragment(unsafeSQL: "\(alias).type"), json: value))
+        return (
+            "json_each(" + expression + ") AS \(alias)",
+            ArrayElement(value: { _ in value }, type: SQLFragment(unsafeSQL: "\(alias).type"), json: value)
+        )
     }
 
     public func elementJSON(_ element: ArrayElement) -> SQLFragment {

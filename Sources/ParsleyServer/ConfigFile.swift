@@ -10,7 +10,8 @@ enum ConfigFile {
     static func read(path: String) throws -> (values: [String: JSONValue], unknown: [String]) {
         guard let data = FileManager.default.contents(atPath: path) else {
             // The path is not shown: a value that lost its flag (`--clientKey --masterKey s3cret`) would be taken for it.
-            throw ServerSettings.Invalid(description: "PARSE_SERVER_CONFIG: cannot read the config file (--config, the path argument or PARSE_SERVER_CONFIG)")
+            throw ServerSettings.Invalid(
+                description: "PARSE_SERVER_CONFIG: cannot read the config file (--config, the path argument or PARSE_SERVER_CONFIG)")
         }
         guard case .object(let object)? = try? JSONParser.parse(String(decoding: data, as: UTF8.self)) else {
             throw ServerSettings.Invalid(description: "PARSE_SERVER_CONFIG: '\(path)' is not a JSON object")

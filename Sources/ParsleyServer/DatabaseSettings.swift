@@ -20,7 +20,8 @@ extension ServerSettings {
         let timeout = try values.integer("statementTimeoutMs", default: 15_000) ?? 15_000
         guard timeout >= 1 else { throw Invalid(description: "PARSLEY_STATEMENT_TIMEOUT_MS must be at least 1") }
         let prepared = try values.bool("postgresPreparedStatements", default: true)
-        let pointReads = try values.integer("postgresPointReadConcurrency", default: PostgresDatabase.defaultPointReadConcurrency)
+        let pointReads =
+            try values.integer("postgresPointReadConcurrency", default: PostgresDatabase.defaultPointReadConcurrency)
             ?? PostgresDatabase.defaultPointReadConcurrency
         guard pointReads >= 0 else { throw Invalid(description: "PARSLEY_POSTGRES_POINT_READ_CONCURRENCY must be 0 or more") }
         return StorageSettings(

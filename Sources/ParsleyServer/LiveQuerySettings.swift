@@ -23,7 +23,8 @@ extension ServerSettings {
             }
         }
         for (i, name) in names.enumerated() where (try? Regex("^(?:\(name))$")) == nil {
-            throw Invalid(description: "liveQuery.classNames (PARSE_SERVER_LIVE_QUERY): entry \(i + 1) is neither a class name nor a regular expression")
+            throw Invalid(
+                description: "liveQuery.classNames (PARSE_SERVER_LIVE_QUERY): entry \(i + 1) is neither a class name nor a regular expression")
         }
         options.liveQuery.classNames = names
         if let (o, name) = try values.object("liveQueryServerOptions"), let timeout = o["websocketTimeout"] {

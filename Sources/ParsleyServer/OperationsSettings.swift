@@ -29,7 +29,9 @@ extension ServerSettings {
         let parseServerLevels: [String: Logger.Level] = ["warn": .warning, "verbose": .debug, "silly": .trace, "http": .info]
         guard let level = Logger.Level(rawValue: levelText) ?? parseServerLevels[levelText] else {
             throw Invalid(
-                description: "\(raw?.name ?? "LOG_LEVEL") must be trace, debug, info, notice, warning, error or critical (or Parse Server's warn, verbose, silly)")
+                description:
+                    "\(raw?.name ?? "LOG_LEVEL") must be trace, debug, info, notice, warning, error or critical (or Parse Server's warn, verbose, silly)"
+            )
         }
         return (format, level)
     }
@@ -57,7 +59,9 @@ extension ServerSettings {
     /// Secrets that must never appear in a log line (nor in a start-up error).
     static func registerSecrets(_ options: ParseServerOptions, values: OptionValues) {
         let more = [values.string("smtpPassword"), values.string("webhookKey"), databasePassword(values.string("databaseURI"))]
-        for secret in [options.masterKey, options.readOnlyMasterKey, options.restAPIKey, options.clientKey, options.javascriptKey, options.dotNetKey] + more {
+        for secret in [options.masterKey, options.readOnlyMasterKey, options.restAPIKey, options.clientKey, options.javascriptKey, options.dotNetKey]
+            + more
+        {
             LogRedactor.shared.register(secret)
         }
     }

@@ -142,7 +142,8 @@ enum OptionTable {
         ignored("cacheTTL", "PARSE_SERVER_CACHE_TTL", .value, "Parsley's caches are invalidated on change", harmless: Harmless.number(5000)),
         supported("clientKey", ["PARSE_SERVER_CLIENT_KEY"]),
         ignored("cloud", "PARSE_SERVER_CLOUD", .value, "\(noCloudCode): the JavaScript file is not loaded"),
-        ignored("cluster", "PARSE_SERVER_CLUSTER", .value, "one process per server; run several behind a load balancer (on PostgreSQL)",
+        ignored(
+            "cluster", "PARSE_SERVER_CLUSTER", .value, "one process per server; run several behind a load balancer (on PostgreSQL)",
             harmless: Harmless.isFalse),
         refused(
             "collectionPrefix", "PARSE_SERVER_COLLECTION_PREFIX", .value,
@@ -153,11 +154,13 @@ enum OptionTable {
         ignored(
             "convertUsernameToLowercase", "PARSE_SERVER_CONVERT_USERNAME_TO_LOWERCASE", .bool,
             "usernames are stored as sent (uniqueness ignores case already)", harmless: Harmless.isFalse),
-        ignored("customPages", "PARSE_SERVER_CUSTOM_PAGES", .value, "Parsley serves its own verification and password-reset pages",
+        ignored(
+            "customPages", "PARSE_SERVER_CUSTOM_PAGES", .value, "Parsley serves its own verification and password-reset pages",
             harmless: Harmless.isEmpty),
         refused(
             "databaseAdapter", "PARSE_SERVER_DATABASE_ADAPTER", .value,
-            "adapter modules cannot be loaded; only databaseURI (sqlite: or postgres://) chooses the database, and starting on another one would put the data elsewhere"),
+            "adapter modules cannot be loaded; only databaseURI (sqlite: or postgres://) chooses the database, and starting on another one would put the data elsewhere"
+        ),
         ignored(
             "databaseOptions", "PARSE_SERVER_DATABASE_OPTIONS", .value,
             "database driver options; Parsley's are PARSLEY_DATABASE_POOL_SIZE and PARSLEY_STATEMENT_TIMEOUT_MS", harmless: Harmless.isEmpty),
@@ -181,7 +184,8 @@ enum OptionTable {
         ignored(
             "enableCollationCaseComparison", "PARSE_SERVER_ENABLE_COLLATION_CASE_COMPARISON", .bool, "a MongoDB setting",
             harmless: Harmless.isFalse),
-        ignored("enableExpressErrorHandler", "PARSE_SERVER_ENABLE_EXPRESS_ERROR_HANDLER", .bool, "Parsley does not run on Express",
+        ignored(
+            "enableExpressErrorHandler", "PARSE_SERVER_ENABLE_EXPRESS_ERROR_HANDLER", .bool, "Parsley does not run on Express",
             harmless: Harmless.isFalse),
         ignored("encodeParseObjectInCloudFunction", "PARSE_SERVER_ENCODE_PARSE_OBJECT_IN_CLOUD_FUNCTION", .bool, noCloudCode),
         refused("encryptionKey", "PARSE_SERVER_ENCRYPTION_KEY", .value, "files are not encrypted; ignoring the key would store them in the clear"),
@@ -236,7 +240,8 @@ enum OptionTable {
             "at least 8 characters; generated into `<data>/master.key` when absent"),
         supported(
             "masterKeyIps", ["PARSE_SERVER_MASTER_KEY_IPS"], .value, .parseServer,
-            "addresses and CIDR ranges (JSON array or comma list); a master key from elsewhere is 403; default: every address (Parse Server 7: `127.0.0.1, ::1`)"),
+            "addresses and CIDR ranges (JSON array or comma list); a master key from elsewhere is 403; default: every address (Parse Server 7: `127.0.0.1, ::1`)"
+        ),
         supported("maxLimit", ["PARSE_SERVER_MAX_LIMIT"]),
         ignored("maxLogFiles", "PARSE_SERVER_MAX_LOG_FILES", .value, "logs go to standard output, not to files"),
         supported("maxUploadSize", ["PARSE_SERVER_MAX_UPLOAD_SIZE"], .value, .parseServer, "default `20mb`; limits every request body"),
@@ -247,7 +252,8 @@ enum OptionTable {
         supported("mountPath", ["PARSE_SERVER_MOUNT_PATH"], .value, .parseServer, "default `/parse`"),
         ignored("mountPlayground", "PARSE_SERVER_MOUNT_PLAYGROUND", .bool, "there is no GraphQL API", harmless: Harmless.isFalse),
         ignored("objectIdSize", "PARSE_SERVER_OBJECT_ID_SIZE", .value, "objectIds have 10 characters", harmless: Harmless.number(10)),
-        ignored("pages", "PARSE_SERVER_PAGES", .value, "Parsley serves its own verification and password-reset pages",
+        ignored(
+            "pages", "PARSE_SERVER_PAGES", .value, "Parsley serves its own verification and password-reset pages",
             harmless: Harmless.isEmpty),
         supported(
             "passwordPolicy", ["PARSE_SERVER_PASSWORD_POLICY"], .value, .parseServer,
@@ -263,7 +269,8 @@ enum OptionTable {
                 ("maxPasswordAge", ["PARSE_SERVER_PASSWORD_POLICY_MAX_PASSWORD_AGE"]),
                 ("validatorCallback", ["PARSE_SERVER_PASSWORD_POLICY_VALIDATOR_CALLBACK"]),
             ]),
-        ignored("playgroundPath", "PARSE_SERVER_PLAYGROUND_PATH", .value, "there is no GraphQL API",
+        ignored(
+            "playgroundPath", "PARSE_SERVER_PLAYGROUND_PATH", .value, "there is no GraphQL API",
             harmless: { $0.stringValue == "/playground" }),
         supported("port", ["PORT", "PARSE_SERVER_PORT"], .value, .parseServer, "default `1337`; `0` lets the system choose"),
         ignored(
@@ -280,7 +287,8 @@ enum OptionTable {
             "default: from the request's Host"),
         supported(
             "push", ["PARSE_SERVER_PUSH"], .value, .parseServer,
-            "JSON (or a path to a JSON file): `ios` (token auth `{key, keyId, teamId}`, `topic`, `production`; an array for several apps) and `android` (`firebaseServiceAccount`: FCM HTTP v1)"),
+            "JSON (or a path to a JSON file): `ios` (token auth `{key, keyId, teamId}`, `topic`, `production`; an array for several apps) and `android` (`firebaseServiceAccount`: FCM HTTP v1)"
+        ),
         supported("rateLimit", ["PARSE_SERVER_RATE_LIMIT"], .value, .parseServer, "JSON array of rules"),
         supported(
             "readOnlyMasterKey", ["PARSE_SERVER_READ_ONLY_MASTER_KEY"], .value, .parseServer,
@@ -293,7 +301,8 @@ enum OptionTable {
             "revokeSessionOnPasswordReset", "PARSE_SERVER_REVOKE_SESSION_ON_PASSWORD_RESET", .bool,
             "a password reset always revokes the user's sessions", harmless: Harmless.isTrue),
         ignored(
-            "scheduledPush", "PARSE_SERVER_SCHEDULED_PUSH", .bool, "pushes with a `push_time` are always sent when due (Parse Server only stores them)",
+            "scheduledPush", "PARSE_SERVER_SCHEDULED_PUSH", .bool,
+            "pushes with a `push_time` are always sent when due (Parse Server only stores them)",
             harmless: Harmless.isTrue),
         refused(
             "schema", "PARSE_SERVER_SCHEMA", .value,
@@ -346,7 +355,9 @@ enum OptionTable {
         supported("metricsHost", ["PARSLEY_METRICS_HOST"], .value, .parsley, "default `127.0.0.1`"),
         supported("shutdownTimeout", ["PARSLEY_SHUTDOWN_TIMEOUT"], .value, .parsley, "seconds, default 30"),
         supported("webhookTimeout", ["PARSLEY_WEBHOOK_TIMEOUT_MS"], .value, .parsley, "milliseconds a webhook may take, default 10000"),
-        supported("schedulerInterval", ["PARSLEY_SCHEDULER_INTERVAL_MS"], .value, .parsley, "milliseconds between looks for due scheduled jobs, default 10000"),
+        supported(
+            "schedulerInterval", ["PARSLEY_SCHEDULER_INTERVAL_MS"], .value, .parsley,
+            "milliseconds between looks for due scheduled jobs, default 10000"),
         supported("smtpHost", ["PARSLEY_SMTP_HOST"], .value, .parsley, "default none: mails are logged"),
         supported("smtpPort", ["PARSLEY_SMTP_PORT"], .value, .parsley, "default 25"),
         supported("smtpUsername", ["PARSLEY_SMTP_USERNAME"], .value, .parsley),

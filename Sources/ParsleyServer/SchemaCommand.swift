@@ -107,7 +107,8 @@ struct SchemaCommand: AsyncParsableCommand {
             let dataDir = values.string("dataDir") ?? "./parsley-data"
             if let url = values.string("serverURL") ?? values.env("SERVER_URL") {
                 let appId = values.string("appId") ?? "parsley"
-                let key = values.string("masterKey")
+                let key =
+                    values.string("masterKey")
                     ?? (try? String(contentsOfFile: dataDir + "/master.key", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
                 guard let key, !key.isEmpty else {
                     throw Failed(description: "a master key is needed for \(RedactedURL.string(url)): set PARSE_SERVER_MASTER_KEY or --master-key")
@@ -148,7 +149,9 @@ struct SchemaServer {
     let appId: String
     let masterKey: String
 
-    func call(_ method: HTTPMethod, _ path: String, _ body: JSONValue? = nil, keyOrders: JSONKeyOrders = JSONKeyOrders()) async throws -> (Int, JSONValue) {
+    func call(_ method: HTTPMethod, _ path: String, _ body: JSONValue? = nil, keyOrders: JSONKeyOrders = JSONKeyOrders()) async throws -> (
+        Int, JSONValue
+    ) {
         var request = HTTPClientRequest(url: url + path)
         request.method = method
         request.headers.add(name: "X-Parse-Application-Id", value: appId)
@@ -181,7 +184,8 @@ struct SchemaServer {
         let (status, json) = try await call(step.creates ? .POST : .PUT, "/schemas/\(name)", step.change.body, keyOrders: step.change.keyOrders)
         guard status == 200 || status == 201 else {
             throw SchemaCommand.Apply.Failed(
-                description: "\(step.creates ? "POST" : "PUT") \(RedactedURL.string(url))/schemas/\(name) answered \(status): \(JSONWriter.string(json))")
+                description:
+                    "\(step.creates ? "POST" : "PUT") \(RedactedURL.string(url))/schemas/\(name) answered \(status): \(JSONWriter.string(json))")
         }
     }
 }

@@ -48,8 +48,10 @@ struct Serve: AsyncParsableCommand {
         // The services touch the database only once its service runs: they are prepared (the schema table, system
         // classes, the file store) before the HTTP server starts listening.
         let api = ParseAPI(
-            services: ParseServices(options: s.options, database: database, cloud: Parsley.registered.withLock { $0 }, adapters: .standard), rateLimits: s.rateLimits)
-        let operations = ServerSettings.operationsOptions(metrics: s.metricsPort != nil, database: database, changes: api.changes, cloud: api.services.cloud,
+            services: ParseServices(options: s.options, database: database, cloud: Parsley.registered.withLock { $0 }, adapters: .standard),
+            rateLimits: s.rateLimits)
+        let operations = ServerSettings.operationsOptions(
+            metrics: s.metricsPort != nil, database: database, changes: api.changes, cloud: api.services.cloud,
             liveQuery: api.services.liveQuery, pushProviders: s.options.push.providers)
         let shownHost = s.host == "0.0.0.0" ? "localhost" : s.host
         let (appId, mountPath, masterKey) = (s.options.applicationId, s.options.mountPath, s.options.masterKey)
@@ -63,15 +65,16 @@ struct Serve: AsyncParsableCommand {
         }
         if s.masterKeyGenerated {
             // Written straight to the file descriptor: a pipe would otherwise buffer it past a crash.
-            FileHandle.standardOutput.write(Data(
-                """
-                Generated a master key and saved it in \(s.dataDir)/master.key (shown only this once):
-                  \(masterKey)
-                Try:
-                  curl -X POST -H 'X-Parse-Application-Id: \(appId)' -H 'X-Parse-Master-Key: \(masterKey)' \\
-                       -H 'Content-Type: application/json' -d '{"score":1337}' http://\(shownHost):\(s.port)\(mountPath)/classes/GameScore
+            FileHandle.standardOutput.write(
+                Data(
+                    """
+                    Generated a master key and saved it in \(s.dataDir)/master.key (shown only this once):
+                      \(masterKey)
+                    Try:
+                      curl -X POST -H 'X-Parse-Application-Id: \(appId)' -H 'X-Parse-Master-Key: \(masterKey)' \\
+                           -H 'Content-Type: application/json' -d '{"score":1337}' http://\(shownHost):\(s.port)\(mountPath)/classes/GameScore
 
-                """.utf8))
+                    """.utf8))
         }
         // SIGTERM/SIGINT: stop accepting, let requests in flight finish, then close the database (queued writes commit).
         try await ServerSettings.runServices(

@@ -8,7 +8,9 @@ import ParsleyDomain
 /// file's key, else the default. The flags reach this struct through `OptionFlags.rewrite`.
 struct ServerSettings: ParsableArguments {
     @Option(
-        help: "JSON config file in Parse Server's format; flags and env win over it (env PARSE_SERVER_CONFIG). Every setting of serve is also a flag here (--appId, --database-uri, …: see parsley serve --help).")
+        help:
+            "JSON config file in Parse Server's format; flags and env win over it (env PARSE_SERVER_CONFIG). Every setting of serve is also a flag here (--appId, --database-uri, …: see parsley serve --help)."
+    )
     var config: String?
     @Option(name: .customLong("parse-option"), help: .hidden) var parseOptions: [String] = []
 
@@ -83,7 +85,8 @@ extension ServerSettings {
         }
         for (i, pattern) in upload.fileExtensions.enumerated() where pattern != "*" {
             guard (try? Regex(pattern)) != nil else {
-                throw Invalid(description: "fileUpload.fileExtensions (PARSE_SERVER_FILE_UPLOAD_FILE_EXTENSIONS): entry \(i + 1) is not a regular expression")
+                throw Invalid(
+                    description: "fileUpload.fileExtensions (PARSE_SERVER_FILE_UPLOAD_FILE_EXTENSIONS): entry \(i + 1) is not a regular expression")
             }
         }
         options.files.upload = upload
@@ -103,7 +106,8 @@ extension ServerSettings {
                 Harmless.isEmpty(o["options"] ?? .null)
             else {
                 throw Invalid(
-                    description: "\(raw.name): only fs or database (a module without options) are supported; other files adapters (S3, GCS, ...) are not")
+                    description:
+                        "\(raw.name): only fs or database (a module without options) are supported; other files adapters (S3, GCS, ...) are not")
             }
             name = module
         }

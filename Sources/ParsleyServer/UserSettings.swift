@@ -14,7 +14,9 @@ extension ServerSettings {
         options.email.preventLoginWithUnverifiedEmail = try values.bool("preventLoginWithUnverifiedEmail", default: false)
         options.email.preventSignupWithUnverifiedEmail = try values.bool("preventSignupWithUnverifiedEmail", default: false)
         if let seconds = try values.integer("emailVerifyTokenValidityDuration", default: nil) {
-            guard seconds > 0 else { throw Invalid(description: "PARSE_SERVER_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION must be a positive number of seconds") }
+            guard seconds > 0 else {
+                throw Invalid(description: "PARSE_SERVER_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION must be a positive number of seconds")
+            }
             options.email.verifyTokenValidityDuration = Int64(seconds)
         }
         options.email.verifySuccessOnInvalidEmail = try values.bool("emailVerifySuccessOnInvalidEmail", default: true)
@@ -35,7 +37,8 @@ extension ServerSettings {
         } else {
             options.email.adapter = LoggingEmailAdapter(logger: emailLogger)
             if options.email.verifyUserEmails {
-                logger.warning("PARSE_SERVER_VERIFY_USER_EMAILS is on but PARSLEY_SMTP_HOST is not set: emails are only logged (links at LOG_LEVEL=debug)")
+                logger.warning(
+                    "PARSE_SERVER_VERIFY_USER_EMAILS is on but PARSLEY_SMTP_HOST is not set: emails are only logged (links at LOG_LEVEL=debug)")
             }
         }
     }
@@ -66,7 +69,10 @@ extension ServerSettings {
                 case "resetPasswordSuccessOnInvalidEmail": policy.resetPasswordSuccessOnInvalidEmail = try flag(value, part, name)
                 case "maxPasswordAge" where value.integerValue == 0: continue
                 case "maxPasswordAge", "validatorCallback":
-                    throw Invalid(description: "refusing to start: passwordPolicy.\(part) (\(name)) is not supported by Parsley; passwords would not be checked as configured")
+                    throw Invalid(
+                        description:
+                            "refusing to start: passwordPolicy.\(part) (\(name)) is not supported by Parsley; passwords would not be checked as configured"
+                    )
                 default: continue
                 }
             }
@@ -89,7 +95,10 @@ extension ServerSettings {
         }
         for refused in ["maxPasswordAge", "validatorCallback"] {
             if let (text, name) = values.part("passwordPolicy", refused), text != "0" {
-                throw Invalid(description: "refusing to start: passwordPolicy.\(refused) (\(name)) is not supported by Parsley; passwords would not be checked as configured")
+                throw Invalid(
+                    description:
+                        "refusing to start: passwordPolicy.\(refused) (\(name)) is not supported by Parsley; passwords would not be checked as configured"
+                )
             }
         }
         guard any else { return nil }
@@ -177,7 +186,8 @@ extension ServerSettings {
         let name = OptionTable.spec("push").shownName
         var option = raw.source.hasPrefix("config file") ? raw.json : (try? JSONParser.parse(raw.text)) ?? .string(raw.text)
         if case .string(let path) = option {
-            guard let data = FileManager.default.contents(atPath: path), let value = try? JSONParser.parse(String(decoding: data, as: UTF8.self)) else {
+            guard let data = FileManager.default.contents(atPath: path), let value = try? JSONParser.parse(String(decoding: data, as: UTF8.self))
+            else {
                 // Not shown: a mistyped JSON option (private keys and all) would otherwise be printed as the "path".
                 throw Invalid(description: "\(name) must be JSON or the path of a readable JSON file")
             }
@@ -202,7 +212,11 @@ extension ServerSettings {
             let entries = value.arrayValue ?? [value]
             let usable = entries.filter { entry in
                 let certificate = entry["token"] == nil && (entry["pfx"] != nil || entry["cert"] != nil)
-                if certificate { report("certificate-based APNs (`pfx`/`cert`) for \(key) is not supported and is ignored; use token auth (`token: {key, keyId, teamId}`)") }
+                if certificate {
+                    report(
+                        "certificate-based APNs (`pfx`/`cert`) for \(key) is not supported and is ignored; use token auth (`token: {key, keyId, teamId}`)"
+                    )
+                }
                 return !certificate
             }
             if usable.isEmpty {
@@ -212,7 +226,8 @@ extension ServerSettings {
             }
         }
         if let android = keys["android"], android["firebaseServiceAccount"] == nil, android["apiKey"] != nil {
-            report("the legacy FCM `apiKey` (shut down by Google in 2024) is not supported and is ignored; use `firebaseServiceAccount` (FCM HTTP v1)")
+            report(
+                "the legacy FCM `apiKey` (shut down by Google in 2024) is not supported and is ignored; use `firebaseServiceAccount` (FCM HTTP v1)")
             keys.removeValue(forKey: "android")
         }
         return .object(keys)
@@ -246,7 +261,9 @@ extension ServerSettings {
             }
             var rule = KeywordRule()
             if let key = o["key"] {
-                guard case .string(let k) = key else { throw Invalid(description: "\(name): entry \(i + 1): key must be a string, not \(OptionValues.kind(key))") }
+                guard case .string(let k) = key else {
+                    throw Invalid(description: "\(name): entry \(i + 1): key must be a string, not \(OptionValues.kind(key))")
+                }
                 rule.key = k
             }
             if let v = o["value"] {
@@ -293,7 +310,9 @@ extension ServerSettings {
         }
         for (i, path) in paths.enumerated() {
             guard (try? Regex(path)) != nil else {
-                throw Invalid(description: "PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS (idempotencyOptions): paths entry \(i + 1) is not a regular expression")
+                throw Invalid(
+                    description:
+                        "PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS (idempotencyOptions): paths entry \(i + 1) is not a regular expression")
             }
         }
         return paths.isEmpty ? nil : IdempotencyOptions(paths: paths, ttl: ttl)

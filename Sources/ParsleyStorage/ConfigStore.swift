@@ -16,7 +16,9 @@ public struct StoredConfig: Sendable, Equatable {
 
     static func createTable(_ dialect: any SQLDialect) -> SQLFragment {
         SQLFragment(
-            unsafeSQL: "CREATE TABLE IF NOT EXISTS \(dialect.quote(tableName)) (objectId TEXT PRIMARY KEY, params TEXT NOT NULL, masterKeyOnly TEXT NOT NULL)")
+            unsafeSQL:
+                "CREATE TABLE IF NOT EXISTS \(dialect.quote(tableName)) (objectId TEXT PRIMARY KEY, params TEXT NOT NULL, masterKeyOnly TEXT NOT NULL)"
+        )
     }
 
     static func select(_ dialect: any SQLDialect) -> SQLFragment {
@@ -61,7 +63,8 @@ extension SQLWriter {
         let table = dialect.quote(StoredConfig.tableName)
         _ = try await db.query(
             SQLFragment(
-                unsafeSQL: "INSERT INTO \(table) (objectId, params, masterKeyOnly) VALUES ('1', ?, ?) ON CONFLICT (objectId) DO UPDATE SET params = excluded.params, masterKeyOnly = excluded.masterKeyOnly",
+                unsafeSQL:
+                    "INSERT INTO \(table) (objectId, params, masterKeyOnly) VALUES ('1', ?, ?) ON CONFLICT (objectId) DO UPDATE SET params = excluded.params, masterKeyOnly = excluded.masterKeyOnly",
                 [.text(JSONWriter.string(params)), .text(JSONWriter.string(masterKeyOnly))]))
     }
 }

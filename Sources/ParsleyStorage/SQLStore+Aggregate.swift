@@ -200,7 +200,9 @@ extension SQLStore {
         var statement: SQLFragment
         if type == .array {
             let (from, element) = dialect.arrayElements(of: column, alias: "e0")
-            statement = "SELECT DISTINCT " + dialect.elementJSON(element) + SQLFragment(unsafeSQL: " FROM \(dialect.quote(schema.className)) AS \(alias), ") + from
+            statement =
+                "SELECT DISTINCT " + dialect.elementJSON(element) + SQLFragment(unsafeSQL: " FROM \(dialect.quote(schema.className)) AS \(alias), ")
+                + from
         } else {
             statement = "SELECT DISTINCT " + column + SQLFragment(unsafeSQL: " FROM \(dialect.quote(schema.className)) AS \(alias)")
         }

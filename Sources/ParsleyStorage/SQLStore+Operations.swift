@@ -95,7 +95,10 @@ extension SQLStore {
     public func createInstallationIndexes() async throws {
         let q = dialect.quote
         _ = try await database.write { db in
-            for (name, column) in [(SystemIndex.installationId, "installationId"), (SystemIndex.installationToken, "deviceToken"), (SystemIndex.installationUser, "user")] {
+            for (name, column) in [
+                (SystemIndex.installationId, "installationId"), (SystemIndex.installationToken, "deviceToken"),
+                (SystemIndex.installationUser, "user"),
+            ] {
                 try await db.query(SQLFragment(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(q(name)) ON \(q("_Installation")) (\(q(column)))"))
             }
         }

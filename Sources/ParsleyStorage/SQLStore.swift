@@ -15,7 +15,8 @@ public struct SQLStore: Sendable {
         try await database.prepare()
         let q = dialect.quote("_SCHEMA")
         _ = try await database.write { db in
-            try await db.query(SQLFragment(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(q) (className TEXT PRIMARY KEY, schema TEXT NOT NULL, version BIGINT NOT NULL)"))
+            try await db.query(
+                SQLFragment(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(q) (className TEXT PRIMARY KEY, schema TEXT NOT NULL, version BIGINT NOT NULL)"))
         }
     }
 
@@ -141,7 +142,9 @@ extension SQLStore {
             case .column(let e, _) = compiler.target(path, schema: spec.schema, alias: alias)
         {
             f.append(", ")
-            f.append(dialect.textScore(e, TextSearchTerms(term: search.term, caseSensitive: search.caseSensitive, diacriticSensitive: search.diacriticSensitive)))
+            f.append(
+                dialect.textScore(
+                    e, TextSearchTerms(term: search.term, caseSensitive: search.caseSensitive, diacriticSensitive: search.diacriticSensitive)))
             scoreColumn = true
         }
         f.append(" FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")
@@ -152,7 +155,10 @@ extension SQLStore {
             let direction = key.descending ? " DESC" : " ASC"
             if key.isTextScore {
                 if let (path, search) = spec.predicate.textSearch, case .column(let e, _) = compiler.target(path, schema: spec.schema, alias: alias) {
-                    orderParts.append(dialect.textScore(e, TextSearchTerms(term: search.term, caseSensitive: search.caseSensitive, diacriticSensitive: search.diacriticSensitive)) + direction)
+                    orderParts.append(
+                        dialect.textScore(
+                            e, TextSearchTerms(term: search.term, caseSensitive: search.caseSensitive, diacriticSensitive: search.diacriticSensitive))
+                            + direction)
                 }
                 continue
             }

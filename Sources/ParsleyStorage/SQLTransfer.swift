@@ -55,7 +55,8 @@ public struct SQLReader: Sendable {
         let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
         var f = SQLFragment(unsafeSQL: "SELECT owningId, relatedId FROM \(join)")
         if let (owning, related) = after {
-            f.append(SQLFragment(unsafeSQL: " WHERE owningId > ? OR (owningId = ? AND relatedId > ?)", [.text(owning), .text(owning), .text(related)]))
+            f.append(
+                SQLFragment(unsafeSQL: " WHERE owningId > ? OR (owningId = ? AND relatedId > ?)", [.text(owning), .text(owning), .text(related)]))
         }
         f.append(" ORDER BY owningId, relatedId LIMIT \(Int64(limit))")
         return try await db.query(f).compactMap { row in
@@ -78,7 +79,8 @@ extension SQLWriter {
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         var sql = "INSERT INTO \(q(className)) (\(columns.map(q).joined(separator: ", "))) VALUES (\(placeholders))"
         if overwrite {
-            sql += " ON CONFLICT (\(q("objectId"))) DO UPDATE SET " + columns.dropFirst().map { "\(q($0)) = excluded.\(q($0))" }.joined(separator: ", ")
+            sql +=
+                " ON CONFLICT (\(q("objectId"))) DO UPDATE SET " + columns.dropFirst().map { "\(q($0)) = excluded.\(q($0))" }.joined(separator: ", ")
         }
         _ = try await db.query(SQLFragment(unsafeSQL: sql, values))
     }
@@ -87,6 +89,7 @@ extension SQLWriter {
     public func insertRelationPair(owner: String, field: String, owningId: String, relatedId: String) async throws {
         let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
         _ = try await db.query(
-            SQLFragment(unsafeSQL: "INSERT INTO \(join) (relatedId, owningId) VALUES (?, ?) ON CONFLICT DO NOTHING", [.text(relatedId), .text(owningId)]))
+            SQLFragment(
+                unsafeSQL: "INSERT INTO \(join) (relatedId, owningId) VALUES (?, ?) ON CONFLICT DO NOTHING", [.text(relatedId), .text(owningId)]))
     }
 }

@@ -44,7 +44,8 @@ public struct SQLWriter: Sendable {
         let t = dialect.quote(className)
         _ = try await db.query(
             SQLFragment(
-                unsafeSQL: "CREATE TABLE IF NOT EXISTS \(t) (\"objectId\" TEXT PRIMARY KEY, \"createdAt\" TEXT NOT NULL, \"updatedAt\" TEXT NOT NULL, \"_rperm\" \(dialect.permissionColumnType), \"_wperm\" \(dialect.permissionColumnType))"
+                unsafeSQL:
+                    "CREATE TABLE IF NOT EXISTS \(t) (\"objectId\" TEXT PRIMARY KEY, \"createdAt\" TEXT NOT NULL, \"updatedAt\" TEXT NOT NULL, \"_rperm\" \(dialect.permissionColumnType), \"_wperm\" \(dialect.permissionColumnType))"
             ))
     }
 
@@ -61,7 +62,9 @@ public struct SQLWriter: Sendable {
         if case .relation = type {
             let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: className))
             _ = try await db.query(
-                SQLFragment(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(join) (relatedId TEXT NOT NULL, owningId TEXT NOT NULL, PRIMARY KEY (relatedId, owningId))"))
+                SQLFragment(
+                    unsafeSQL:
+                        "CREATE TABLE IF NOT EXISTS \(join) (relatedId TEXT NOT NULL, owningId TEXT NOT NULL, PRIMARY KEY (relatedId, owningId))"))
             _ = try await db.query(
                 SQLFragment(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(dialect.quote("_Join:\(field):\(className):owning")) ON \(join) (owningId)"))
             return
@@ -70,14 +73,18 @@ public struct SQLWriter: Sendable {
         let ifNotExists = dialect.supportsAddColumnIfNotExists ? "IF NOT EXISTS " : ""
         _ = try await db.query(
             SQLFragment(
-                unsafeSQL: "ALTER TABLE \(dialect.quote(className)) ADD COLUMN \(ifNotExists)\(dialect.quote(field))\(columnType.isEmpty ? "" : " " + columnType)"))
+                unsafeSQL:
+                    "ALTER TABLE \(dialect.quote(className)) ADD COLUMN \(ifNotExists)\(dialect.quote(field))\(columnType.isEmpty ? "" : " " + columnType)"
+            ))
     }
 
     public func createIndex(_ className: String, name: String, fields: [(String, Bool)], unique: Bool = false) async throws {
         let cols = fields.map { "\(dialect.quote($0.0))\($0.1 ? " DESC" : "")" }.joined(separator: ", ")
         _ = try await db.query(
             SQLFragment(
-                unsafeSQL: "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(dialect.quote("\(className)_\(name)")) ON \(dialect.quote(className)) (\(cols))"))
+                unsafeSQL:
+                    "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(dialect.quote("\(className)_\(name)")) ON \(dialect.quote(className)) (\(cols))"
+            ))
     }
 
     public func dropIndex(_ className: String, name: String) async throws {
@@ -98,7 +105,8 @@ public struct SQLWriter: Sendable {
             binds.append(StorageCodec.encode(value, as: schema.fields[name]))
         }
         let f = SQLFragment(
-            unsafeSQL: "INSERT INTO \(dialect.quote(className)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: binds.count).joined(separator: ", ")))",
+            unsafeSQL:
+                "INSERT INTO \(dialect.quote(className)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: binds.count).joined(separator: ", ")))",
             binds)
         _ = try await db.query(f)
     }

@@ -76,7 +76,8 @@ struct AdaptersTests {
     @Test("ParsleyDomain imports no client of the outside world and names no concrete adapter")
     func domainHasNoOutsideClients() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let clients = try Regex(#"^\s*(@preconcurrency\s+)?((public|package|internal)\s+)?import\s+(AsyncHTTPClient|NIOHTTP1|NIOHTTP2|NIOSSL|NIOWebSocket)\b"#)
+        let clients = try Regex(
+            #"^\s*(@preconcurrency\s+)?((public|package|internal)\s+)?import\s+(AsyncHTTPClient|NIOHTTP1|NIOHTTP2|NIOSSL|NIOWebSocket)\b"#)
         let concretes = [
             "HTTPClient.", "ClientBootstrap", "SMTPEmailAdapter", "HTTPWebhookTransport", "GitHubAuthProvider", "LocalFileStore", "APNsProvider",
             "FCMProvider", "PushConfiguration",

@@ -53,7 +53,12 @@ struct AggregateTests {
     func group(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             try await Self.seed(p)
-            let byTeam = try await Self.results(p, ["pipeline": #"[{"$group":{"_id":"$team","total":{"$sum":"$points"},"n":{"$sum":1},"avg":{"$avg":"$points"},"low":{"$min":"$points"},"high":{"$max":"$points"}}},{"$sort":{"total":-1}}]"#])
+            let byTeam = try await Self.results(
+                p,
+                [
+                    "pipeline":
+                        #"[{"$group":{"_id":"$team","total":{"$sum":"$points"},"n":{"$sum":1},"avg":{"$avg":"$points"},"low":{"$min":"$points"},"high":{"$max":"$points"}}},{"$sort":{"total":-1}}]"#
+                ])
             #expect(byTeam.map { $0["objectId"] } == ["red", "blue", "green"])
             #expect(byTeam.map { $0["total"] } == [40, 12.5, 1])
             #expect(byTeam.map { $0["n"] } == [2, 2, 1])
@@ -64,12 +69,19 @@ struct AggregateTests {
             #expect(all == [["objectId": .null, "total": 53.5]])
             let none = try await Self.results(p, ["pipeline": #"[{"$match":{"team":"purple"}},{"$group":{"_id":null,"total":{"$sum":1}}}]"#])
             #expect(none.isEmpty)
-            let months = try await Self.results(p, ["pipeline": #"[{"$match":{"when":{"$exists":true}}},{"$group":{"_id":{"y":{"$year":"$when"},"m":{"$month":"$when"}},"n":{"$sum":1}}},{"$sort":{"_id":1}}]"#])
+            let months = try await Self.results(
+                p,
+                [
+                    "pipeline":
+                        #"[{"$match":{"when":{"$exists":true}}},{"$group":{"_id":{"y":{"$year":"$when"},"m":{"$month":"$when"}},"n":{"$sum":1}}},{"$sort":{"_id":1}}]"#
+                ])
             #expect(months.map { $0["objectId"] } == [["y": 2024, "m": 1], ["y": 2024, "m": 2], ["y": 2025, "m": 2]])
             #expect(months.map { $0["n"] } == [2, 1, 1])
-            let red = try await Self.results(p, ["pipeline": #"{"match":{"points":{"$gte":7}},"group":{"_id":"$team","n":{"$sum":1}},"sort":{"_id":1}}"#])
+            let red = try await Self.results(
+                p, ["pipeline": #"{"match":{"points":{"$gte":7}},"group":{"_id":"$team","n":{"$sum":1}},"sort":{"_id":1}}"#])
             #expect(red.map { $0["objectId"] } == ["blue", "red"])
-            let paged = try await Self.results(p, ["pipeline": #"[{"$group":{"_id":"$team","n":{"$sum":1}}},{"$sort":{"_id":1}},{"$skip":1},{"$limit":1}]"#])
+            let paged = try await Self.results(
+                p, ["pipeline": #"[{"$group":{"_id":"$team","n":{"$sum":1}}},{"$sort":{"_id":1}},{"$skip":1},{"$limit":1}]"#])
             #expect(paged.map { $0["objectId"] } == ["green"])
             let counted = try await Self.results(p, ["pipeline": #"[{"$match":{"team":"red"}},{"$count":"reds"}]"#])
             #expect(counted == [["reds": 2]])
@@ -80,7 +92,8 @@ struct AggregateTests {
     func objectsAndErrors(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             try await Self.seed(p)
-            let top = try await Self.results(p, ["pipeline": #"[{"$match":{"points":{"$gt":5}}},{"$project":{"player":1}},{"$sort":{"points":-1}},{"$skip":1},{"$limit":2}]"#])
+            let top = try await Self.results(
+                p, ["pipeline": #"[{"$match":{"points":{"$gt":5}}},{"$project":{"player":1}},{"$sort":{"points":-1}},{"$skip":1},{"$limit":2}]"#])
             #expect(top.map { $0["player"] } == ["ann", "dee"])
             #expect(top.allSatisfy { $0["objectId"]?.stringValue != nil && $0["team"] == nil })
             for bad in [

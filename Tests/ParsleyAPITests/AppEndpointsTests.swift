@@ -14,7 +14,8 @@ struct AppEndpointsTests {
             #expect(put.json == ["result": true])
             let denied = try await p.request(.put, "/config", ["params": ["welcome": "pwned"]], master: false)
             #expect(denied.status == 403)
-            let merge = try await p.request(.put, "/config", ["params": ["n": ["__op": "Delete"], "more": ["__type": "Date", "iso": "2022-01-01T00:00:00.000Z"]]])
+            let merge = try await p.request(
+                .put, "/config", ["params": ["n": ["__op": "Delete"], "more": ["__type": "Date", "iso": "2022-01-01T00:00:00.000Z"]]])
             #expect(merge.status == 200)
             let client = try await p.request(.get, "/config", master: false)
             #expect(client["params"] == ["welcome": "hi", "more": ["__type": "Date", "iso": "2022-01-01T00:00:00.000Z"]])
@@ -31,7 +32,8 @@ struct AppEndpointsTests {
             #expect(missingId.code == 135)
             let missingType = try await p.request(.post, "/installations", ["installationId": "ABC-1"], master: false)
             #expect(missingType.code == 135)
-            let created = try await p.request(.post, "/installations", ["installationId": "ABC-1", "deviceType": "ios", "channels": ["news"]], master: false)
+            let created = try await p.request(
+                .post, "/installations", ["installationId": "ABC-1", "deviceType": "ios", "channels": ["news"]], master: false)
             #expect(created.status == 201)
             let id = try #require(created["objectId"]?.stringValue)
             let upsert = try await p.request(.post, "/installations", ["installationId": "abc-1", "badge": 3], master: false)

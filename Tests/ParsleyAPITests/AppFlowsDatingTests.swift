@@ -22,12 +22,16 @@ struct AppFlowsDatingTests {
             for u in [ann, bob, cy] { try await p.makePublic(u) }
 
             // Profiles: defaults fill min_age/max_age/max_distance; required fields are enforced.
-            func profile(_ u: (id: String, token: String), _ name: String, _ born: String, gender: Int, preference: Int, _ lat: Double, _ lng: Double) async throws -> Reply {
-                try await p.asUser(u.token, .post, "/classes/Profile", [
-                    "user_id": p.userPointer(u.id), "name": .string(name), "birthdate": .date(iso: born), "bio": "hi",
-                    "gender": .int(Int64(gender)), "preference": .int(Int64(preference)),
-                    "curr_latitude": .double(lat), "curr_longitude": .double(lng), "location": Self.geo(lat, lng),
-                ])
+            func profile(_ u: (id: String, token: String), _ name: String, _ born: String, gender: Int, preference: Int, _ lat: Double, _ lng: Double)
+                async throws -> Reply
+            {
+                try await p.asUser(
+                    u.token, .post, "/classes/Profile",
+                    [
+                        "user_id": p.userPointer(u.id), "name": .string(name), "birthdate": .date(iso: born), "bio": "hi",
+                        "gender": .int(Int64(gender)), "preference": .int(Int64(preference)),
+                        "curr_latitude": .double(lat), "curr_longitude": .double(lng), "location": Self.geo(lat, lng),
+                    ])
             }
             let annProfile = try await profile(ann, "Ann", "1995-05-01T00:00:00.000Z", gender: 2, preference: 1, 40.7128, -74.0060)
             #expect(annProfile.status == 201)
@@ -41,11 +45,13 @@ struct AppFlowsDatingTests {
 
             // Prospects for Ann: men who like women, within her max_distance (50 km), nearest first, born in her
             // age range; the exact coordinates of others stay hidden, her own are visible to her.
-            let prospects = try await p.findAs(ann.token, "Profile", where: [
-                "gender": 1, "preference": 2, "user_id": ["$ne": annU],
-                "location": ["$nearSphere": Self.geo(40.7128, -74.0060), "$maxDistanceInKilometers": 50],
-                "birthdate": ["$gte": .date(iso: "1926-01-01T00:00:00.000Z"), "$lte": .date(iso: "2006-01-01T00:00:00.000Z")],
-            ], ["include": "user_id"])
+            let prospects = try await p.findAs(
+                ann.token, "Profile",
+                where: [
+                    "gender": 1, "preference": 2, "user_id": ["$ne": annU],
+                    "location": ["$nearSphere": Self.geo(40.7128, -74.0060), "$maxDistanceInKilometers": 50],
+                    "birthdate": ["$gte": .date(iso: "1926-01-01T00:00:00.000Z"), "$lte": .date(iso: "2006-01-01T00:00:00.000Z")],
+                ], ["include": "user_id"])
             #expect(prospects.results.compactMap { $0["name"]?.stringValue } == ["Bob"])
             #expect(prospects.results.first?["curr_latitude"] == nil)
             #expect(prospects.results.first?["user_id"]?["username"] == "bob")
@@ -57,7 +63,8 @@ struct AppFlowsDatingTests {
             let annProfileId = try #require(annProfile["objectId"]?.stringValue)
             let hijack = try await p.asUser(bob.token, .put, "/classes/Profile/\(annProfileId)", ["bio": "hacked"])
             #expect(hijack.status == 404)
-            let moved = try await p.asUser(ann.token, .put, "/classes/Profile/\(annProfileId)", ["max_distance": 25, "location": Self.geo(40.72, -74.0)])
+            let moved = try await p.asUser(
+                ann.token, .put, "/classes/Profile/\(annProfileId)", ["max_distance": 25, "location": Self.geo(40.72, -74.0)])
             #expect(moved.status == 200)
 
             // Preview with a primary photo; prompts (master) and answers; photos in order.
@@ -66,7 +73,8 @@ struct AppFlowsDatingTests {
             let prompt = try await p.createId("Prompt", ["prompt_text": "My ideal Sunday"])
             let clientPrompt = try await p.asUser(ann.token, .post, "/classes/Prompt", ["prompt_text": "x"])
             #expect(clientPrompt.code == 119)
-            _ = try await p.createAs(ann.token, "PromptResponse", ["user_id": annU, "prompt_id": p.pointer("Prompt", prompt), "response_text": "Bagels"])
+            _ = try await p.createAs(
+                ann.token, "PromptResponse", ["user_id": annU, "prompt_id": p.pointer("Prompt", prompt), "response_text": "Bagels"])
             let second = try await p.uploadFile(ann.token, "ann2.jpg", "ann hiking")
             _ = try await p.createAs(ann.token, "Photo", ["user_id": annU, "photo": second, "index": 1])
             let first = try await p.createAs(ann.token, "Photo", ["user_id": annU, "photo": photo])
@@ -85,7 +93,8 @@ struct AppFlowsDatingTests {
             let cySwipes = try await p.idsAs(bob.token, "Swipe", where: ["swiper_id": cyU])
             #expect(cySwipes.isEmpty)
             let match = try await p.createAs(bob.token, "Match", ["first_user_id": annU, "second_user_id": bobU, "type": 1])
-            let annMatches = try await p.findAs(ann.token, "Match", where: ["$or": [["first_user_id": annU], ["second_user_id": annU]]], ["include": "first_user_id,second_user_id"])
+            let annMatches = try await p.findAs(
+                ann.token, "Match", where: ["$or": [["first_user_id": annU], ["second_user_id": annU]]], ["include": "first_user_id,second_user_id"])
             #expect(annMatches.results.count == 1)
             #expect(annMatches.results.first?["second_user_id"]?["username"] == "bob")
             #expect(annMatches.results.first?["first_user_id"]?["email"] == "ann@example.com")  // her own email
@@ -123,10 +132,15 @@ struct AppFlowsDatingTests {
 
             // Messages between the match: only the two users read them; the recipient marks them read.
             _ = try await p.createAs(ann.token, "Message", ["sender_id": annU, "recipient_id": bobU, "content": "Hi Bob", "sent_at": .date(-60)])
-            let reply = try await p.createAs(bob.token, "Message", ["sender_id": bobU, "recipient_id": annU, "content": "Hi Ann!", "sent_at": .date()])
-            let conversation = try await p.findAs(ann.token, "Message", where: ["$or": [
-                ["sender_id": annU, "recipient_id": bobU], ["sender_id": bobU, "recipient_id": annU],
-            ]], ["order": "sent_at"])
+            let reply = try await p.createAs(
+                bob.token, "Message", ["sender_id": bobU, "recipient_id": annU, "content": "Hi Ann!", "sent_at": .date()])
+            let conversation = try await p.findAs(
+                ann.token, "Message",
+                where: [
+                    "$or": [
+                        ["sender_id": annU, "recipient_id": bobU], ["sender_id": bobU, "recipient_id": annU],
+                    ]
+                ], ["order": "sent_at"])
             #expect(conversation.results.compactMap { $0["content"]?.stringValue } == ["Hi Bob", "Hi Ann!"])
             #expect(conversation.results.allSatisfy { $0["status"] == 1 })
             let unread = try await p.findAs(ann.token, "Message", where: ["recipient_id": annU, "status": 1], ["count": "1", "limit": "0"])
@@ -145,9 +159,11 @@ struct AppFlowsDatingTests {
             let blockedGet = try await p.asUser(cy.token, .get, "/classes/Block/\(block)")
             #expect(blockedGet.status == 404)
             // Prospect lists leave out the users I blocked ($nin with the ids from my blocks).
-            let visible = try await p.findAs(ann.token, "Profile", where: [
-                "user_id": ["$nin": [annU, cyU]], "gender": 1,
-            ])
+            let visible = try await p.findAs(
+                ann.token, "Profile",
+                where: [
+                    "user_id": ["$nin": [annU, cyU]], "gender": 1,
+                ])
             #expect(visible.results.compactMap { $0["name"]?.stringValue } == ["Bob"])
             let unmatch = try await p.asUser(ann.token, .delete, "/classes/Match/\(match)")
             #expect(unmatch.status == 200)

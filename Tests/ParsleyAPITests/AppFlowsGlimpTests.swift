@@ -47,7 +47,8 @@ struct AppFlowsGlimpTests {
             // FriendsCollection.load: users in my Friends who have my id in theirs.
             let me = try await p.asUser(ann.token, .get, "/users/me")
             let myFriends = me["friendIds"] ?? []
-            let friends = try await p.findAs(ann.token, "_User", where: ["objectId": ["$in": myFriends], "friendIds": .string(ann.id)], ["keys": "username,profilePicture"])
+            let friends = try await p.findAs(
+                ann.token, "_User", where: ["objectId": ["$in": myFriends], "friendIds": .string(ann.id)], ["keys": "username,profilePicture"])
             #expect(friends.results.compactMap { $0["username"]?.stringValue } == ["bob"])
             // Cy added Ann on his side only: not a friend.
             _ = try await p.asUser(cy.token, .put, "/users/\(cy.id)", ["friendIds": ["__op": "AddUnique", "objects": [.string(ann.id)]]])
@@ -55,19 +56,25 @@ struct AppFlowsGlimpTests {
             #expect(stillOne.results.count == 1)
 
             // sendGlimpRequest: one Glimp per selected friend, answerable for 10 minutes (a batch, as the SDK's saveAll).
-            let batch = try await p.asUser(ann.token, .post, "/batch", ["requests": [
-                ["method": "POST", "path": "/parse/classes/Glimp", "body": ["fromUser": annU, "toUser": bobU, "expiresAt": .date(600)]],
-                ["method": "POST", "path": "/parse/classes/Glimp", "body": ["fromUser": annU, "toUser": bobU, "expiresAt": .date(-60)]],
-            ]])
+            let batch = try await p.asUser(
+                ann.token, .post, "/batch",
+                [
+                    "requests": [
+                        ["method": "POST", "path": "/parse/classes/Glimp", "body": ["fromUser": annU, "toUser": bobU, "expiresAt": .date(600)]],
+                        ["method": "POST", "path": "/parse/classes/Glimp", "body": ["fromUser": annU, "toUser": bobU, "expiresAt": .date(-60)]],
+                    ]
+                ])
             let glimpId = try #require(batch.json.arrayValue?.first?["success"]?["objectId"]?.stringValue)
             #expect(batch.json.arrayValue?.count == 2)
             let noExpiry = try await p.asUser(ann.token, .post, "/classes/Glimp", ["fromUser": annU, "toUser": bobU])
             #expect(noExpiry.json == ["code": 142, "error": "expiresAt is required"])
 
             // Bob's incoming requests: active (not expired) and unanswered, with who asked.
-            let pending = try await p.findAs(bob.token, "Glimp", where: [
-                "toUser": bobU, "photo": ["$exists": false], "expiresAt": ["$gt": .date()],
-            ], ["include": "fromUser", "order": "expiresAt"])
+            let pending = try await p.findAs(
+                bob.token, "Glimp",
+                where: [
+                    "toUser": bobU, "photo": ["$exists": false], "expiresAt": ["$gt": .date()],
+                ], ["include": "fromUser", "order": "expiresAt"])
             #expect(pending.results.compactMap { $0["objectId"]?.stringValue } == [glimpId])
             #expect(pending.results.first?["fromUser"]?["username"] == "ann")
             // Only the asked friend answers; Cy sees nothing.
@@ -79,16 +86,19 @@ struct AppFlowsGlimpTests {
             let photo = try await p.uploadFile(bob.token, "glimp.jpg", "square jpeg")
             let answered = try await p.asUser(bob.token, .put, "/classes/Glimp/\(glimpId)", ["photo": photo])
             #expect(answered.status == 200)
-            let nowPending = try await p.idsAs(bob.token, "Glimp", where: ["toUser": bobU, "photo": ["$exists": false], "expiresAt": ["$gt": .date()]])
+            let nowPending = try await p.idsAs(
+                bob.token, "Glimp", where: ["toUser": bobU, "photo": ["$exists": false], "expiresAt": ["$gt": .date()]])
             #expect(nowPending.isEmpty)
 
             // GlimpsCollection.load: the answered Glimps I asked for, newest first, with the photo's URL.
-            let received = try await p.findAs(ann.token, "Glimp", where: ["fromUser": annU, "photo": ["$exists": true]], ["order": "-updatedAt", "include": "toUser"])
+            let received = try await p.findAs(
+                ann.token, "Glimp", where: ["fromUser": annU, "photo": ["$exists": true]], ["order": "-updatedAt", "include": "toUser"])
             #expect(received.results.count == 1)
             #expect(received.results.first?["photo"]?["url"]?.stringValue?.contains("/files/") == true)
             #expect(received.results.first?["toUser"]?["username"] == "bob")
             // Expired, unanswered requests can be cleaned up by the sender.
-            let expired = try await p.idsAs(ann.token, "Glimp", where: ["fromUser": annU, "expiresAt": ["$lt": .date()], "photo": ["$exists": false]])
+            let expired = try await p.idsAs(
+                ann.token, "Glimp", where: ["fromUser": annU, "expiresAt": ["$lt": .date()], "photo": ["$exists": false]])
             #expect(expired.count == 1)
             let cleaned = try await p.asUser(ann.token, .delete, "/classes/Glimp/\(expired[0])")
             #expect(cleaned.status == 200)

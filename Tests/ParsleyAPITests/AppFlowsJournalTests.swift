@@ -68,7 +68,11 @@ struct AppFlowsJournalTests {
 
             let mine: JSONValue = ["user": user]
             // Entry/Home screen: entries of one day (the doc's `date` key is not a field: a created_at range).
-            let day = try await p.idsAs(token, "Entry", where: ["user": user, "created_at": ["$gte": .date(iso: "2024-03-02T00:00:00.000Z"), "$lt": .date(iso: "2024-03-03T00:00:00.000Z")]], ["order": "-created_at"])
+            let day = try await p.idsAs(
+                token, "Entry",
+                where: [
+                    "user": user, "created_at": ["$gte": .date(iso: "2024-03-02T00:00:00.000Z"), "$lt": .date(iso: "2024-03-03T00:00:00.000Z")],
+                ], ["order": "-created_at"])
             #expect(day == [ids[1]])
             // As written (whereKey("date", equalTo: Date())): answers, with nothing.
             let asWritten = try await p.findAs(token, "Entry", where: ["user": user, "date": .date()], ["order": "-created_at"])
@@ -93,18 +97,23 @@ struct AppFlowsJournalTests {
             #expect(photos.results.first?["picture_today"]?["url"]?.stringValue?.contains("/files/") == true)
 
             // Question diary: question_id + answer_index, then the Question lookup.
-            let checkins = try await p.findAs(token, "Entry", where: ["user": user, "question_id": ["$exists": true]], ["keys": "question_id,answer_index,created_at", "order": "-created_at"])
+            let checkins = try await p.findAs(
+                token, "Entry", where: ["user": user, "question_id": ["$exists": true]],
+                ["keys": "question_id,answer_index,created_at", "order": "-created_at"])
             #expect(checkins.results.count == 2)
             let firstQuestion = try #require(checkins.results.first?["question_id"]?["objectId"]?.stringValue)
             #expect(firstQuestion == q2)
             let lookup = try await p.findAs(token, "Question", where: ["objectId": .string(firstQuestion)])
             #expect(lookup.results.first?["answer2"] == "A bit")
             // The same in one request: include the pointer.
-            let included = try await p.findAs(token, "Entry", where: ["user": user, "question_id": ["$exists": true]], ["keys": "question_id,answer_index,created_at", "include": "question_id", "order": "-created_at"])
+            let included = try await p.findAs(
+                token, "Entry", where: ["user": user, "question_id": ["$exists": true]],
+                ["keys": "question_id,answer_index,created_at", "include": "question_id", "order": "-created_at"])
             #expect(included.results.first?["question_id"]?["question"] == "Did you go outside?")
             #expect(included.results.first?["answer_index"] == 1)
             // $inQuery: entries answering a question about sleep.
-            let sleep = try await p.idsAs(token, "Entry", where: ["question_id": ["$inQuery": ["className": "Question", "where": ["question": ["$regex": "sleep"]]]]])
+            let sleep = try await p.idsAs(
+                token, "Entry", where: ["question_id": ["$inQuery": ["className": "Question", "where": ["question": ["$regex": "sleep"]]]]])
             #expect(sleep == [ids[0]])
 
             // Privacy: another user sees none of these entries, even with a where on them or by id.
@@ -117,7 +126,8 @@ struct AppFlowsJournalTests {
             let anonymous = try await p.findAs(nil, "Entry")
             #expect(anonymous.results.isEmpty)
             // Questions are read-only for clients.
-            let writeQuestion = try await p.asUser(token, .post, "/classes/Question", ["question": "x", "answer1": "a", "answer2": "b", "answer3": "c"])
+            let writeQuestion = try await p.asUser(
+                token, .post, "/classes/Question", ["question": "x", "answer1": "a", "answer2": "b", "answer3": "c"])
             #expect(writeQuestion.code == 119)
             // The author edits and deletes their own entry; log out ends the session.
             let own = try await p.asUser(token, .put, "/classes/Entry/\(ids[2])", ["mood": 4])

@@ -54,7 +54,9 @@ struct AppFlowsSchemaApplyTests {
         let schemas = ParseClient.schemasDir.path
         let first = try await Self.parsley(["schema", "apply", "--all", "--schemas-dir", schemas], env)
         #expect(first.status == 0, "\(first.output)")
-        for line in ["Entry: created with 8 fields, 1 index", "Message: created", "Glimp: created", "Challenge: created", "Exchange: created", "_User: +phone"] {
+        for line in [
+            "Entry: created with 8 fields, 1 index", "Message: created", "Glimp: created", "Challenge: created", "Exchange: created", "_User: +phone",
+        ] {
             #expect(first.output.contains(line), "\(line) in \(first.output)")
         }
         let second = try await Self.parsley(["schema", "apply", "--all", "--schemas-dir", schemas], env)
@@ -86,21 +88,36 @@ struct AppFlowsSchemaApplyTests {
         let journal = ParseClient.schemasDir.appendingPathComponent("journal.json").path
         #expect(try await Self.parsley(["schema", "apply", journal], env).status == 0)
         let cases: [(String, String, String)] = [
-            ("type.json", #"{"classes":[{"className":"Fine","fields":{"a":{"type":"String"}}},{"className":"Bad","fields":{"n":{"type":"Int16"}}}]}"#,
-             "type.json: class Bad, field n: unknown type Int16"),
-            ("name.json", #"{"classes":[{"className":"Fine","fields":{}},{"className":"_Secret","fields":{}}]}"#,
-             "name.json: class _Secret: Parse forbids this class name"),
+            (
+                "type.json",
+                #"{"classes":[{"className":"Fine","fields":{"a":{"type":"String"}}},{"className":"Bad","fields":{"n":{"type":"Int16"}}}]}"#,
+                "type.json: class Bad, field n: unknown type Int16"
+            ),
+            (
+                "name.json", #"{"classes":[{"className":"Fine","fields":{}},{"className":"_Secret","fields":{}}]}"#,
+                "name.json: class _Secret: Parse forbids this class name"
+            ),
             ("dash.json", #"{"classes":[{"className":"my-class"}]}"#, "dash.json: class my-class: Parse forbids this class name"),
-            ("clash.json", #"{"classes":[{"className":"Fine","fields":{}},{"className":"Entry","fields":{"mood":{"type":"String"}}}]}"#,
-             "clash.json: class Entry, field mood: the database has it as Number but the file says String"),
-            ("target.json", #"{"classes":[{"className":"Fine","fields":{"p":{"type":"Pointer","targetClass":"Nowhere"}}}]}"#,
-             "target.json: class Fine, field p: targetClass Nowhere is neither a class of this file nor a system class"),
-            ("default.json", #"{"classes":[{"className":"Fine","fields":{"n":{"type":"Number","defaultValue":"x"}}}]}"#,
-             "default.json: class Fine, field n: schema mismatch for Fine.n default value; expected Number but got String"),
-            ("geo.json", #"{"classes":[{"className":"Fine","fields":{"a":{"type":"GeoPoint"},"b":{"type":"GeoPoint"}}}]}"#,
-             "geo.json: class Fine: currently, only one GeoPoint field may exist in an object."),
-            ("clp.json", #"{"classes":[{"className":"Fine","fields":{"t":{"type":"String"}},"classLevelPermissions":{"readUserFields":["t"]}}]}"#,
-             "clp.json: class Fine: 't' is not a valid column for class level pointer permissions readUserFields"),
+            (
+                "clash.json", #"{"classes":[{"className":"Fine","fields":{}},{"className":"Entry","fields":{"mood":{"type":"String"}}}]}"#,
+                "clash.json: class Entry, field mood: the database has it as Number but the file says String"
+            ),
+            (
+                "target.json", #"{"classes":[{"className":"Fine","fields":{"p":{"type":"Pointer","targetClass":"Nowhere"}}}]}"#,
+                "target.json: class Fine, field p: targetClass Nowhere is neither a class of this file nor a system class"
+            ),
+            (
+                "default.json", #"{"classes":[{"className":"Fine","fields":{"n":{"type":"Number","defaultValue":"x"}}}]}"#,
+                "default.json: class Fine, field n: schema mismatch for Fine.n default value; expected Number but got String"
+            ),
+            (
+                "geo.json", #"{"classes":[{"className":"Fine","fields":{"a":{"type":"GeoPoint"},"b":{"type":"GeoPoint"}}}]}"#,
+                "geo.json: class Fine: currently, only one GeoPoint field may exist in an object."
+            ),
+            (
+                "clp.json", #"{"classes":[{"className":"Fine","fields":{"t":{"type":"String"}},"classLevelPermissions":{"readUserFields":["t"]}}]}"#,
+                "clp.json: class Fine: 't' is not a valid column for class level pointer permissions readUserFields"
+            ),
             ("json.json", #"{"classes":[{"className":"Fine""#, "json.json: not valid JSON"),
         ]
         for (name, text, message) in cases {
@@ -189,8 +206,10 @@ struct AppFlowsAllSchemasTests {
             }
             let list = try await p.request(.get, "/schemas")
             let names = Set(list.results.compactMap { $0["className"]?.stringValue })
-            for c in ["Entry", "Question", "Profile", "Swipe", "Match", "Message", "Block", "Exchange", "ExchangeMessage", "CurrencyRate",
-                      "FriendRequest", "Glimp", "Post", "Challenge", "Category"] {
+            for c in [
+                "Entry", "Question", "Profile", "Swipe", "Match", "Message", "Block", "Exchange", "ExchangeMessage", "CurrencyRate",
+                "FriendRequest", "Glimp", "Post", "Challenge", "Category",
+            ] {
                 #expect(names.contains(c), "\(c)")
             }
         }

@@ -29,10 +29,12 @@ struct AppFlowsSocialFitnessTests {
 
             // Create Post screen: a workout with a photo.
             let image = try await p.uploadFile(dee.token, "run.jpg", "running shoes")
-            let run = try await p.asUser(dee.token, .post, "/classes/Post", [
-                "author": deeU, "type": p.pointer("Category", category["endurance"]!), "image": image, "caption": "Morning 10k",
-                "description": "Easy pace", "time": 52, "difficulty": 3,
-            ])
+            let run = try await p.asUser(
+                dee.token, .post, "/classes/Post",
+                [
+                    "author": deeU, "type": p.pointer("Category", category["endurance"]!), "image": image, "caption": "Morning 10k",
+                    "description": "Easy pace", "time": 52, "difficulty": 3,
+                ])
             #expect(run.status == 201)
             #expect(run["likes"] == [])  // default value, echoed
             let runId = try #require(run["objectId"]?.stringValue)
@@ -44,7 +46,8 @@ struct AppFlowsSocialFitnessTests {
             // Search screen: workouts of a type, by pointer and by the category's name ($inQuery).
             let byPointer = try await p.idsAs(fay.token, "Post", where: ["type": strength], ["order": "-difficulty"])
             #expect(byPointer == [deadlifts, squats])
-            let byName = try await p.idsAs(fay.token, "Post", where: ["type": ["$inQuery": ["className": "Category", "where": ["Name": "strength"]]]])
+            let byName = try await p.idsAs(
+                fay.token, "Post", where: ["type": ["$inQuery": ["className": "Category", "where": ["Name": "strength"]]]])
             #expect(Set(byName) == [deadlifts, squats])
             let withType = try await p.findAs(fay.token, "Post", where: ["objectId": .string(runId)], ["include": "type,author"])
             #expect(withType.results.first?["type"]?["Name"] == "endurance")
@@ -65,23 +68,31 @@ struct AppFlowsSocialFitnessTests {
             #expect(notMine.status == 404)
 
             // Post Detail screen: challenge a friend, with a deadline.
-            let challenge = try await p.createAs(dee.token, "Challenge", [
-                "owner_id": deeU, "workout_id": p.pointer("Post", runId), "recipient_id": eliU, "deadline": .date(86_400),
-            ])
-            let lapsed = try await p.createAs(dee.token, "Challenge", [
-                "owner_id": deeU, "workout_id": p.pointer("Post", deadlifts), "recipient_id": eliU, "deadline": .date(-3600),
-            ])
-            let noDeadline = try await p.asUser(dee.token, .post, "/classes/Challenge", ["owner_id": deeU, "workout_id": p.pointer("Post", runId), "recipient_id": eliU])
+            let challenge = try await p.createAs(
+                dee.token, "Challenge",
+                [
+                    "owner_id": deeU, "workout_id": p.pointer("Post", runId), "recipient_id": eliU, "deadline": .date(86_400),
+                ])
+            let lapsed = try await p.createAs(
+                dee.token, "Challenge",
+                [
+                    "owner_id": deeU, "workout_id": p.pointer("Post", deadlifts), "recipient_id": eliU, "deadline": .date(-3600),
+                ])
+            let noDeadline = try await p.asUser(
+                dee.token, .post, "/classes/Challenge", ["owner_id": deeU, "workout_id": p.pointer("Post", runId), "recipient_id": eliU])
             #expect(noDeadline.json == ["code": 142, "error": "deadline is required"])
             // Home feed: my open challenges (not completed, deadline ahead), soonest first, with workout, type and owner.
-            let feed = try await p.findAs(eli.token, "Challenge", where: [
-                "recipient_id": eliU, "completed": ["$exists": false], "deadline": ["$gt": .date()],
-            ], ["order": "deadline", "include": "workout_id,workout_id.type,owner_id"])
+            let feed = try await p.findAs(
+                eli.token, "Challenge",
+                where: [
+                    "recipient_id": eliU, "completed": ["$exists": false], "deadline": ["$gt": .date()],
+                ], ["order": "deadline", "include": "workout_id,workout_id.type,owner_id"])
             #expect(feed.results.compactMap { $0["objectId"]?.stringValue } == [challenge])
             #expect(feed.results.first?["workout_id"]?["type"]?["Name"] == "endurance")
             #expect(feed.results.first?["owner_id"]?["username"] == "dee")
             // Deadlines in a range: due within two days.
-            let dueSoon = try await p.idsAs(eli.token, "Challenge", where: ["recipient_id": eliU, "deadline": ["$gte": .date(-7200), "$lte": .date(2 * 86_400)]])
+            let dueSoon = try await p.idsAs(
+                eli.token, "Challenge", where: ["recipient_id": eliU, "deadline": ["$gte": .date(-7200), "$lte": .date(2 * 86_400)]])
             #expect(Set(dueSoon) == [challenge, lapsed])
             // Start, then complete (only the two users may; Fay sees none of it).
             let start = try await p.asUser(eli.token, .put, "/classes/Challenge/\(challenge)", ["started": .date()])

@@ -31,37 +31,56 @@ struct AppFlowsSwapItTests {
 
             // Exchanges: Ana is at Times Square; Ben nearby, Cat across the river, and one in Paris.
             let here = Self.geo(40.7580, -73.9855)
-            let mine = try await p.createAs(ana.token, "Exchange", [
-                "user": anaU, "amount": 200, "currencyStart": "USD", "currencyEnd": "EUR", "location": here, "timeExchange": .date(),
-            ])
-            let near = try await p.createAs(ben.token, "Exchange", [
-                "user": benU, "amount": 150, "currencyStart": "EUR", "currencyEnd": "USD", "location": Self.geo(40.7484, -73.9857), "timeExchange": .date(-600),
-            ])
-            let across = try await p.createAs(cat.token, "Exchange", [
-                "user": catU, "amount": 80.5, "currencyStart": "EUR", "currencyEnd": "USD", "location": Self.geo(40.6892, -74.0445), "timeExchange": .date(-7200),
-            ])
-            _ = try await p.createAs(cat.token, "Exchange", [
-                "user": catU, "amount": 500, "currencyStart": "EUR", "currencyEnd": "USD", "location": Self.geo(48.8566, 2.3522), "timeExchange": .date(-60),
-            ])
-            let missing = try await p.asUser(ana.token, .post, "/classes/Exchange", ["user": anaU, "amount": 1, "currencyStart": "USD", "currencyEnd": "EUR", "timeExchange": .date()])
+            let mine = try await p.createAs(
+                ana.token, "Exchange",
+                [
+                    "user": anaU, "amount": 200, "currencyStart": "USD", "currencyEnd": "EUR", "location": here, "timeExchange": .date(),
+                ])
+            let near = try await p.createAs(
+                ben.token, "Exchange",
+                [
+                    "user": benU, "amount": 150, "currencyStart": "EUR", "currencyEnd": "USD", "location": Self.geo(40.7484, -73.9857),
+                    "timeExchange": .date(-600),
+                ])
+            let across = try await p.createAs(
+                cat.token, "Exchange",
+                [
+                    "user": catU, "amount": 80.5, "currencyStart": "EUR", "currencyEnd": "USD", "location": Self.geo(40.6892, -74.0445),
+                    "timeExchange": .date(-7200),
+                ])
+            _ = try await p.createAs(
+                cat.token, "Exchange",
+                [
+                    "user": catU, "amount": 500, "currencyStart": "EUR", "currencyEnd": "USD", "location": Self.geo(48.8566, 2.3522),
+                    "timeExchange": .date(-60),
+                ])
+            let missing = try await p.asUser(
+                ana.token, .post, "/classes/Exchange",
+                ["user": anaU, "amount": 1, "currencyStart": "USD", "currencyEnd": "EUR", "timeExchange": .date()])
             #expect(missing.json == ["code": 142, "error": "location is required"])
 
             // SwapIt screen: swappers who have what I want, near me, nearest first, with their user.
-            let nearby = try await p.findAs(ana.token, "Exchange", where: [
-                "user": ["$ne": anaU], "currencyStart": "EUR", "currencyEnd": "USD",
-                "location": ["$nearSphere": here, "$maxDistanceInKilometers": 15],
-            ], ["include": "user"])
+            let nearby = try await p.findAs(
+                ana.token, "Exchange",
+                where: [
+                    "user": ["$ne": anaU], "currencyStart": "EUR", "currencyEnd": "USD",
+                    "location": ["$nearSphere": here, "$maxDistanceInKilometers": 15],
+                ], ["include": "user"])
             #expect(nearby.results.compactMap { $0["objectId"]?.stringValue } == [near, across])
             #expect(nearby.results.first?["user"]?["username"] == "ben")
             // The map's visible box.
-            let box = try await p.idsAs(ana.token, "Exchange", where: [
-                "location": ["$within": ["$box": [Self.geo(40.70, -74.02), Self.geo(40.80, -73.90)]]],
-            ])
+            let box = try await p.idsAs(
+                ana.token, "Exchange",
+                where: [
+                    "location": ["$within": ["$box": [Self.geo(40.70, -74.02), Self.geo(40.80, -73.90)]]]
+                ])
             #expect(Set(box) == [mine, near])
             // Recent offers only (the last hour), a date range.
-            let recent = try await p.idsAs(ana.token, "Exchange", where: [
-                "timeExchange": ["$gte": .date(-3600), "$lte": .date(60)], "user": ["$ne": anaU],
-            ], ["order": "-timeExchange"])
+            let recent = try await p.idsAs(
+                ana.token, "Exchange",
+                where: [
+                    "timeExchange": ["$gte": .date(-3600), "$lte": .date(60)], "user": ["$ne": anaU],
+                ], ["order": "-timeExchange"])
             #expect(recent.count == 2 && !recent.contains(across))
             // Only the owner changes an exchange.
             let steal = try await p.asUser(ben.token, .put, "/classes/Exchange/\(mine)", ["amount": 1])
@@ -70,16 +89,21 @@ struct AppFlowsSwapItTests {
             #expect(raise["amount"] == 250)
 
             // Create Message screen: Ana writes to Ben about his offer; only the two of them read it.
-            _ = try await p.createAs(ana.token, "ExchangeMessage", [
-                "sender": anaU, "recipient": benU, "message": "Meet at the corner?", "timeSent": .date(-30), "exchange": p.pointer("Exchange", near),
-            ])
+            _ = try await p.createAs(
+                ana.token, "ExchangeMessage",
+                [
+                    "sender": anaU, "recipient": benU, "message": "Meet at the corner?", "timeSent": .date(-30),
+                    "exchange": p.pointer("Exchange", near),
+                ])
             _ = try await p.createAs(ben.token, "ExchangeMessage", ["sender": benU, "recipient": anaU, "message": "Sure, 5pm", "timeSent": .date()])
-            let thread = try await p.findAs(ben.token, "ExchangeMessage", where: ["$or": [["sender": benU], ["recipient": benU]]], ["order": "timeSent", "include": "exchange"])
+            let thread = try await p.findAs(
+                ben.token, "ExchangeMessage", where: ["$or": [["sender": benU], ["recipient": benU]]], ["order": "timeSent", "include": "exchange"])
             #expect(thread.results.compactMap { $0["message"]?.stringValue } == ["Meet at the corner?", "Sure, 5pm"])
             #expect(thread.results.first?["exchange"]?["amount"] == 150)
             let snoop = try await p.idsAs(cat.token, "ExchangeMessage", where: ["recipient": benU])
             #expect(snoop.isEmpty)
-            let empty = try await p.asUser(ana.token, .post, "/classes/ExchangeMessage", ["sender": anaU, "recipient": benU, "message": "", "timeSent": .date()])
+            let empty = try await p.asUser(
+                ana.token, .post, "/classes/ExchangeMessage", ["sender": anaU, "recipient": benU, "message": "", "timeSent": .date()])
             #expect(empty.code == 142)
 
             // Profile screen: the logged-in user, then the user's own exchanges. The doc's snippet queries class

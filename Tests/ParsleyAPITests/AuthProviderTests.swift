@@ -11,7 +11,9 @@ struct AuthProviderTests {
         let router = Router()
         router.get("/user") { request, _ -> Response in
             guard request.headers[.authorization] == "bearer good-token" else { return Response(status: .unauthorized) }
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"id":4242,"login":"octocat"}"#)))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: #"{"id":4242,"login":"octocat"}"#)))
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { client in
@@ -32,9 +34,11 @@ struct AuthProviderTests {
                 #expect(again.status == 200)
                 #expect(again["objectId"]?.stringValue == id)
                 #expect(again["sessionToken"] != nil)
-                let badToken = try await p.request(.post, "/users", ["authData": ["github": ["id": "4242", "access_token": "stolen"]]], master: false)
+                let badToken = try await p.request(
+                    .post, "/users", ["authData": ["github": ["id": "4242", "access_token": "stolen"]]], master: false)
                 #expect(badToken.code == 101)
-                let otherId = try await p.request(.post, "/users", ["authData": ["github": ["id": "1", "access_token": "good-token"]]], master: false)
+                let otherId = try await p.request(
+                    .post, "/users", ["authData": ["github": ["id": "1", "access_token": "good-token"]]], master: false)
                 #expect(otherId.code == 101)
                 let users = try await p.request(.get, "/users")
                 #expect(users.results.count == 1)

@@ -9,15 +9,20 @@ struct BatchTests {
     func mixed(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             let existing = try await p.createId("GameScore", ["score": 1])
-            let r = try await p.request(.post, "/batch", [
-                "requests": [
-                    ["method": "POST", "path": "/parse/classes/GameScore", "body": ["score": 1337, "playerName": "Sean"]],
-                    ["method": "PUT", "path": .string("/parse/classes/GameScore/\(existing)"), "body": ["score": ["__op": "Increment", "amount": 2]]],
-                    ["method": "DELETE", "path": "/parse/classes/GameScore/doesNotExist"],
-                    ["method": "GET", "path": .string("/parse/classes/GameScore/\(existing)")],
-                    ["method": "POST", "path": "/classes/GameScore", "body": ["score": 2]],
-                ]
-            ])
+            let r = try await p.request(
+                .post, "/batch",
+                [
+                    "requests": [
+                        ["method": "POST", "path": "/parse/classes/GameScore", "body": ["score": 1337, "playerName": "Sean"]],
+                        [
+                            "method": "PUT", "path": .string("/parse/classes/GameScore/\(existing)"),
+                            "body": ["score": ["__op": "Increment", "amount": 2]],
+                        ],
+                        ["method": "DELETE", "path": "/parse/classes/GameScore/doesNotExist"],
+                        ["method": "GET", "path": .string("/parse/classes/GameScore/\(existing)")],
+                        ["method": "POST", "path": "/classes/GameScore", "body": ["score": 2]],
+                    ]
+                ])
             #expect(r.status == 200)
             let items = try #require(r.json.arrayValue)
             #expect(items.count == 5)
@@ -36,24 +41,28 @@ struct BatchTests {
     func transaction(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             _ = try await p.createId("Account", ["balance": 10])
-            let failing = try await p.request(.post, "/batch", [
-                "transaction": true,
-                "requests": [
-                    ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": 5]],
-                    ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": "not a number"]],
-                ],
-            ])
+            let failing = try await p.request(
+                .post, "/batch",
+                [
+                    "transaction": true,
+                    "requests": [
+                        ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": 5]],
+                        ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": "not a number"]],
+                    ],
+                ])
             #expect(failing.status == 400)
             #expect(failing.code == 111)
             let afterFailure = try await p.find("Account")
             #expect(afterFailure.results.count == 1)
-            let ok = try await p.request(.post, "/batch", [
-                "transaction": true,
-                "requests": [
-                    ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": 5]],
-                    ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": 6]],
-                ],
-            ])
+            let ok = try await p.request(
+                .post, "/batch",
+                [
+                    "transaction": true,
+                    "requests": [
+                        ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": 5]],
+                        ["method": "POST", "path": "/parse/classes/Account", "body": ["balance": 6]],
+                    ],
+                ])
             #expect(ok.status == 200)
             #expect(ok.json.arrayValue?.count == 2)
             let afterSuccess = try await p.find("Account")
@@ -67,12 +76,14 @@ struct BatchTests {
             let notArray = try await p.request(.post, "/batch", ["requests": "nope"])
             #expect(notArray.status == 400)
             #expect(notArray.code == 107)
-            let tooMany = try await p.request(.post, "/batch", [
-                "requests": [
-                    ["method": "POST", "path": "/parse/classes/A", "body": [:]], ["method": "POST", "path": "/parse/classes/A", "body": [:]],
-                    ["method": "POST", "path": "/parse/classes/A", "body": [:]],
-                ]
-            ])
+            let tooMany = try await p.request(
+                .post, "/batch",
+                [
+                    "requests": [
+                        ["method": "POST", "path": "/parse/classes/A", "body": [:]], ["method": "POST", "path": "/parse/classes/A", "body": [:]],
+                        ["method": "POST", "path": "/parse/classes/A", "body": [:]],
+                    ]
+                ])
             #expect(tooMany.code == 107)
         }
     }

@@ -93,24 +93,31 @@ struct ChangeEventsTests {
             let events = api.changes.subscribe()
             // Creates, an update with an operation, a delete.
             let a = try await p.createId("Thing", ["n": 1])
-            var r = try await p.request(.put, "/classes/Thing/\(a)", ["n": ["__op": "Increment", "amount": 2]], extra: ["X-Parse-Request-Id": "req-42"])
+            var r = try await p.request(
+                .put, "/classes/Thing/\(a)", ["n": ["__op": "Increment", "amount": 2]], extra: ["X-Parse-Request-Id": "req-42"])
             #expect(r.status == 200)
             _ = try await p.delete("Thing", a)
             // A transactional batch that fails half-way stores nothing and emits nothing; one that succeeds emits its
             // writes after its commit, in order.
             r = try await p.request(
                 .post, "/batch",
-                ["transaction": true, "requests": [
-                    ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": 10]],
-                    ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": "not a number"]],
-                ]])
+                [
+                    "transaction": true,
+                    "requests": [
+                        ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": 10]],
+                        ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": "not a number"]],
+                    ],
+                ])
             #expect(r.status == 400)
             r = try await p.request(
                 .post, "/batch",
-                ["transaction": true, "requests": [
-                    ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": 20]],
-                    ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": 21]],
-                ]])
+                [
+                    "transaction": true,
+                    "requests": [
+                        ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": 20]],
+                        ["method": "POST", "path": "/parse/classes/Thing", "body": ["n": 21]],
+                    ],
+                ])
             #expect(r.status == 200)
             // Sign-up, log-out, log-in, two failed log-ins that lock the account.
             let user = try await p.signUp("eve", "right-pw")
@@ -209,7 +216,9 @@ extension ChangeEventsTests {
         for file in files where file.pathExtension == "swift" {
             let relative = String(file.path.dropFirst(root.path.count + 1))
             // The storage layer and the backends implement the operations.
-            if ["Sources/ParsleyStorage/", "Sources/ParsleySQLite/", "Sources/ParsleyPostgres/", "Sources/ParsleyBenchmarks/"].contains(where: relative.hasPrefix) {
+            if ["Sources/ParsleyStorage/", "Sources/ParsleySQLite/", "Sources/ParsleyPostgres/", "Sources/ParsleyBenchmarks/"].contains(
+                where: relative.hasPrefix)
+            {
                 continue
             }
             if Self.pipelineExceptions[relative] != nil { continue }

@@ -26,11 +26,17 @@ struct CloudCodeTests {
         cloud.define("parseError") { _ -> String in throw ParseError(.duplicateValue, "already taken") }
         cloud.define("otherError") { _ -> String in throw Oops() }
         cloud.define("typed") { _ in
-            ["date": ParseDate(milliseconds: 0).cloudJSON, "list": [1, 2, 3].cloudJSON, "pointer": Pointer(className: "Post", objectId: "p1").cloudJSON]
+            [
+                "date": ParseDate(milliseconds: 0).cloudJSON, "list": [1, 2, 3].cloudJSON,
+                "pointer": Pointer(className: "Post", objectId: "p1").cloudJSON,
+            ]
                 as JSONValue
         }
         cloud.define("signedIn", validator: CloudValidator(requireUser: true)) { _ in "ok" }
-        cloud.define("limited", validator: CloudValidator(rateLimit: .init(requestTimeWindow: .seconds(60), requestCount: 2, errorResponseMessage: "Slow down"))) { _ in
+        cloud.define(
+            "limited",
+            validator: CloudValidator(rateLimit: .init(requestTimeWindow: .seconds(60), requestCount: 2, errorResponseMessage: "Slow down"))
+        ) { _ in
             "ok"
         }
         cloud.define("masterOnly", validator: CloudValidator(requireMaster: true)) { _ in "ok" }
@@ -67,7 +73,8 @@ struct CloudCodeTests {
             if req.object["locked", as: Bool.self] == true { throw ParseError(.scriptFailed, "this post is locked") }
         }
         cloud.afterSave("Post") { req in
-            afterLog.add("save \(req.object["title", as: String.self] ?? "?") new=\(req.original == nil) tag=\(req.context["tag"]?.stringValue ?? "-")")
+            afterLog.add(
+                "save \(req.object["title", as: String.self] ?? "?") new=\(req.original == nil) tag=\(req.context["tag"]?.stringValue ?? "-")")
             if req.object["title", as: String.self] == "explode" { throw Oops() }
             // Keeps a counter, with the master's rights (the counter's ACL lets nobody else write).
             let counters = try await req.parse.asMaster.find("Counter", ["where": ["name": "posts"]])
@@ -135,7 +142,8 @@ struct CloudCodeTests {
         }
     }
 
-    @Test("validators: requireUser, requireMaster, roles and field rules answer 142 with Parse Server's messages; the master key skips them",
+    @Test(
+        "validators: requireUser, requireMaster, roles and field rules answer 142 with Parse Server's messages; the master key skips them",
         arguments: Backend.all)
     func validators(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
@@ -150,10 +158,12 @@ struct CloudCodeTests {
 
             let noRole = try await p.asUser(ann.token, .post, "/functions/admins", [:])
             #expect(noRole.json == ["code": 142, "error": "Validation failed. User does not match the required roles."])
-            let role = try await p.request(.post, "/roles", [
-                "name": "Admin", "ACL": ["*": ["read": true]],
-                "users": ["__op": "AddRelation", "objects": [["__type": "Pointer", "className": "_User", "objectId": .string(ann.id)]]],
-            ])
+            let role = try await p.request(
+                .post, "/roles",
+                [
+                    "name": "Admin", "ACL": ["*": ["read": true]],
+                    "users": ["__op": "AddRelation", "objects": [["__type": "Pointer", "className": "_User", "objectId": .string(ann.id)]]],
+                ])
             #expect(role.status == 201, "\(role.json)")
             #expect(try await p.asUser(ann.token, .post, "/functions/admins", [:]).json == ["result": "ok"])
 
@@ -170,7 +180,8 @@ struct CloudCodeTests {
         }
     }
 
-    @Test("a function's validator rateLimit: past requestCount calls in the window 429 with its message; the master key is exempt",
+    @Test(
+        "a function's validator rateLimit: past requestCount calls in the window 429 with its message; the master key is exempt",
         arguments: Backend.all)
     func functionRateLimit(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
@@ -208,31 +219,37 @@ struct CloudCodeTests {
             #expect(refusedUpdate.json == ["code": 141, "error": "a post needs a title"])
             #expect(try await p.get("Post", id)["title"] == "Second Take")
             // The context travels from the request to the trigger.
-            let tagged = try await p.request(.post, "/classes/Post", ["title": "Tagged"], master: false, extra: ["X-Parse-Cloud-Context": #"{"tag":"t1"}"#])
+            let tagged = try await p.request(
+                .post, "/classes/Post", ["title": "Tagged"], master: false, extra: ["X-Parse-Cloud-Context": #"{"tag":"t1"}"#])
             #expect(tagged["tag"] == "t1")
         }
     }
 
-    @Test("a beforeSave refusal inside a transactional batch rolls the whole batch back; a plain batch answers per request",
+    @Test(
+        "a beforeSave refusal inside a transactional batch rolls the whole batch back; a plain batch answers per request",
         arguments: Backend.all)
     func beforeSaveInBatch(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
-            let failing = try await p.request(.post, "/batch", [
-                "transaction": true,
-                "requests": [
-                    ["method": "POST", "path": "/parse/classes/Post", "body": ["title": "One"]],
-                    ["method": "POST", "path": "/parse/classes/Post", "body": ["title": ""]],
-                ],
-            ])
+            let failing = try await p.request(
+                .post, "/batch",
+                [
+                    "transaction": true,
+                    "requests": [
+                        ["method": "POST", "path": "/parse/classes/Post", "body": ["title": "One"]],
+                        ["method": "POST", "path": "/parse/classes/Post", "body": ["title": ""]],
+                    ],
+                ])
             #expect(failing.status == 400)
             #expect(failing.code == 141)
             #expect(try await p.find("Post").results.isEmpty, "nothing of the failed transaction is stored")
-            let plain = try await p.request(.post, "/batch", [
-                "requests": [
-                    ["method": "POST", "path": "/parse/classes/Post", "body": ["title": "One"]],
-                    ["method": "POST", "path": "/parse/classes/Post", "body": ["title": ""]],
-                ]
-            ])
+            let plain = try await p.request(
+                .post, "/batch",
+                [
+                    "requests": [
+                        ["method": "POST", "path": "/parse/classes/Post", "body": ["title": "One"]],
+                        ["method": "POST", "path": "/parse/classes/Post", "body": ["title": ""]],
+                    ]
+                ])
             let answers = plain.json.arrayValue ?? []
             #expect(answers.count == 2)
             #expect(answers.first?["success"]?["slug"] == "one")
@@ -241,7 +258,8 @@ struct CloudCodeTests {
         }
     }
 
-    @Test("beforeDelete may refuse; after-triggers run once per committed write with the saved object, their failures never reach the client",
+    @Test(
+        "beforeDelete may refuse; after-triggers run once per committed write with the saved object, their failures never reach the client",
         arguments: Backend.all)
     func deletesAndAfterTriggers(_ backend: Backend) async throws {
         let log = AfterLog()
@@ -292,7 +310,8 @@ struct CloudCodeTests {
         return status
     }
 
-    @Test("jobs: POST /jobs/:name answers {} with X-Parse-Job-Status-Id and runs in the background; _JobStatus records the run",
+    @Test(
+        "jobs: POST /jobs/:name answers {} with X-Parse-Job-Status-Id and runs in the background; _JobStatus records the run",
         arguments: Backend.all)
     func jobs(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
@@ -335,7 +354,11 @@ struct CloudCodeTests {
             if (req.query.limit ?? 100) > 2 { req.query.limit = 2 }
         }
         cloud.beforeFind("Forbidden") { _ in throw ParseError(.operationForbidden, "no finding") }
-        cloud.afterFind("Secret") { req in req.objects.map { o in var o = o; o["seen"] = true; return o } }
+        cloud.afterFind("Secret") { req in
+            req.objects.map { o in
+                var o = o; o["seen"] = true; return o
+            }
+        }
         cloud.beforeLogin { req in
             if req.object["username", as: String.self] == "banned" { throw ParseError(.scriptFailed, "banned") }
         }
@@ -370,7 +393,8 @@ struct CloudCodeTests {
         }
     }
 
-    @Test("beforeLogin may refuse a log-in (no session is made); afterLogin and afterLogout observe; beforePasswordResetRequest may refuse",
+    @Test(
+        "beforeLogin may refuse a log-in (no session is made); afterLogin and afterLogout observe; beforePasswordResetRequest may refuse",
         arguments: Backend.all)
     func loginTriggers(_ backend: Backend) async throws {
         let log = AfterLog()
@@ -382,7 +406,12 @@ struct CloudCodeTests {
             #expect(try await p.request(.post, "/requestPasswordReset", ["email": "ann@example.com"], master: false).json == [:])
             let refused = try await p.request(.post, "/login", ["username": "banned", "password": "secret-pw"], master: false)
             #expect(refused.json == ["code": 141, "error": "banned"])
-            let sessions = try await p.find("_Session", where: ["user": p.userPointer(try #require(try await p.find("_User", where: ["username": "banned"]).results.first?["objectId"]?.stringValue))])
+            let sessions = try await p.find(
+                "_Session",
+                where: [
+                    "user": p.userPointer(
+                        try #require(try await p.find("_User", where: ["username": "banned"]).results.first?["objectId"]?.stringValue))
+                ])
             #expect(sessions.results.count == 1, "only the sign-up's session")
             let ann = try await p.request(.post, "/login", ["username": "ann", "password": "secret-pw"], master: false)
             let token = try #require(ann["sessionToken"]?.stringValue)
@@ -391,7 +420,8 @@ struct CloudCodeTests {
         }
     }
 
-    @Test("file triggers: beforeSave may refuse an upload or set its metadata, afterSave sees the stored file, delete triggers run around DELETE",
+    @Test(
+        "file triggers: beforeSave may refuse an upload or set its metadata, afterSave sees the stored file, delete triggers run around DELETE",
         arguments: Backend.all)
     func fileTriggers(_ backend: Backend) async throws {
         let log = AfterLog()

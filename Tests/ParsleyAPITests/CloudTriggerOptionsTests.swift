@@ -28,7 +28,8 @@ struct CloudTriggerOptionsTests {
         return cloud
     }
 
-    @Test("a trigger validator's rateLimit applies to its class's create and update routes, per client, not to other classes or the master key",
+    @Test(
+        "a trigger validator's rateLimit applies to its class's create and update routes, per client, not to other classes or the master key",
         arguments: Backend.all)
     func triggerRateLimit(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, cloud: Self.cloud(log: CloudCodeTests.AfterLog())) { p in
@@ -41,7 +42,8 @@ struct CloudTriggerOptionsTests {
             #expect(third.status == 429)
             #expect(third.json == ["code": 100, "error": "Too many posts"])
             #expect(try await p.request(.get, "/classes/Limited/\(id)", master: false).status == 200, "reads are not limited")
-            #expect(try await p.request(.post, "/classes/LimitedNot", ["a": 1], master: false).status == 201, "nor another class with the same prefix")
+            #expect(
+                try await p.request(.post, "/classes/LimitedNot", ["a": 1], master: false).status == 201, "nor another class with the same prefix")
             #expect(try await p.request(.put, "/classes/Limited/\(id)", ["a": 4]).status == 200, "nor the master key")
         }
     }

@@ -9,7 +9,9 @@ import Testing
 /// `estimatedCountThreshold` (so it does not read every row); anything narrower is counted exactly.
 @Suite("Count estimates")
 struct CountEstimateTests {
-    @Test("whole-class master counts: the estimate from the threshold on (rowid span / planner statistics); where, users and small classes counted exactly", arguments: Backend.all)
+    @Test(
+        "whole-class master counts: the estimate from the threshold on (rowid span / planner statistics); where, users and small classes counted exactly",
+        arguments: Backend.all)
     func estimates(_ backend: Backend) async throws {
         try await TestServer.withAPI(backend: backend, TestServer.options { $0.estimatedCountThreshold = 20 }) { api, db, p in
             var ids: [String] = []
@@ -34,7 +36,9 @@ struct CountEstimateTests {
             // Below the threshold: counted. (PostgreSQL's statistics lag behind deletes until autovacuum or ANALYZE
             // runs: an estimate is only an estimate.)
             for id in ids[15..<30] { _ = try await p.request(.delete, "/classes/Big/\(id)") }
-            if backend == .postgres { _ = try await api.services.store.database.read { try await $0.query(SQLFragment(unsafeSQL: #"ANALYZE "Big""#)) } }
+            if backend == .postgres {
+                _ = try await api.services.store.database.read { try await $0.query(SQLFragment(unsafeSQL: #"ANALYZE "Big""#)) }
+            }
             let small = try await p.request(.get, "/classes/Big?count=1&limit=0")
             #expect(small["count"]?.integerValue == 10, "\(small.json)")
         }

@@ -32,7 +32,9 @@ struct DashboardTests {
     }
 
     /// A REST call as the dashboard page makes it.
-    static func call(_ p: ParseClient, _ method: HTTPRequest.Method, _ path: String, _ body: JSONValue? = nil, cookie: String?, csrf: String?) async throws -> Reply {
+    static func call(_ p: ParseClient, _ method: HTTPRequest.Method, _ path: String, _ body: JSONValue? = nil, cookie: String?, csrf: String?)
+        async throws -> Reply
+    {
         var h = HTTPFields()
         h[header("X-Parse-Application-Id")] = TestServer.appId
         h[.contentType] = "application/json"

@@ -63,7 +63,8 @@ struct EmailEnumerationTests {
         }
     }
 
-    @Test("with emailVerifySuccessOnInvalidEmail and resetPasswordSuccessOnInvalidEmail false: 205, -1 and 101 as Parse Server", arguments: Backend.all)
+    @Test(
+        "with emailVerifySuccessOnInvalidEmail and resetPasswordSuccessOnInvalidEmail false: 205, -1 and 101 as Parse Server", arguments: Backend.all)
     func errorsWhenConfigured(_ backend: Backend) async throws {
         let mail = MailBox()
         let options = Self.options(mail) {

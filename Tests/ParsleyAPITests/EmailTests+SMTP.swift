@@ -156,7 +156,8 @@ struct SMTPTests {
     @Test("sends to a real SMTP server: envelope, headers, body, dot-stuffing, UTF-8; AUTH PLAIN and LOGIN; bad login fails")
     func adapter() async throws {
         try await SMTPTestServer.with { smtp in
-            let body = "Hi,\n\n.a line that starts with a dot\n..two dots\n.\nClick here:\nhttp://localhost/parse/apps/x/verify_email?token=abc&username=bob"
+            let body =
+                "Hi,\n\n.a line that starts with a dot\n..two dots\n.\nClick here:\nhttp://localhost/parse/apps/x/verify_email?token=abc&username=bob"
             try await smtp.adapter().send(EmailMessage(to: "bob@example.com", subject: "Plain subject", text: body))
             try await smtp.adapter(username: "mailer", password: "s3cret pass")
                 .send(EmailMessage(to: "ann@example.com", subject: "Grüße aus Zürich – ✓", text: "Ünïcödé body\nline 2"))
@@ -208,7 +209,9 @@ struct SMTPTests {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         try #require(bound)
         let port = Int(UInt16(bigEndian: address.sin_port))

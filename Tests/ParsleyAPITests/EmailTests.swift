@@ -160,7 +160,8 @@ struct EmailTests {
     @Test("a reset link expires after passwordPolicy.resetTokenValidityDuration", arguments: Backend.all)
     func resetLinkExpires(_ backend: Backend) async throws {
         let mail = MailBox()
-        try await TestServer.with(backend: backend, Self.options(mail) { $0.accounts.passwordPolicy = PasswordPolicy(resetTokenValidityDuration: 5) }) { p in
+        try await TestServer.with(backend: backend, Self.options(mail) { $0.accounts.passwordPolicy = PasswordPolicy(resetTokenValidityDuration: 5) })
+        { p in
             _ = try await p.signUp("dan", "password-1", extra: ["email": "dan@example.com"])
             _ = try await p.request(.post, "/requestPasswordReset", ["email": "dan@example.com"], master: false)
             let link = try await mail.link(0)
@@ -177,7 +178,8 @@ struct EmailTests {
         }
     }
 
-    @Test("verifyUserEmails: sign-up mails a link, emailVerified false until it is opened; single use; email change resets it", arguments: Backend.all)
+    @Test(
+        "verifyUserEmails: sign-up mails a link, emailVerified false until it is opened; single use; email change resets it", arguments: Backend.all)
     func emailVerification(_ backend: Backend) async throws {
         let mail = MailBox()
         // The -1 for an already verified email only shows with emailVerifySuccessOnInvalidEmail off (EmailEnumerationTests).
@@ -274,7 +276,8 @@ struct EmailTests {
             $0.email.preventLoginWithUnverifiedEmail = true
         }
         try await TestServer.with(backend: backend, options) { p in
-            let signUp = try await p.request(.post, "/users", ["username": "hank", "password": "password-1", "email": "hank@example.com"], master: false)
+            let signUp = try await p.request(
+                .post, "/users", ["username": "hank", "password": "password-1", "email": "hank@example.com"], master: false)
             #expect(signUp.status == 201)
             #expect(signUp["objectId"] != nil && signUp["sessionToken"] == nil)
             let refused = try await p.logIn("hank", "password-1")
@@ -293,7 +296,8 @@ struct EmailTests {
             $0.email.preventSignupWithUnverifiedEmail = true
         }
         try await TestServer.with(backend: backend, strict) { p in
-            let signUp = try await p.request(.post, "/users", ["username": "ivy", "password": "password-1", "email": "ivy@example.com"], master: false)
+            let signUp = try await p.request(
+                .post, "/users", ["username": "ivy", "password": "password-1", "email": "ivy@example.com"], master: false)
             #expect(signUp.status == 400)
             #expect(signUp.json == ["code": 205, "error": "User email is not verified."])
             let users = try await p.request(.get, "/users")
@@ -338,7 +342,8 @@ struct EmailTests {
             _ = try await p.request(.post, "/requestPasswordReset", ["email": "jack@example.com"], master: false)
             let link = try await mail.link(0)
             let resetToken = try #require(linkParameter(link, "token"))
-            let refused = try await p.postForm("/apps/test-app/request_password_reset", [("new_password", "weak"), ("token", resetToken), ("username", "jack")])
+            let refused = try await p.postForm(
+                "/apps/test-app/request_password_reset", [("new_password", "weak"), ("token", resetToken), ("username", "jack")])
             #expect(refused.status == 400)
             #expect(refused.html.contains("Password does not meet the Password Policy requirements.") && refused.html.contains("new_password"))
             let repeated = try await p.postForm(

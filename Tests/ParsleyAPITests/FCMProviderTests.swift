@@ -59,7 +59,8 @@ import _CryptoExtras
             try await PushTest.using(try PushTest.fcm(fake)) { fcm in
                 func send(_ token: String) async -> PushOutcome { await fcm.send(PushTest.message(token, ["alert": "hi"], deviceType: "android")) }
                 #expect(await send("gone") == .invalidToken(reason: "UNREGISTERED"))
-                let quota = PushOutcome.failed(reason: "QUOTA_EXCEEDED: Quota exceeded for sending messages.", transient: true, retryAfter: .seconds(30))
+                let quota = PushOutcome.failed(
+                    reason: "QUOTA_EXCEEDED: Quota exceeded for sending messages.", transient: true, retryAfter: .seconds(30))
                 #expect(await send("busy") == quota)
                 guard case .invalidToken = await send("junk") else {
                     Issue.record("an INVALID_ARGUMENT about the token is an invalid token")

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Foundation
 import HTTPTypes
@@ -93,7 +93,9 @@ struct FilesHarness: Sendable {
         return String(url[r.lowerBound...])
     }
 
-    func get(_ path: String, method: HTTPRequest.Method = .get, headers: HTTPFields = [:]) async throws -> (status: Int, headers: HTTPFields, bytes: [UInt8]) {
+    func get(_ path: String, method: HTTPRequest.Method = .get, headers: HTTPFields = [:]) async throws -> (
+        status: Int, headers: HTTPFields, bytes: [UInt8]
+    ) {
         let (status, h, body) = try await client.send(path, method, headers, nil)
         return (status, h, Array(buffer: body))
     }
@@ -153,9 +155,9 @@ final class RawConnection: @unchecked Sendable {
 
     init(port: Int) throws {
         #if canImport(Glibc)
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        fd = socket(AF_INET, SOCK_STREAM, 0)
+            fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw Failure("socket failed") }
         var addr = sockaddr_in()
@@ -223,9 +225,9 @@ final class RawConnection: @unchecked Sendable {
 
 private func systemSend(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
     #if canImport(Glibc)
-    send(fd, pointer, count, Int32(MSG_NOSIGNAL))
+        send(fd, pointer, count, Int32(MSG_NOSIGNAL))
     #else
-    send(fd, pointer, count, 0)
+        send(fd, pointer, count, 0)
     #endif
 }
 

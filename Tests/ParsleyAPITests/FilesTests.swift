@@ -278,7 +278,8 @@ struct FilesTests {
             #expect(garbage.status == 403)
             var bad = body.objectValue!
             bad["base64"] = "***"
-            let invalid = try await f.client.raw(.post, "/parse/files/x.txt", body: JSONWriter.string(.object(bad)), headers: [.contentType: "text/plain"])
+            let invalid = try await f.client.raw(
+                .post, "/parse/files/x.txt", body: JSONWriter.string(.object(bad)), headers: [.contentType: "text/plain"])
             #expect(invalid.code == 130)
         }
     }
@@ -311,9 +312,12 @@ struct FilesTests {
             let badToken = try await f.upload("u.txt", bytes, headers: f.headers(master: false, session: "r:nope"))
             #expect(badToken.code == 209)
         }
-        try await FilesHarness.with(.filesystem, database: database, {
-            $0.files.upload = FileUploadOptions(enableForPublic: true, enableForAnonymousUser: true, enableForAuthenticatedUser: false)
-        }) { f in
+        try await FilesHarness.with(
+            .filesystem, database: database,
+            {
+                $0.files.upload = FileUploadOptions(enableForPublic: true, enableForAnonymousUser: true, enableForAuthenticatedUser: false)
+            }
+        ) { f in
             let bytes = Array("hi".utf8)
             let publicUpload = try await f.upload("p.txt", bytes, headers: f.headers(master: false))
             #expect(publicUpload.status == 201)
@@ -349,14 +353,17 @@ struct FilesTests {
             #expect(got["picture"] == ["__type": "File", "name": .string(file.name), "url": .string(url)])
             let found = try await f.client.asUser(user.token, .get, "/classes/Entry")
             #expect(found.results.first?["picture"]?["url"] == .string(url))
-            let updateMissing = try await f.client.asUser(user.token, .put, "/classes/Entry/\(id)", ["picture": ["__type": "File", "name": "x_gone.png"]])
+            let updateMissing = try await f.client.asUser(
+                user.token, .put, "/classes/Entry/\(id)", ["picture": ["__type": "File", "name": "x_gone.png"]])
             #expect(updateMissing.code == 111)
 
             // Through a pointer with include, and inside arrays and objects.
             let parent = try await f.client.asUser(
                 user.token, .post, "/classes/Journal",
-                ["entry": ["__type": "Pointer", "className": "Entry", "objectId": .string(id)],
-                 "gallery": [["__type": "File", "name": .string(file.name)]]])
+                [
+                    "entry": ["__type": "Pointer", "className": "Entry", "objectId": .string(id)],
+                    "gallery": [["__type": "File", "name": .string(file.name)]],
+                ])
             let parentId = try #require(parent["objectId"]?.stringValue)
             let included = try await f.client.asUser(user.token, .get, "/classes/Journal/\(parentId)?include=entry")
             #expect(included["entry"]?["picture"]?["url"] == .string(url))

@@ -44,7 +44,9 @@ extension HTTPFuzzFindingsTests {
     func wholeAndNestedInOneUpdate(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, TestServer.options { $0.allowClientClassCreation = true }) { p in
             let id = try await p.createId("Thing", ["obj": ["sub": 1, "s": "t"], "n": 1])
-            var r = try await p.request(.put, "/classes/Thing/\(id)", ["obj": ["sub": 2, "deep": ["k": false]], "obj.sub": ["__op": "Increment", "amount": 3], "obj.deep.k": true], master: false)
+            var r = try await p.request(
+                .put, "/classes/Thing/\(id)",
+                ["obj": ["sub": 2, "deep": ["k": false]], "obj.sub": ["__op": "Increment", "amount": 3], "obj.deep.k": true], master: false)
             #expect(r.status == 200, "\(r.json)")
             r = try await p.request(.get, "/classes/Thing/\(id)", master: false)
             #expect(r.json["obj"] == ["sub": 5, "deep": ["k": true]])

@@ -94,7 +94,13 @@ struct FuzzGenerator {
             for k in ["amount", "objects", "ops"] where chance(0.6) { o[k] = value(depth + 1) }
             return .object(o)
         case 3:
-            return .array((0..<int(0...3)).map { _ in .object(["__type": "Pointer", "className": .string(pick(Self.fuzzClasses + fixtureClasses)), "objectId": .string(pick(fixtureIds + ["x"]))]) })
+            return .array(
+                (0..<int(0...3)).map { _ in
+                    .object([
+                        "__type": "Pointer", "className": .string(pick(Self.fuzzClasses + fixtureClasses)),
+                        "objectId": .string(pick(fixtureIds + ["x"])),
+                    ])
+                })
         default:
             var o: [String: JSONValue] = [:]
             for _ in 0..<int(0...4) { o[pick(Self.keys)] = value(depth + 1) }
@@ -119,7 +125,10 @@ struct FuzzGenerator {
                 case "$inQuery", "$notInQuery":
                     c[op] = ["className": .string(pick(Self.fuzzClasses + fixtureClasses)), "where": depth < 3 ? whereClause(depth + 1) : value()]
                 case "$select", "$dontSelect":
-                    c[op] = ["query": ["className": .string(pick(Self.fuzzClasses + fixtureClasses)), "where": whereClause(depth + 1)], "key": .string(pick(Self.keys))]
+                    c[op] = [
+                        "query": ["className": .string(pick(Self.fuzzClasses + fixtureClasses)), "where": whereClause(depth + 1)],
+                        "key": .string(pick(Self.keys)),
+                    ]
                 case "$in", "$nin", "$all", "$containedBy":
                     c[op] = chance(0.1) ? .array((0..<int(100...3000)).map { .int(Int64($0)) }) : value(depth + 1)
                 default: c[op] = value(depth + 1)
@@ -188,7 +197,11 @@ struct FuzzGenerator {
         let requests: [JSONValue] = (0..<int(0...6)).map { _ in
             var r: [String: JSONValue] = [
                 "method": .string(pick(["POST", "PUT", "DELETE", "GET", "PATCH", "bogus"])),
-                "path": .string(pick(["/parse/classes/\(pick(Self.fuzzClasses))", "/parse/classes/\(pick(Self.fuzzClasses))/\(pick(fixtureIds + ["x"]))", "/classes/FzA", "/parse/batch", "nope", ""])),
+                "path": .string(
+                    pick([
+                        "/parse/classes/\(pick(Self.fuzzClasses))", "/parse/classes/\(pick(Self.fuzzClasses))/\(pick(fixtureIds + ["x"]))",
+                        "/classes/FzA", "/parse/batch", "nope", "",
+                    ])),
             ]
             if chance(0.8) { r["body"] = chance(0.5) ? value() : .object(["n": value(), "tags": value()]) }
             if chance(0.1) { r = ["junk": value()] }
@@ -219,12 +232,22 @@ struct FuzzGenerator {
         default: headers.append(("X-Parse-Application-Id", appId))
         }
         let useMaster = owned && chance(0.5)
-        if useMaster { headers.append(("X-Parse-Master-Key", masterKey)) } else if chance(0.05) { headers.append(("X-Parse-Master-Key", "wrong-key")) }
+        if useMaster {
+            headers.append(("X-Parse-Master-Key", masterKey))
+        } else if chance(0.05) {
+            headers.append(("X-Parse-Master-Key", "wrong-key"))
+        }
         if chance(0.4) { headers.append(("X-Parse-Session-Token", chance(0.8) ? pick(tokens) : pick(["r:nope", "", "x"]))) }
-        if chance(0.1) { headers.append(("X-Parse-Installation-Id", pick(["0b6cbb4c-aaaa-bbbb-cccc-1b1b1b1b1b1b", "x", String(repeating: "i", count: 500)]))) }
+        if chance(0.1) {
+            headers.append(("X-Parse-Installation-Id", pick(["0b6cbb4c-aaaa-bbbb-cccc-1b1b1b1b1b1b", "x", String(repeating: "i", count: 500)])))
+        }
         if chance(0.1) { headers.append(("X-Parse-Request-Id", pick(["r1", "r2"]))) }
         if chance(0.05) { headers.append(("X-Parse-REST-API-Key", "whatever")) }
-        headers.append(("Content-Type", chance(0.9) ? "application/json" : pick(["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "image/png"])))
+        headers.append(
+            (
+                "Content-Type",
+                chance(0.9) ? "application/json" : pick(["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "image/png"])
+            ))
         var body: [UInt8]?
         if method != .get, method != .head, chance(0.85) {
             var json: JSONValue

@@ -18,8 +18,14 @@ extension FuzzGenerator {
         case "tags": return .array((0..<int(0...4)).map { _ in chance(0.8) ? .string(pick(["a", "b", "c", "ü", ""])) : .int(Int64(int(0...3))) })
         case "obj": return ["sub": .int(Int64(int(-3...3))), "s": .string(pick(["t", "u"])), "deep": ["k": .bool(chance(0.5))]]
         case "when":
-            return ["__type": "Date", "iso": .string(pick(["2024-05-01T10:00:00.000Z", "1970-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "2024-02-30T00:00:00Z"]))]
-        case "geo": return ["__type": "GeoPoint", "latitude": .double(pick([0, 89.9, -90, 45.5, 91])), "longitude": .double(pick([0, 179.9, -180, 12.25, 181]))]
+            return [
+                "__type": "Date",
+                "iso": .string(pick(["2024-05-01T10:00:00.000Z", "1970-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "2024-02-30T00:00:00Z"])),
+            ]
+        case "geo":
+            return [
+                "__type": "GeoPoint", "latitude": .double(pick([0, 89.9, -90, 45.5, 91])), "longitude": .double(pick([0, 179.9, -180, 12.25, 181])),
+            ]
         case "ptr": return ["__type": "Pointer", "className": "FzB", "objectId": .string(pick(fixtureIds + ["x", "abcdefghij"]))]
         case "fix": return ["__type": "Pointer", "className": .string(pick(fixtureClasses)), "objectId": .string(pick(fixtureIds))]
         case "poly": return ["__type": "Polygon", "coordinates": [[0, 0], [0, 1], [1, .double(pick([1, 0.5]))]]]
@@ -52,9 +58,15 @@ extension FuzzGenerator {
         for _ in 0..<int(1...3) {
             switch int(0...9) {
             case 0: o["n"] = [pick(["$lt", "$gte", "$ne"]): typedValue("n")]
-            case 1: o["name"] = chance(0.5) ? ["$regex": .string(pick(["^o", "a|b", "(", ".*"])), "$options": "i"] : ["$in": [typedValue("name"), typedValue("name")]]
+            case 1:
+                o["name"] =
+                    chance(0.5)
+                    ? ["$regex": .string(pick(["^o", "a|b", "(", ".*"])), "$options": "i"] : ["$in": [typedValue("name"), typedValue("name")]]
             case 2: o["tags"] = [pick(["$all", "$in", "$nin", "$containedBy"]): typedValue("tags")]
-            case 3: o["when"] = [pick(["$gt", "$lte"]): chance(0.7) ? typedValue("when") : ["$relativeTime": .string(pick(["in 3 days", "2 weeks ago", "now"]))]]
+            case 3:
+                o["when"] = [
+                    pick(["$gt", "$lte"]): chance(0.7) ? typedValue("when") : ["$relativeTime": .string(pick(["in 3 days", "2 weeks ago", "now"]))]
+                ]
             case 4: o["geo"] = ["$nearSphere": typedValue("geo"), "$maxDistanceInKilometers": .double(pick([10, 0, 20000]))]
             case 5: o["ptr"] = chance(0.5) ? typedValue("ptr") : ["$inQuery": ["className": "FzB", "where": ["a": ["$exists": true]]]]
             case 6: o["obj.sub"] = [pick(["$gt", "$eq", "$exists"]): chance(0.8) ? .int(0) : .bool(true)]

@@ -61,7 +61,8 @@ struct HTTPFuzzTests {
         return out
     }
 
-    @Test("random and mutated requests: never a 5xx, always Parse's error shape, /health still answers, the fixture unchanged", arguments: Backend.all)
+    @Test(
+        "random and mutated requests: never a 5xx, always Parse's error shape, /health still answers, the fixture unchanged", arguments: Backend.all)
     func fuzz(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             let (ids, tokens) = try await makeFixture(p)
@@ -92,7 +93,9 @@ struct HTTPFuzzTests {
                     // Parse's error shape: {"code": N, "error": "..."}; 403 is {"error": "unauthorized..."}.
                     let json = try? JSONParser.parse(String(buffer: body))
                     let shaped = json?["error"]?.stringValue != nil && (status == 403 || json?["code"]?.integerValue != nil)
-                    #expect(shaped, "request \(i) (seed \(Self.seed)): \(status) without Parse's error shape: \(request) -> \(String(buffer: body).prefix(400))")
+                    #expect(
+                        shaped,
+                        "request \(i) (seed \(Self.seed)): \(status) without Parse's error shape: \(request) -> \(String(buffer: body).prefix(400))")
                 }
             }
             print("HTTP fuzz on \(backend): seed \(Self.seed), \(Self.iterations) requests, statuses \(statuses.sorted { $0.key < $1.key })")
@@ -100,7 +103,9 @@ struct HTTPFuzzTests {
             #expect(health.status == 200)
             let after = try await snapshot(p)
             for key in before.keys.sorted() {
-                #expect(before[key] == after[key], "\(key) changed:\nbefore \(before[key].map(JSONWriter.string) ?? "-")\nafter  \(after[key].map(JSONWriter.string) ?? "-")")
+                #expect(
+                    before[key] == after[key],
+                    "\(key) changed:\nbefore \(before[key].map(JSONWriter.string) ?? "-")\nafter  \(after[key].map(JSONWriter.string) ?? "-")")
             }
         }
     }

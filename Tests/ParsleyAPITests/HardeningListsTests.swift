@@ -75,7 +75,9 @@ struct HardeningListsTests {
             #expect(r.results.compactMap { $0["objectId"]?.stringValue } == [owner])
             r = try await postedFind(p, "Owner", ["where": ["rel": ["$all": .array(Array(pointers.suffix(2)))]]])
             #expect(r.results.compactMap { $0["objectId"]?.stringValue } == [owner])
-            r = try await postedFind(p, "Target", ["where": ["$relatedTo": ["object": ["__type": "Pointer", "className": "Owner", "objectId": .string(owner)], "key": "rel"]]])
+            r = try await postedFind(
+                p, "Target",
+                ["where": ["$relatedTo": ["object": ["__type": "Pointer", "className": "Owner", "objectId": .string(owner)], "key": "rel"]]])
             #expect(r.results.compactMap { $0["objectId"]?.stringValue } == [target])
             r = try await p.update("Owner", owner, ["rel": ["__op": "RemoveRelation", "objects": .array(pointers)]])
             #expect(r.status == 200, "\(r.json)")

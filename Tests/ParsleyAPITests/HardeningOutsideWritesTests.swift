@@ -24,19 +24,22 @@ struct HardeningOutsideWritesTests {
     func beforeSaveWebhook(_ backend: Backend) async throws {
         try await WebhookReceiver.with { hooks in
             try await TestServer.with(backend: backend, WebhooksTests.options) { p in
-                hooks.respond("/beforeSave", .compute { body in
-                    var object = body["object"]?.objectValue ?? [:]
-                    switch object["title"]?.stringValue {
-                    case "constructor": object["constructor"] = Self.polluted
-                    case "bson": object["meta"] = ["inner": ["_bsontype": "Code", "code": "x"]]
-                    case "proto": object["list"] = [1, ["a": ["__proto__": ["admin": true]]]]
-                    case "dotted": object["meta.__proto__"] = ["admin": true]
-                    case "add": object["tags"] = ["__op": "AddUnique", "objects": [["constructor": Self.polluted]]]
-                    default: break
-                    }
-                    return ["success": .object(object)]
-                })
-                let made = try await p.request(.post, "/hooks/triggers", ["className": "Note", "triggerName": "beforeSave", "url": .string(hooks.url("/beforeSave"))])
+                hooks.respond(
+                    "/beforeSave",
+                    .compute { body in
+                        var object = body["object"]?.objectValue ?? [:]
+                        switch object["title"]?.stringValue {
+                        case "constructor": object["constructor"] = Self.polluted
+                        case "bson": object["meta"] = ["inner": ["_bsontype": "Code", "code": "x"]]
+                        case "proto": object["list"] = [1, ["a": ["__proto__": ["admin": true]]]]
+                        case "dotted": object["meta.__proto__"] = ["admin": true]
+                        case "add": object["tags"] = ["__op": "AddUnique", "objects": [["constructor": Self.polluted]]]
+                        default: break
+                        }
+                        return ["success": .object(object)]
+                    })
+                let made = try await p.request(
+                    .post, "/hooks/triggers", ["className": "Note", "triggerName": "beforeSave", "url": .string(hooks.url("/beforeSave"))])
                 #expect(made.status == 200)
                 let id = try await p.createId("Note", ["title": "clean", "ACL": ["*": ["read": true, "write": true]]])
                 for master in [true, false] {
@@ -90,7 +93,8 @@ struct HardeningOutsideWritesTests {
         return cloud
     }
 
-    @Test("a Swift beforeSave that sets refused values, and cloud code's own writes, are refused as a client's body and store nothing",
+    @Test(
+        "a Swift beforeSave that sets refused values, and cloud code's own writes, are refused as a client's body and store nothing",
         arguments: Backend.all)
     func cloudCodeWrites(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, cloud: Self.cloud()) { p in
@@ -146,16 +150,22 @@ struct HardeningOutsideWritesTests {
         try await WebhookReceiver.with { hooks in
             try await TestServer.with(backend: backend, WebhooksTests.options, cloud: cloud) { p in
                 hooks.respond("/function", .json(["success": ["ok": true, "__proto__": ["admin": true]]]))
-                hooks.respond("/afterFind", .compute { body in
-                    let objects = body["objects"]?.arrayValue ?? []
-                    return ["success": .array(objects.map { o in
-                        var o = o.objectValue ?? [:]
-                        o["constructor"] = Self.polluted
-                        return .object(o)
-                    })]
-                })
+                hooks.respond(
+                    "/afterFind",
+                    .compute { body in
+                        let objects = body["objects"]?.arrayValue ?? []
+                        return [
+                            "success": .array(
+                                objects.map { o in
+                                    var o = o.objectValue ?? [:]
+                                    o["constructor"] = Self.polluted
+                                    return .object(o)
+                                })
+                        ]
+                    })
                 hooks.respond("/beforeFind", .json(["success": ["where": ["meta": ["_bsontype": "Code"]]]]))
-                #expect(try await p.request(.post, "/hooks/functions", ["functionName": "hooked", "url": .string(hooks.url("/function"))]).status == 200)
+                #expect(
+                    try await p.request(.post, "/hooks/functions", ["functionName": "hooked", "url": .string(hooks.url("/function"))]).status == 200)
                 for (className, trigger, path) in [("Doc", "afterFind", "/afterFind"), ("Other", "beforeFind", "/beforeFind")] {
                     let made = try await p.request(
                         .post, "/hooks/triggers", ["className": .string(className), "triggerName": .string(trigger), "url": .string(hooks.url(path))])
@@ -178,7 +188,8 @@ struct HardeningOutsideWritesTests {
         }
     }
 
-    @Test("file metadata and tags with refused keywords, from the client or a beforeSave file trigger, are 105 and store no file",
+    @Test(
+        "file metadata and tags with refused keywords, from the client or a beforeSave file trigger, are 105 and store no file",
         arguments: Backend.all)
     func fileMetadata(_ backend: Backend) async throws {
         let saved = Mutex<[String]>([])
@@ -192,7 +203,8 @@ struct HardeningOutsideWritesTests {
                 "base64": "SGVsbG8=", "_ContentType": "text/plain", "_ApplicationId": .string(TestServer.appId),
                 "_MasterKey": .string(TestServer.masterKey), "fileData": ["metadata": ["owner": ["constructor": Self.polluted]], "tags": [:]],
             ]
-            let fromClient = try await p.raw(.post, "/parse/files/a.txt", body: JSONWriter.string(.object(body)), headers: [.contentType: "text/plain"])
+            let fromClient = try await p.raw(
+                .post, "/parse/files/a.txt", body: JSONWriter.string(.object(body)), headers: [.contentType: "text/plain"])
             #expect(fromClient.json == Self.constructorRefused, "\(fromClient.status) \(fromClient.json)")
             body["fileData"] = ["metadata": [:], "tags": ["k": ["_bsontype": "Code"]]]
             let tags = try await p.raw(.post, "/parse/files/b.txt", body: JSONWriter.string(.object(body)), headers: [.contentType: "text/plain"])

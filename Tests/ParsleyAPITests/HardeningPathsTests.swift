@@ -51,7 +51,10 @@ struct HardeningPathsTests {
     func batchFunctionCallsAreCounted(_ backend: Backend) async throws {
         var cloud = CloudCode()
         let runs = RunCounter()
-        cloud.define("limited", validator: CloudValidator(rateLimit: .init(requestTimeWindow: .seconds(60), requestCount: 2, errorResponseMessage: "Slow down"))) { _ in
+        cloud.define(
+            "limited",
+            validator: CloudValidator(rateLimit: .init(requestTimeWindow: .seconds(60), requestCount: 2, errorResponseMessage: "Slow down"))
+        ) { _ in
             runs.add()
             return "ok"
         }
@@ -151,7 +154,9 @@ struct HardeningPathsTests {
         }
     }
 
-    @Test("a session's expiresAt, createdWith, token, installation, user and ACL: 105 for its user on every path, the master key may", arguments: Backend.all)
+    @Test(
+        "a session's expiresAt, createdWith, token, installation, user and ACL: 105 for its user on every path, the master key may",
+        arguments: Backend.all)
     func sessionFieldsOnlyTheMasterChanges(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             let alice = try await p.newUser("alice")

@@ -10,11 +10,14 @@ struct HardeningSecurityTests {
     /// Anonymous sign-up (authData.anonymous): the id is that user's login.
     func anonymousUser(_ p: ParseClient, _ id: String) async throws -> (id: String, token: String) {
         let r = try await p.request(.post, "/users", ["authData": ["anonymous": ["id": .string(id)]], "ACL": ["*": ["read": true]]], master: false)
-        guard let objectId = r["objectId"]?.stringValue, let token = r["sessionToken"]?.stringValue else { throw Failure("anonymous sign-up: \(r.json)") }
+        guard let objectId = r["objectId"]?.stringValue, let token = r["sessionToken"]?.stringValue else {
+            throw Failure("anonymous sign-up: \(r.json)")
+        }
         return (objectId, token)
     }
 
-    @Test("authData, session tokens and password hashes never reach another user: get, find, include, keys, batch, sub-queries", arguments: Backend.all)
+    @Test(
+        "authData, session tokens and password hashes never reach another user: get, find, include, keys, batch, sub-queries", arguments: Backend.all)
     func credentialsNeverLeave(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             let victim = try await anonymousUser(p, "secret-anonymous-login-id")
@@ -39,7 +42,12 @@ struct HardeningSecurityTests {
                 try await p.call(other.token, .get, "/users?keys=authData"),
                 try await p.call(
                     other.token, .post, "/batch",
-                    ["requests": [["method": "GET", "path": "/parse/classes/Team", "body": ["include": "members"]], ["method": "GET", "path": .string("/parse/users/\(victim.id)")]]]),
+                    [
+                        "requests": [
+                            ["method": "GET", "path": "/parse/classes/Team", "body": ["include": "members"]],
+                            ["method": "GET", "path": .string("/parse/users/\(victim.id)")],
+                        ]
+                    ]),
             ]
             for (i, r) in reads.enumerated() {
                 #expect(r.status == 200, "read \(i): \(r.json)")
@@ -187,7 +195,10 @@ struct HardeningSecurityTests {
                     for (op, r) in answers {
                         #expect(r.status == 400, "\(className) \(op)")
                         #expect(
-                            r.json == ["code": 119, "error": .string("Clients aren't allowed to perform the \(op) operation on the \(className) collection.")],
+                            r.json == [
+                                "code": 119,
+                                "error": .string("Clients aren't allowed to perform the \(op) operation on the \(className) collection."),
+                            ],
                             "\(className) \(op): \(r.json)")
                     }
                 }
@@ -196,19 +207,23 @@ struct HardeningSecurityTests {
             var r = try await p.call(user.token, .get, "/classes/_JobStatus?count=1&limit=0")
             #expect(r.code == 119)
             _ = try await p.createId("Doc", ["name": "d"])
-            r = try await p.findAs(user.token, "Doc", where: ["name": ["$select": ["query": ["className": "_JobStatus", "where": [:]], "key": "jobName"]]])
+            r = try await p.findAs(
+                user.token, "Doc", where: ["name": ["$select": ["query": ["className": "_JobStatus", "where": [:]], "key": "jobName"]]])
             #expect(r.code == 119)
             r = try await p.call(user.token, .post, "/batch", ["requests": [["method": "GET", "path": "/parse/classes/_JobStatus"]]])
             #expect(r.json.arrayValue?.first?["error"]?["code"] == 119)
             // The master key reads them.
             #expect(try await p.find("_JobStatus").results.count == 1)
             // Installations: clients may not delete.
-            let inst = try await p.request(.post, "/installations", ["deviceType": "ios", "installationId": "0b6cbb4c-4b3a-4a9e-9f2b-1b1b1b1b1b1b"], master: false)
+            let inst = try await p.request(
+                .post, "/installations", ["deviceType": "ios", "installationId": "0b6cbb4c-4b3a-4a9e-9f2b-1b1b1b1b1b1b"], master: false)
             let instId = try #require(inst["objectId"]?.stringValue)
             r = try await p.call(user.token, .delete, "/installations/\(instId)")
             #expect(r.json == ["code": 119, "error": "Clients aren't allowed to perform the delete operation on the installation collection."])
             // ... nor find them, in a list, a count or a sub-query; a get by id is allowed (Parse Server's rule).
-            let findRefused: JSONValue = ["code": 119, "error": "Clients aren't allowed to perform the find operation on the installation collection."]
+            let findRefused: JSONValue = [
+                "code": 119, "error": "Clients aren't allowed to perform the find operation on the installation collection.",
+            ]
             #expect(try await p.call(user.token, .get, "/installations").json == findRefused)
             #expect(try await p.call(user.token, .get, "/classes/_Installation?count=1&limit=0").json == findRefused)
             r = try await p.findAs(
@@ -218,7 +233,9 @@ struct HardeningSecurityTests {
         }
     }
 
-    @Test("masterKeyIps: the master key from another address counts for nothing (a client's request, as in Parse Server); from a listed one it works", arguments: Backend.all)
+    @Test(
+        "masterKeyIps: the master key from another address counts for nothing (a client's request, as in Parse Server); from a listed one it works",
+        arguments: Backend.all)
     func masterKeyIps(_ backend: Backend) async throws {
         let elsewhere = TestServer.options {
             $0.security.masterKeyIps = [IPRange("10.0.0.0/8")!, IPRange("::2")!]
@@ -277,7 +294,8 @@ struct HardeningSecurityTests {
         }
     }
 
-    @Test("requestKeywordDenylist: __proto__, constructor and {_bsontype: Code} anywhere in a body, a where or /config are 105", arguments: Backend.all)
+    @Test(
+        "requestKeywordDenylist: __proto__, constructor and {_bsontype: Code} anywhere in a body, a where or /config are 105", arguments: Backend.all)
     func keywordDenylist(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("Doc", ["name": "a"])
@@ -304,7 +322,8 @@ struct HardeningSecurityTests {
             #expect(try await p.find("Doc", ["count": "1", "limit": "0"])["count"] == 1)
         }
         // Configurable: an empty list allows everything; a custom rule refuses its key.
-        try await TestServer.with(backend: backend, TestServer.options { $0.security.requestKeywordDenylist = [KeywordRule(key: "^forbidden$")] }) { p in
+        try await TestServer.with(backend: backend, TestServer.options { $0.security.requestKeywordDenylist = [KeywordRule(key: "^forbidden$")] }) {
+            p in
             #expect(try await p.create("Doc", ["constructor": 1]).status == 201)
             let r = try await p.create("Doc", ["x": ["forbidden": true]])
             #expect(r.code == 105)
@@ -339,7 +358,8 @@ struct HardeningSecurityTests {
             #expect(try await p.request(.get, "/classes/_Idempotency", master: false).code == 119)
         }
         // After the ttl the id may be used again.
-        try await TestServer.with(backend: backend, TestServer.options { $0.security.idempotency = IdempotencyOptions(paths: ["classes/"], ttl: 1) }) { p in
+        try await TestServer.with(backend: backend, TestServer.options { $0.security.idempotency = IdempotencyOptions(paths: ["classes/"], ttl: 1) })
+        { p in
             let retry = ["X-Parse-Request-Id": "short-lived"]
             #expect(try await p.request(.post, "/classes/Order", ["item": "book"], extra: retry).status == 201)
             try await Task.sleep(for: .milliseconds(1_200))

@@ -38,11 +38,13 @@ struct JobSchedulesTests {
         return try await runs(p, settle: settle)
     }
 
-    @Test("the /cloud_code/jobs API: create (startAfter defaults to now), list, edit, delete; unknown jobs refused; jobs/data names what is in use",
+    @Test(
+        "the /cloud_code/jobs API: create (startAfter defaults to now), list, edit, delete; unknown jobs refused; jobs/data names what is in use",
         arguments: Backend.all)
     func api(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, TestServer.options(), cloud: Self.cloud()) { p in
-            let created = try await p.request(.post, "/cloud_code/jobs", ["job_schedule": ["jobName": "tally", "description": "nightly", "timeOfDay": "03:00"]])
+            let created = try await p.request(
+                .post, "/cloud_code/jobs", ["job_schedule": ["jobName": "tally", "description": "nightly", "timeOfDay": "03:00"]])
             #expect(created.status == 201, "\(created.json)")
             let id = try #require(created["objectId"]?.stringValue)
             let listed = try await p.request(.get, "/cloud_code/jobs")
@@ -60,13 +62,19 @@ struct JobSchedulesTests {
         }
     }
 
-    @Test("a schedule every two minutes whose five runs were missed runs once, with its params, and not again before its next time",
+    @Test(
+        "a schedule every two minutes whose five runs were missed runs once, with its params, and not again before its next time",
         arguments: Backend.all)
     func missedRunsRunOnce(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, Self.options, cloud: Self.cloud()) { p in
-            let created = try await p.request(.post, "/cloud_code/jobs", [
-                "job_schedule": ["jobName": "tally", "params": #"{"label":"every two minutes"}"#, "startAfter": Self.iso(minutesAgo: 10.02), "repeatMinutes": 2]
-            ])
+            let created = try await p.request(
+                .post, "/cloud_code/jobs",
+                [
+                    "job_schedule": [
+                        "jobName": "tally", "params": #"{"label":"every two minutes"}"#, "startAfter": Self.iso(minutesAgo: 10.02),
+                        "repeatMinutes": 2,
+                    ]
+                ])
             #expect(created.status == 201)
             let runs = try await Self.runs(p, expected: 1, settle: .milliseconds(1500))
             #expect(runs.count == 1, "\(runs)")
@@ -88,14 +96,19 @@ struct JobSchedulesTests {
         try await TestServer.withAPI(backend: .postgres, Self.options, cloud: Self.cloud()) { _, db, p in
             let other = try await PostgresDatabase.open(url: try #require(db.url), poolSize: 4, logger: TestDatabase.logger)
             try await other.serving {
-                let node2 = ParseAPI(services: try await ParseServices.open(options: Self.options, database: other, cloud: Self.cloud(), adapters: .standard))
+                let node2 = ParseAPI(
+                    services: try await ParseServices.open(options: Self.options, database: other, cloud: Self.cloud(), adapters: .standard))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     // The second node's background work (scheduler and job runner), as its server would run it.
                     group.addTask { try await node2.background.run() }
                     for i in 0..<5 {
-                        let r = try await p.request(.post, "/cloud_code/jobs", [
-                            "job_schedule": ["jobName": "tally", "params": .string(#"{"label":"\#(i)"}"#), "startAfter": Self.iso(minutesAgo: 0.01)]
-                        ])
+                        let r = try await p.request(
+                            .post, "/cloud_code/jobs",
+                            [
+                                "job_schedule": [
+                                    "jobName": "tally", "params": .string(#"{"label":"\#(i)"}"#), "startAfter": Self.iso(minutesAgo: 0.01),
+                                ]
+                            ])
                         #expect(r.status == 201)
                     }
                     let runs = try await Self.runs(p, expected: 5, settle: .seconds(2))

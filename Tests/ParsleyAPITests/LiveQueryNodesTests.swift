@@ -83,9 +83,11 @@ struct LiveQueryNodesTests {
             let subscriptions: [JSONValue] = (1...50).map { i in
                 ["op": "subscribe", "requestId": .int(Int64(i)), "query": ["className": "Message", "where": [:]]]
             }
-            let stuck = try await StuckWebSocket.open(port: port, messages: [
-                ["op": "connect", "applicationId": .string(TestServer.appId), "masterKey": .string(TestServer.masterKey)],
-            ] + subscriptions)
+            let stuck = try await StuckWebSocket.open(
+                port: port,
+                messages: [
+                    ["op": "connect", "applicationId": .string(TestServer.appId), "masterKey": .string(TestServer.masterKey)]
+                ] + subscriptions)
             for _ in 0..<200 where api.services.liveQuery.subscriptionCount < 51 { try await Task.sleep(for: .milliseconds(20)) }
             #expect(api.services.liveQuery.subscriptionCount == 51)
             let text = String(repeating: "x", count: 20_000)
@@ -105,7 +107,9 @@ struct LiveQueryNodesTests {
         }
     }
 
-    @Test("cloud code: beforeConnect and beforeSubscribe may refuse (141, no reconnect) or change the query; afterLiveQueryEvent may drop or change an event", arguments: Backend.all)
+    @Test(
+        "cloud code: beforeConnect and beforeSubscribe may refuse (141, no reconnect) or change the query; afterLiveQueryEvent may drop or change an event",
+        arguments: Backend.all)
     func triggers(_ backend: Backend) async throws {
         var cloud = CloudCode()
         cloud.beforeConnect { req in

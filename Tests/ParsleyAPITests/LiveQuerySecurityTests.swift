@@ -10,7 +10,9 @@ import Testing
 struct LiveQuerySecurityTests {
     typealias T = LiveQueryTests
 
-    @Test("ACL: a subscriber who may not read an object hears nothing of it, not even leave; roles count, also when they change later", arguments: Backend.all)
+    @Test(
+        "ACL: a subscriber who may not read an object hears nothing of it, not even leave; roles count, also when they change later",
+        arguments: Backend.all)
     func acls(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, TestServer.liveOptions(T.live)) { p in
             let (ann, annToken) = try await p.newUser("ann")
@@ -58,7 +60,9 @@ struct LiveQuerySecurityTests {
         }
     }
 
-    @Test("CLP: find closed is refused at subscribe (119), requiresAuthentication (101 / 209), pointer permissions per event; internal classes 119", arguments: Backend.all)
+    @Test(
+        "CLP: find closed is refused at subscribe (119), requiresAuthentication (101 / 209), pointer permissions per event; internal classes 119",
+        arguments: Backend.all)
     func classLevelPermissions(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, TestServer.liveOptions(T.live)) { p in
             let (ann, annToken) = try await p.newUser("ann")
@@ -105,10 +109,12 @@ struct LiveQuerySecurityTests {
             let (ann, annToken) = try await p.newUser("ann")
             let (_, bobToken) = try await p.newUser("bob")
             _ = try await p.createId("Secret", ["room": "z", "pin": "0"])
-            try await p.setCLP("Secret", [
-                "find": ["*": true], "get": ["*": true], "create": ["*": true], "update": ["*": true], "delete": ["*": true],
-                "addField": ["*": true], "protectedFields": ["*": ["pin"]],
-            ])
+            try await p.setCLP(
+                "Secret",
+                [
+                    "find": ["*": true], "get": ["*": true], "create": ["*": true], "update": ["*": true], "delete": ["*": true],
+                    "addField": ["*": true], "protectedFields": ["*": ["pin"]],
+                ])
             let bobLQ = try await T.client(p, token: bobToken)
             let master = try await T.client(p, master: true)
             try await T.warmUp(p, master)
@@ -152,7 +158,9 @@ struct LiveQuerySecurityTests {
         }
     }
 
-    @Test("a revoked session ends its subscriptions with error 209 (no reconnect) and nothing more is sent; a bad token at connect is 209", arguments: Backend.all)
+    @Test(
+        "a revoked session ends its subscriptions with error 209 (no reconnect) and nothing more is sent; a bad token at connect is 209",
+        arguments: Backend.all)
     func sessionRevocation(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, TestServer.liveOptions(T.live)) { p in
             let (_, annToken) = try await p.newUser("ann")

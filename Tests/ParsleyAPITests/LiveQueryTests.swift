@@ -149,7 +149,9 @@ struct LiveQueryTests {
         }
     }
 
-    @Test("keys (and the older fields) cut objects; watch sends updates only when a watched field changed; update replaces the query", arguments: Backend.all)
+    @Test(
+        "keys (and the older fields) cut objects; watch sends updates only when a watched field changed; update replaces the query",
+        arguments: Backend.all)
     func keysWatchAndUpdate(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, TestServer.liveOptions(Self.live)) { p in
             let lq = try await Self.client(p)
@@ -201,9 +203,13 @@ struct LiveQueryTests {
             let good = try await p.createId("Team", ["good": true])
             let bad = try await p.createId("Team", ["good": false])
             let teamPointer = { (id: String) -> JSONValue in ["__type": "Pointer", "className": "Team", "objectId": .string(id)] }
-            #expect(try await lq.subscribe(1, "Player", where: ["team": ["$inQuery": ["className": "Team", "where": ["good": true]]]])["op"] == "subscribed")
+            #expect(
+                try await lq.subscribe(1, "Player", where: ["team": ["$inQuery": ["className": "Team", "where": ["good": true]]]])["op"]
+                    == "subscribed")
             #expect(try await lq.subscribe(2, "Player", where: ["team": teamPointer(bad)])["op"] == "subscribed")
-            #expect(try await lq.subscribe(3, "Player", where: ["team": ["$notInQuery": ["className": "Team", "where": ["good": false]]]])["op"] == "subscribed")
+            #expect(
+                try await lq.subscribe(3, "Player", where: ["team": ["$notInQuery": ["className": "Team", "where": ["good": false]]]])["op"]
+                    == "subscribed")
             let player = try await p.createId("Player", ["team": teamPointer(good), "name": "a"])
             let created = [try await lq.expect("create"), try await lq.expect("create")]
             #expect(Set(created.compactMap { $0["requestId"]?.integerValue }) == [1, 3])

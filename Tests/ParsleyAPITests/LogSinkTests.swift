@@ -18,7 +18,9 @@ struct LogSinkTests {
         let started = ContinuousClock.now
         var accepted = 0
         for i in 0..<20_000 {
-            if sink.append(bytes: Array("line \(String(i).padding(toLength: 8, withPad: " ", startingAt: 0)) \(String(repeating: "x", count: 80))\n".utf8)) {
+            if sink.append(
+                bytes: Array("line \(String(i).padding(toLength: 8, withPad: " ", startingAt: 0)) \(String(repeating: "x", count: 80))\n".utf8))
+            {
                 accepted += 1
             }
         }
@@ -76,13 +78,20 @@ struct LogSinkTests {
             record.appendLine(format: format, label: "parsley", time: 1_795_677_371_042, to: &out, cache: &cache)
             return String(decoding: out, as: UTF8.self)
         }
-        #expect(line(.text) == #"2026-11-26T07:16:11.042Z info parsley: request duration_ms=12.34 ip=127.0.0.1 method=GET path="/parse/classes/A b" request_id="id\"x" status=200"# + "\n")
-        #expect(line(.logfmt) == #"time=2026-11-26T07:16:11.042Z level=info logger=parsley msg=request duration_ms=12.34 ip=127.0.0.1 method=GET path="/parse/classes/A b" request_id="id\"x" status=200"# + "\n")
+        #expect(
+            line(.text)
+                == #"2026-11-26T07:16:11.042Z info parsley: request duration_ms=12.34 ip=127.0.0.1 method=GET path="/parse/classes/A b" request_id="id\"x" status=200"#
+                + "\n")
+        #expect(
+            line(.logfmt)
+                == #"time=2026-11-26T07:16:11.042Z level=info logger=parsley msg=request duration_ms=12.34 ip=127.0.0.1 method=GET path="/parse/classes/A b" request_id="id\"x" status=200"#
+                + "\n")
         let json = try JSONParser.parse(line(.json))
-        #expect(json == [
-            "time": "2026-11-26T07:16:11.042Z", "level": "info", "logger": "parsley", "msg": "request", "duration_ms": 12.34, "ip": "127.0.0.1",
-            "method": "GET", "path": "/parse/classes/A b", "request_id": #"id"x"#, "status": 200,
-        ])
+        #expect(
+            json == [
+                "time": "2026-11-26T07:16:11.042Z", "level": "info", "logger": "parsley", "msg": "request", "duration_ms": 12.34, "ip": "127.0.0.1",
+                "method": "GET", "path": "/parse/classes/A b", "request_id": #"id"x"#, "status": 200,
+            ])
     }
 
     @Test("time stamps match Foundation's ISO 8601 over four centuries, leap days and the epoch's edges")
@@ -98,7 +107,8 @@ struct LogSinkTests {
             // Foundation's own milliseconds go through a Double (…998 for …999): compare the second with it, the
             // milliseconds with the integer.
             let second = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
-            let expected = Date(timeIntervalSince1970: Double(second)).formatted(style).dropLast(5)
+            let expected =
+                Date(timeIntervalSince1970: Double(second)).formatted(style).dropLast(5)
                 + "." + String(1000 + ms - second * 1000).dropFirst() + "Z"
             #expect(String(decoding: out, as: UTF8.self) == expected, "\(ms)")
         }

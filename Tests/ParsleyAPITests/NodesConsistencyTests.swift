@@ -66,10 +66,12 @@ struct NodesConsistencyTests {
             #expect(distinct.results == ["made on A"], "\(distinct.json)")
 
             // A class whose permissions allow only the master key to create: B does not take it for an open class.
-            let locked = try await a.request(.post, "/schemas/Locked", [
-                "className": "Locked", "fields": ["x": ["type": "Number"]],
-                "classLevelPermissions": ["create": [:], "find": ["*": true], "get": ["*": true]],
-            ])
+            let locked = try await a.request(
+                .post, "/schemas/Locked",
+                [
+                    "className": "Locked", "fields": ["x": ["type": "Number"]],
+                    "classLevelPermissions": ["create": [:], "find": ["*": true], "get": ["*": true]],
+                ])
             #expect(locked.status == 200, "\(locked.json)")
             let refused = try await b.create("Locked", ["x": 1], master: false)
             #expect(refused.code == 119, "node B let a client create in a class node A locked: \(refused.json)")
@@ -130,7 +132,9 @@ struct NodesConsistencyTests {
         }
     }
 
-    @Test("a user added to or removed from a role on node A gains or loses its rights on node B within CacheTrust.roles", .enabled(if: Backend.all.contains(.postgres)))
+    @Test(
+        "a user added to or removed from a role on node A gains or loses its rights on node B within CacheTrust.roles",
+        .enabled(if: Backend.all.contains(.postgres)))
     func roleMembershipElsewhere() async throws {
         try await Self.withDeafNode { a, b, _ in
             let user = try await a.signUp("role-member")
@@ -158,7 +162,9 @@ struct NodesConsistencyTests {
         }
     }
 
-    @Test("a session revoked on node A fails on node B within CacheTrust.sessions, also while both nodes are busy", .enabled(if: Backend.all.contains(.postgres)))
+    @Test(
+        "a session revoked on node A fails on node B within CacheTrust.sessions, also while both nodes are busy",
+        .enabled(if: Backend.all.contains(.postgres)))
     func sessionRevokedElsewhere() async throws {
         try await Self.withDeafNode { a, b, _ in
             let load = Flag()
@@ -227,7 +233,11 @@ struct NodesConsistencyTests {
 
     final class Counter: Sendable {
         private let count = Mutex<Int>(0)
-        func next() -> Int { count.withLock { $0 += 1; return $0 } }
+        func next() -> Int {
+            count.withLock {
+                $0 += 1; return $0
+            }
+        }
         var value: Int { count.withLock { $0 } }
     }
 

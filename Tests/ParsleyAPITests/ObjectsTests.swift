@@ -98,15 +98,17 @@ struct ObjectsTests {
     func updateEchoesOperations(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("GameScore", ["c": 1, "d": ["1"], "e": ["1"], "f": ["1", "2"], "g": 5, "stats": ["wins": 5]])
-            let r = try await p.update("GameScore", id, [
-                "a": "b",
-                "c": ["__op": "Increment", "amount": 2],
-                "d": ["__op": "Add", "objects": ["2"]],
-                "e": ["__op": "AddUnique", "objects": ["1", "2"]],
-                "f": ["__op": "Remove", "objects": ["2"]],
-                "g": ["__op": "Delete"],
-                "stats.wins": ["__op": "Increment", "amount": 1],
-            ])
+            let r = try await p.update(
+                "GameScore", id,
+                [
+                    "a": "b",
+                    "c": ["__op": "Increment", "amount": 2],
+                    "d": ["__op": "Add", "objects": ["2"]],
+                    "e": ["__op": "AddUnique", "objects": ["1", "2"]],
+                    "f": ["__op": "Remove", "objects": ["2"]],
+                    "g": ["__op": "Delete"],
+                    "stats.wins": ["__op": "Increment", "amount": 1],
+                ])
             #expect(r.status == 200)
             let keys = Set(r.json.objectValue?.keys.map { $0 } ?? [])
             #expect(keys == ["updatedAt", "c", "d", "e", "f", "stats"])
@@ -126,7 +128,8 @@ struct ObjectsTests {
     @Test("create echoes operation results", arguments: Backend.all)
     func createWithOperations(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
-            let r = try await p.create("GameScore", ["score": ["__op": "Increment", "amount": 5], "tags": ["__op": "AddUnique", "objects": ["a", "a"]]])
+            let r = try await p.create(
+                "GameScore", ["score": ["__op": "Increment", "amount": 5], "tags": ["__op": "AddUnique", "objects": ["a", "a"]]])
             #expect(r.status == 201)
             #expect(r["score"] == .int(5))
             #expect(r["tags"] == ["a"])

@@ -24,7 +24,8 @@ struct OperationsTests {
         let logger = TestDatabase.logger
         try await TestDatabase.with(backend, logger: logger) { db in
             let database = FlakyDatabase(db.database)
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, adapters: .standard), rateLimits: rateLimits)
+            let api = ParseAPI(
+                services: try await ParseServices.open(options: options, database: database, adapters: .standard), rateLimits: rateLimits)
             let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: 0, logger: logger, operations: operations)
             try await app.test(.live) { client in
                 var parse = ParseClient(client: client, options: options)
@@ -36,7 +37,9 @@ struct OperationsTests {
 
     static let requestId = HTTPField.Name("X-Request-Id")!
 
-    @Test("/health: ok after SELECT 1, 503 with the state and Retry-After while not ready, error within a second when the database fails", arguments: Backend.all)
+    @Test(
+        "/health: ok after SELECT 1, 503 with the state and Retry-After while not ready, error within a second when the database fails",
+        arguments: Backend.all)
     func health(_ backend: Backend) async throws {
         let readiness = Readiness(.initialized)
         try await Self.with(backend: backend, .init(readiness: readiness)) { p, database in
@@ -91,7 +94,8 @@ struct OperationsTests {
         let rules = try RateLimitRule.parse(
             JSONParser.parse(
                 #"[{"requestPath":"/classes/*","requestTimeWindow":60000,"requestCount":3,"requestMethods":["POST"]},"#
-                    + #"{"requestPath":"/functions/:name","requestTimeWindow":60000,"requestCount":1,"zone":"session","errorResponseMessage":"Slow down."}]"#))
+                    + #"{"requestPath":"/functions/:name","requestTimeWindow":60000,"requestCount":1,"zone":"session","errorResponseMessage":"Slow down."}]"#
+            ))
         try await Self.with(backend: backend, rateLimits: rules) { p, _ in
             _ = try await p.createId("Limited", ["n": 0])  // master key: not counted
             for i in 1...3 {
@@ -117,7 +121,8 @@ struct OperationsTests {
 
     @Test("rate limit JSON: Parse Server's format, errors name the entry and field, Express-style paths")
     func rateLimitParsing() throws {
-        let one = try RateLimitRule.parse(JSONParser.parse(#"{"requestPath":"login","requestTimeWindow":1000,"requestCount":2,"requestMethods":"post"}"#))
+        let one = try RateLimitRule.parse(
+            JSONParser.parse(#"{"requestPath":"login","requestTimeWindow":1000,"requestCount":2,"requestMethods":"post"}"#))
         #expect(one == [RateLimitRule(requestPath: "/login", window: .seconds(1), count: 2, methods: ["POST"])])
         #expect(throws: RateLimitRule.Invalid.self) { try RateLimitRule.parse(JSONParser.parse(#"[{"requestPath":"/x","requestCount":2}]"#)) }
         #expect(throws: RateLimitRule.Invalid.self) {
@@ -163,11 +168,16 @@ struct OperationsTests {
         let time = Date(timeIntervalSince1970: 0)
         let metadata: Logger.Metadata = ["status": .stringConvertible(201), "path": "/parse/classes/A", "note": "two words"]
         let json = ParsleyLogHandler.render(format: .json, time: time, level: .info, label: "parsley", message: "request \"x\"", metadata: metadata)
-        #expect(json == #"{"time":"1970-01-01T00:00:00.000Z","level":"info","logger":"parsley","msg":"request \"x\"","note":"two words","path":"/parse/classes/A","status":201}"#)
+        #expect(
+            json
+                == #"{"time":"1970-01-01T00:00:00.000Z","level":"info","logger":"parsley","msg":"request \"x\"","note":"two words","path":"/parse/classes/A","status":201}"#
+        )
         #expect((try? JSONParser.parse(json)) != nil)
         let logfmt = ParsleyLogHandler.render(format: .logfmt, time: time, level: .warning, label: "parsley", message: "hi there", metadata: metadata)
-        #expect(logfmt == #"time=1970-01-01T00:00:00.000Z level=warning logger=parsley msg="hi there" note="two words" path=/parse/classes/A status=201"#)
-        let text = ParsleyLogHandler.render(format: .text, time: time, level: .info, label: "parsley", message: "request", metadata: ["status": "200"])
+        #expect(
+            logfmt == #"time=1970-01-01T00:00:00.000Z level=warning logger=parsley msg="hi there" note="two words" path=/parse/classes/A status=201"#)
+        let text = ParsleyLogHandler.render(
+            format: .text, time: time, level: .info, label: "parsley", message: "request", metadata: ["status": "200"])
         #expect(text == "1970-01-01T00:00:00.000Z info parsley: request status=200")
         let redactor = LogRedactor()
         redactor.register("my-master-key-1")

@@ -31,53 +31,84 @@ struct OptionSecretsProcessTests {
 
     static var cases: [Case] {
         let s = secret
-        let s3 = #"{"module":"@parse/s3-files-adapter","options":{"bucket":"b","region":"eu-west-1","accessKey":"AKIAEXAMPLE","secretAccessKey":"\#(s)"}}"#
+        let s3 =
+            #"{"module":"@parse/s3-files-adapter","options":{"bucket":"b","region":"eu-west-1","accessKey":"AKIAEXAMPLE","secretAccessKey":"\#(s)"}}"#
         let key = PushTestKeys.apnsKey()
         let pem = JSONWriter.string(.string(key.pem))
         return [
-            Case(description: "S3 files adapter (variable)", environment: ["PARSE_SERVER_FILES_ADAPTER": s3],
+            Case(
+                description: "S3 files adapter (variable)", environment: ["PARSE_SERVER_FILES_ADAPTER": s3],
                 expect: .refused(naming: "PARSE_SERVER_FILES_ADAPTER (filesAdapter)")),
-            Case(description: "S3 files adapter (flag)", arguments: ["--filesAdapter", s3], expect: .refused(naming: "PARSE_SERVER_FILES_ADAPTER (--filesAdapter)")),
-            Case(description: "S3 files adapter (config file)", file: #"{"filesAdapter":\#(s3)}"#,
+            Case(
+                description: "S3 files adapter (flag)", arguments: ["--filesAdapter", s3],
+                expect: .refused(naming: "PARSE_SERVER_FILES_ADAPTER (--filesAdapter)")),
+            Case(
+                description: "S3 files adapter (config file)", file: #"{"filesAdapter":\#(s3)}"#,
                 expect: .refused(naming: "PARSE_SERVER_FILES_ADAPTER (config file key filesAdapter)")),
-            Case(description: "S3 files adapter by name", environment: ["PARSE_SERVER_FILES_ADAPTER": "s3://AKIA:\(s)@bucket"],
+            Case(
+                description: "S3 files adapter by name", environment: ["PARSE_SERVER_FILES_ADAPTER": "s3://AKIA:\(s)@bucket"],
                 expect: .refused(naming: "PARSE_SERVER_FILES_ADAPTER")),
-            Case(description: "MongoDB URI with a password", environment: ["PARSE_SERVER_DATABASE_URI": "mongodb://parse:\(s)@db.example:27017/app"],
+            Case(
+                description: "MongoDB URI with a password", environment: ["PARSE_SERVER_DATABASE_URI": "mongodb://parse:\(s)@db.example:27017/app"],
                 expect: .refused(naming: "PARSE_SERVER_DATABASE_URI")),
-            Case(description: "PostgreSQL URI nobody answers", environment: ["PARSE_SERVER_DATABASE_URI": "postgres://parse:\(s)@127.0.0.1:1/app"],
+            Case(
+                description: "PostgreSQL URI nobody answers", environment: ["PARSE_SERVER_DATABASE_URI": "postgres://parse:\(s)@127.0.0.1:1/app"],
                 expect: .refused(naming: "PARSE_SERVER_DATABASE_URI")),
-            Case(description: "push key that is neither PEM nor a file",
+            Case(
+                description: "push key that is neither PEM nor a file",
                 environment: ["PARSE_SERVER_PUSH": #"{"ios":{"token":{"key":"\#(s)","keyId":"K","teamId":"T"},"topic":"com.example.app"}}"#],
                 expect: .refused(naming: "push.ios.token.key")),
-            Case(description: "push JSON with a typo", environment: ["PARSE_SERVER_PUSH": #"{"ios":{"token":{"key":\#(pem),"keyId":"\#(s)","teamId":"T"},}"#],
+            Case(
+                description: "push JSON with a typo",
+                environment: ["PARSE_SERVER_PUSH": #"{"ios":{"token":{"key":\#(pem),"keyId":"\#(s)","teamId":"T"},}"#],
                 expect: .refused(naming: "PARSE_SERVER_PUSH (push)")),
-            Case(description: "FCM service account JSON with a typo",
+            Case(
+                description: "FCM service account JSON with a typo",
                 environment: ["PARSE_SERVER_PUSH": #"{"android":{"firebaseServiceAccount":"{\"private_key\":\"\#(s)\""}}"#],
                 expect: .refused(naming: "push.android.firebaseServiceAccount")),
-            Case(description: "email adapter with an SMTP password (ignored)",
-                environment: ["PARSE_SERVER_EMAIL_ADAPTER": #"{"module":"parse-smtp-template","options":{"host":"smtp.example","user":"u","password":"\#(s)"}}"#],
+            Case(
+                description: "email adapter with an SMTP password (ignored)",
+                environment: [
+                    "PARSE_SERVER_EMAIL_ADAPTER": #"{"module":"parse-smtp-template","options":{"host":"smtp.example","user":"u","password":"\#(s)"}}"#
+                ],
                 expect: .starts(saying: "Parse Server option emailAdapter (PARSE_SERVER_EMAIL_ADAPTER) is not supported and is ignored")),
-            Case(description: "SMTP password with a bad SMTP setting",
+            Case(
+                description: "SMTP password with a bad SMTP setting",
                 environment: ["PARSLEY_SMTP_HOST": "smtp.example", "PARSLEY_SMTP_PASSWORD": s, "PARSLEY_SMTP_AUTH": s],
                 expect: .refused(naming: "PARSLEY_SMTP_AUTH")),
-            Case(description: "rate limit with a bad zone",
+            Case(
+                description: "rate limit with a bad zone",
                 environment: ["PARSE_SERVER_RATE_LIMIT": #"[{"requestPath":"/x","requestTimeWindow":1000,"requestCount":1,"zone":"\#(s)"}]"#],
                 expect: .refused(naming: "PARSE_SERVER_RATE_LIMIT")),
-            Case(description: "rate limit that is not JSON", environment: ["PARSE_SERVER_RATE_LIMIT": "[{\(s)"], expect: .refused(naming: "PARSE_SERVER_RATE_LIMIT")),
-            Case(description: "auth providers with an app secret", environment: ["PARSE_SERVER_AUTH_PROVIDERS": #"{"facebook":{"appIds":["1"],"appSecret":"\#(s)"}}"#],
+            Case(
+                description: "rate limit that is not JSON", environment: ["PARSE_SERVER_RATE_LIMIT": "[{\(s)"],
+                expect: .refused(naming: "PARSE_SERVER_RATE_LIMIT")),
+            Case(
+                description: "auth providers with an app secret",
+                environment: ["PARSE_SERVER_AUTH_PROVIDERS": #"{"facebook":{"appIds":["1"],"appSecret":"\#(s)"}}"#],
                 expect: .refused(naming: "auth (PARSE_SERVER_AUTH_PROVIDERS)")),
-            Case(description: "encryption key", environment: ["PARSE_SERVER_ENCRYPTION_KEY": s], expect: .refused(naming: "encryptionKey (PARSE_SERVER_ENCRYPTION_KEY)")),
-            Case(description: "password policy with a bad part", environment: ["PARSE_SERVER_PASSWORD_POLICY": #"{"validatorPattern":"(\#(s)"}"#],
+            Case(
+                description: "encryption key", environment: ["PARSE_SERVER_ENCRYPTION_KEY": s],
+                expect: .refused(naming: "encryptionKey (PARSE_SERVER_ENCRYPTION_KEY)")),
+            Case(
+                description: "password policy with a bad part", environment: ["PARSE_SERVER_PASSWORD_POLICY": #"{"validatorPattern":"(\#(s)"}"#],
                 expect: .refused(naming: "validatorPattern")),
-            Case(description: "a flag left without its value", arguments: ["--clientKey", "--masterKey", s], expect: .refused(naming: "--clientKey needs a value")),
-            Case(description: "a secret taken for the config file's path", arguments: [s], expect: .refused(naming: "PARSE_SERVER_CONFIG: cannot read the config file")),
+            Case(
+                description: "a flag left without its value", arguments: ["--clientKey", "--masterKey", s],
+                expect: .refused(naming: "--clientKey needs a value")),
+            Case(
+                description: "a secret taken for the config file's path", arguments: [s],
+                expect: .refused(naming: "PARSE_SERVER_CONFIG: cannot read the config file")),
             Case(description: "a key in a number option", environment: ["PARSLEY_METRICS_PORT": s], expect: .refused(naming: "PARSLEY_METRICS_PORT")),
-            Case(description: "a key in a boolean option", environment: ["PARSE_SERVER_VERIFY_USER_EMAILS": s],
+            Case(
+                description: "a key in a boolean option", environment: ["PARSE_SERVER_VERIFY_USER_EMAILS": s],
                 expect: .refused(naming: "PARSE_SERVER_VERIFY_USER_EMAILS")),
-            Case(description: "webhook key, read-only master key and an APNs proxy with a password (starts)",
+            Case(
+                description: "webhook key, read-only master key and an APNs proxy with a password (starts)",
                 environment: [
                     "PARSE_SERVER_WEBHOOK_KEY": s, "PARSE_SERVER_READ_ONLY_MASTER_KEY": "ro-\(s)",
-                    "PARSE_SERVER_PUSH": #"{"ios":{"token":{"key":\#(pem),"keyId":"K","teamId":"T"},"topic":"com.example.app","host":"https://apns:\#(s)@127.0.0.1:9"}}"#,
+                    "PARSE_SERVER_PUSH":
+                        #"{"ios":{"token":{"key":\#(pem),"keyId":"K","teamId":"T"},"topic":"com.example.app","host":"https://apns:\#(s)@127.0.0.1:9"}}"#,
                 ],
                 expect: .starts(saying: "host https://apns:[redacted]@127.0.0.1:9")),
         ]

@@ -92,7 +92,10 @@ struct OptionSecretsTests {
         for (variable, value, expected) in [
             ("PARSE_SERVER_FILES_ADAPTER", Self.shapes[2], "PARSE_SERVER_FILES_ADAPTER (filesAdapter): only fs or database"),
             ("PARSE_SERVER_FILES_ADAPTER", "@parse/s3-files-adapter", "PARSE_SERVER_FILES_ADAPTER (filesAdapter) must be fs"),
-            ("PARSE_SERVER_DATABASE_URI", Self.shapes[4], "PARSE_SERVER_DATABASE_URI must be sqlite:<path> or postgres://user:password@host:port/database, not mongodb:"),
+            (
+                "PARSE_SERVER_DATABASE_URI", Self.shapes[4],
+                "PARSE_SERVER_DATABASE_URI must be sqlite:<path> or postgres://user:password@host:port/database, not mongodb:"
+            ),
             ("PARSE_SERVER_DATABASE_URI", Self.shapes[5], "cannot use postgres://parse@127.0.0.1:1/app"),
             ("PARSE_SERVER_PUSH", Self.shapes[6], "push.android.firebaseServiceAccount: is neither the key's text nor the path of a readable file"),
             ("PARSE_SERVER_PUSH", Self.shapes[1], "PARSE_SERVER_PUSH (push) must be JSON or the path of a readable JSON file"),

@@ -11,7 +11,9 @@ struct ParseDashboardTests {
     typealias Exercise = @Sendable (ParseClient) async throws -> Void
 
     static let exercises: [String: Exercise] = [
-        "globalConfig.create": { (p: ParseClient) async throws in #expect(try await p.request(.put, "/config", ["params": ["flagA": 1]]).status == 200) },
+        "globalConfig.create": { (p: ParseClient) async throws in
+            #expect(try await p.request(.put, "/config", ["params": ["flagA": 1]]).status == 200)
+        },
         "globalConfig.read": { (p: ParseClient) async throws in #expect(try await p.request(.get, "/config")["params"]?["flagA"] == 1) },
         "globalConfig.update": { (p: ParseClient) async throws in
             _ = try await p.request(.put, "/config", ["params": ["flagA": 2], "masterKeyOnly": ["flagA": true]])
@@ -21,7 +23,9 @@ struct ParseDashboardTests {
             _ = try await p.request(.put, "/config", ["params": ["flagA": ["__op": "Delete"]]])
             #expect(try await p.request(.get, "/config")["params"]?["flagA"] == nil)
         },
-        "hooks.create": { (p: ParseClient) async throws in #expect(try await p.request(.post, "/hooks/functions", ["functionName": "f", "url": "https://example.com/f"]).status == 200) },
+        "hooks.create": { (p: ParseClient) async throws in
+            #expect(try await p.request(.post, "/hooks/functions", ["functionName": "f", "url": "https://example.com/f"]).status == 200)
+        },
         "hooks.read": { (p: ParseClient) async throws in #expect(try await p.request(.get, "/hooks/functions").json.arrayValue?.count == 1) },
         "hooks.update": { (p: ParseClient) async throws in
             #expect(try await p.request(.put, "/hooks/functions/f", ["url": "https://example.com/g"])["url"] == "https://example.com/g")
@@ -37,32 +41,43 @@ struct ParseDashboardTests {
         "logs.level": { (p: ParseClient) async throws in #expect(try await p.request(.get, "/scriptlog?level=error").json.arrayValue != nil) },
         "logs.size": { (p: ParseClient) async throws in #expect(try await p.request(.get, "/scriptlog?size=5").json.arrayValue != nil) },
         "logs.order": { (p: ParseClient) async throws in #expect(try await p.request(.get, "/scriptlog?order=asc").json.arrayValue != nil) },
-        "logs.until": { (p: ParseClient) async throws in #expect(try await p.request(.get, "/scriptlog?until=2000-01-01T00:00:00.000Z").json.arrayValue?.isEmpty == true) },
-        "logs.from": { (p: ParseClient) async throws in #expect(try await p.request(.get, "/scriptlog?from=2100-01-01T00:00:00.000Z").json.arrayValue?.isEmpty == true) },
+        "logs.until": { (p: ParseClient) async throws in
+            #expect(try await p.request(.get, "/scriptlog?until=2000-01-01T00:00:00.000Z").json.arrayValue?.isEmpty == true)
+        },
+        "logs.from": { (p: ParseClient) async throws in
+            #expect(try await p.request(.get, "/scriptlog?from=2100-01-01T00:00:00.000Z").json.arrayValue?.isEmpty == true)
+        },
         "push.pushAudiences": { (p: ParseClient) async throws in
             let created = try await p.request(.post, "/push_audiences", ["name": "iOS", "query": #"{"deviceType":"ios"}"#])
             #expect(created.status == 201)
             let list = try await p.request(.get, "/push_audiences")
             #expect(list.results.first?["query"] == ["deviceType": "ios"])
         },
-        "schemas.addField": { (p: ParseClient) async throws in #expect(try await p.request(.put, "/schemas/Dash", ["fields": ["b": ["type": "Number"]]]).status == 200) },
+        "schemas.addField": { (p: ParseClient) async throws in
+            #expect(try await p.request(.put, "/schemas/Dash", ["fields": ["b": ["type": "Number"]]]).status == 200)
+        },
         "schemas.removeField": { (p: ParseClient) async throws in
             #expect(try await p.request(.put, "/schemas/Dash", ["fields": ["b": ["__op": "Delete"]]]).status == 200)
         },
-        "schemas.addClass": { (p: ParseClient) async throws in #expect(try await p.request(.post, "/schemas/Dash2", ["className": "Dash2"]).status == 200) },
+        "schemas.addClass": { (p: ParseClient) async throws in
+            #expect(try await p.request(.post, "/schemas/Dash2", ["className": "Dash2"]).status == 200)
+        },
         "schemas.removeClass": { (p: ParseClient) async throws in #expect(try await p.request(.delete, "/schemas/Dash2").status == 200) },
         "schemas.clearAllDataFromClass": { (p: ParseClient) async throws in
             _ = try await p.createId("Dash", ["a": 1])
             #expect(try await p.request(.delete, "/purge/Dash").status == 200)
             #expect(try await p.total("Dash") == 0)
         },
-        "schemas.editClassLevelPermissions": { (p: ParseClient) async throws in try await p.setCLP("Dash", ["find": ["*": true], "get": ["*": true]]) },
+        "schemas.editClassLevelPermissions": { (p: ParseClient) async throws in try await p.setCLP("Dash", ["find": ["*": true], "get": ["*": true]])
+        },
         "schemas.editPointerPermissions": { (p: ParseClient) async throws in
             _ = try await p.request(.put, "/schemas/Dash", ["fields": ["owner": ["type": "Pointer", "targetClass": "_User"]]])
             try await p.setCLP("Dash", ["readUserFields": ["owner"]])
             #expect(try await p.request(.get, "/schemas/Dash")["classLevelPermissions"]?["readUserFields"] == ["owner"])
         },
-        "settings.securityCheck": { (p: ParseClient) async throws in #expect(try await p.request(.get, "/security")["report"]?["groups"]?.arrayValue?.isEmpty == false) },
+        "settings.securityCheck": { (p: ParseClient) async throws in
+            #expect(try await p.request(.get, "/security")["report"]?["groups"]?.arrayValue?.isEmpty == false)
+        },
     ]
 
     /// The true flags of `/serverInfo`, as `group.name`.

@@ -32,9 +32,13 @@ struct ParseServerConfigProcessTests {
         func waitUntilHealthy(mount: String) async throws {
             for _ in 0..<300 {
                 if port == 0, let said = ProcessTests.Server.listeningPort(in: output) { port = said }
-                if port != 0, let r = try? await TestClient.withClient(host: "127.0.0.1", port: port, operation: { client in
-                    try await client.execute(TestClient.Request("\(mount)/health", method: .get))
-                }), r.status == .ok {
+                if port != 0,
+                    let r = try? await TestClient.withClient(
+                        host: "127.0.0.1", port: port,
+                        operation: { client in
+                            try await client.execute(TestClient.Request("\(mount)/health", method: .get))
+                        }), r.status == .ok
+                {
                     return
                 }
                 if !process.isRunning { throw Failure("parsley exited: \(output)") }
@@ -48,7 +52,9 @@ struct ParseServerConfigProcessTests {
         /// A Parse client of this server (master key unless `master: false` per request).
         func client(_ body: @escaping @Sendable (ParseClient) async throws -> Void) async throws {
             try await TestClient.withClient(host: "127.0.0.1", port: port) { connection in
-                var p = ParseClient(connection: connection, options: .init(applicationId: ParseServerConfigProcessTests.appId, masterKey: ParseServerConfigProcessTests.masterKey))
+                var p = ParseClient(
+                    connection: connection,
+                    options: .init(applicationId: ParseServerConfigProcessTests.appId, masterKey: ParseServerConfigProcessTests.masterKey))
                 p.mount = ParseServerConfigProcessTests.mount
                 try await body(p)
             }
@@ -196,7 +202,8 @@ struct ParseServerConfigProcessTests {
     static func refusedStart(_ arguments: [String], _ environment: [String: String]) async throws -> (Int32, String) {
         let dir = try ProcessTests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let child = try Child(arguments, environment: environment.merging(["PORT": "0", "PARSE_SERVER_MASTER_KEY": masterKey]) { a, _ in a }, dataDir: dir)
+        let child = try Child(
+            arguments, environment: environment.merging(["PORT": "0", "PARSE_SERVER_MASTER_KEY": masterKey]) { a, _ in a }, dataDir: dir)
         await child.process.exited()
         return (child.process.terminationStatus, child.output)
     }

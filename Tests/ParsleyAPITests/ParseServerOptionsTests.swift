@@ -19,7 +19,9 @@ struct ParseServerOptionsTests {
         var flags: [String]
         var status: String
         var section: String
-        var description: String { "| `\(key)` | \(env.map { "`\($0)`" }.joined(separator: ", ")) | \(flags.map { "`\($0)`" }.joined(separator: ", ")) | \(status) |" }
+        var description: String {
+            "| `\(key)` | \(env.map { "`\($0)`" }.joined(separator: ", ")) | \(flags.map { "`\($0)`" }.joined(separator: ", ")) | \(status) |"
+        }
     }
 
     static var docURL: URL {
@@ -146,7 +148,8 @@ struct ParseServerOptionsTests {
                     let values = OptionValues(flags: try OptionFlags.parse(settings.parseOptions), environment: [:])
                     #expect(values.raw(spec.key)?.text == value, "\(flag) does not set \(spec.key): \(arguments)")
                     let joined = try OptionFlags.rewrite(["\(flag)=\(value)"])
-                    #expect(try OptionFlags.parse(ServerSettings.parsing(joined).parseOptions)[spec.key] == value, "\(flag)=… does not set \(spec.key)")
+                    #expect(
+                        try OptionFlags.parse(ServerSettings.parsing(joined).parseOptions)[spec.key] == value, "\(flag)=… does not set \(spec.key)")
                 }
                 let file = dir.appendingPathComponent("\(spec.key).json")
                 let json = OptionValues.json(value)
@@ -162,7 +165,8 @@ struct ParseServerOptionsTests {
     func samplesAndPrecedence() throws {
         try Self.withTempDir { dir in
             var env = Self.baseEnvironment(dir)
-            for spec in OptionTable.all where spec.status == .supported && !["dataDir", "filesDir", "databaseURI", "masterKey", "smtpHost"].contains(spec.key) {
+            for spec in OptionTable.all
+            where spec.status == .supported && !["dataDir", "filesDir", "databaseURI", "masterKey", "smtpHost"].contains(spec.key) {
                 env[spec.env[0]] = Self.sample(spec)
             }
             env["PARSLEY_METRICS_PORT"] = "4242"
@@ -235,10 +239,11 @@ struct ParseServerOptionsTests {
         let rewritten = try OptionFlags.rewrite([
             "--enforcePrivateUsers", "--allowClientClassCreation", "false", "--masterKey", "-starts-with-dash", "--maxLimit=50", "--verbose",
         ])
-        #expect(try OptionFlags.parse(ServerSettings.parsing(rewritten).parseOptions) == [
-            "enforcePrivateUsers": "true", "allowClientClassCreation": "false", "masterKey": "-starts-with-dash", "maxLimit": "50",
-            "verbose": "true",
-        ])
+        #expect(
+            try OptionFlags.parse(ServerSettings.parsing(rewritten).parseOptions) == [
+                "enforcePrivateUsers": "true", "allowClientClassCreation": "false", "masterKey": "-starts-with-dash", "maxLimit": "50",
+                "verbose": "true",
+            ])
         #expect(throws: ServerSettings.Invalid.self) { try OptionFlags.rewrite(["--appId"]) }
         // Subcommands with flags of their own are left alone; export and import share serve's settings.
         #expect(try OptionFlags.rewrite(["backup", "f", "--data-dir", "d"]) == ["backup", "f", "--data-dir", "d"])
@@ -278,13 +283,16 @@ struct ParseServerOptionsTests {
         #expect(set.accounts.enforcePrivateUsers == false)
         #expect(set.accounts.enableAnonymousUsers == false)
         #expect(set.accounts.sessionLength == 3600)
-        #expect(set.security.requestKeywordDenylist == [
-            KeywordRule(key: "evil"), KeywordRule(value: "bad.*"), KeywordRule(key: "n", value: 1), KeywordRule(key: "b", value: true),
-        ])
+        #expect(
+            set.security.requestKeywordDenylist == [
+                KeywordRule(key: "evil"), KeywordRule(value: "bad.*"), KeywordRule(key: "n", value: 1), KeywordRule(key: "b", value: true),
+            ])
         #expect(set.security.idempotency == IdempotencyOptions(paths: ["classes/.*", "functions/.*"], ttl: 120))
         let empty = try Self.setup(["PARSE_SERVER_REQUEST_KEYWORD_DENYLIST": "[]"]).options
         #expect(empty.security.requestKeywordDenylist.isEmpty)
-        let flat = try Self.setup(["PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_PATHS": "classes/.*,users", "PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_TTL": "30"])
+        let flat = try Self.setup([
+            "PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_PATHS": "classes/.*,users", "PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_TTL": "30",
+        ])
         #expect(flat.options.security.idempotency == IdempotencyOptions(paths: ["classes/.*", "users"], ttl: 30))
 
         for (name, value) in [
@@ -312,7 +320,8 @@ struct ParseServerOptionsTests {
             #expect("\(adapter)" == "\(expected)")
         }
         let policy = try Self.setup([
-            "PARSE_SERVER_PASSWORD_POLICY_VALIDATOR_PATTERN": "^.{8,}$", "PARSE_SERVER_PASSWORD_POLICY_RESET_PASSWORD_SUCCESS_ON_INVALID_EMAIL": "false",
+            "PARSE_SERVER_PASSWORD_POLICY_VALIDATOR_PATTERN": "^.{8,}$",
+            "PARSE_SERVER_PASSWORD_POLICY_RESET_PASSWORD_SUCCESS_ON_INVALID_EMAIL": "false",
         ]).options.accounts.passwordPolicy
         #expect(policy?.validatorPattern == "^.{8,}$")
         #expect(policy?.resetPasswordSuccessOnInvalidEmail == false)

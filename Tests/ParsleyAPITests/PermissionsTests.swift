@@ -73,12 +73,14 @@ struct PermissionsTests {
             let masterUpdate = try await p.update("Locked", id, ["n": 5])
             #expect(masterUpdate.status == 200)
             // Batch sub-requests are checked the same way.
-            let batch = try await p.call(nil, .post, "/batch", [
-                "requests": [
-                    ["method": "PUT", "path": .string("/parse/classes/Locked/\(id)"), "body": ["n": 9]],
-                    ["method": "DELETE", "path": .string("/parse/classes/Locked/\(id)")],
-                ]
-            ])
+            let batch = try await p.call(
+                nil, .post, "/batch",
+                [
+                    "requests": [
+                        ["method": "PUT", "path": .string("/parse/classes/Locked/\(id)"), "body": ["n": 9]],
+                        ["method": "DELETE", "path": .string("/parse/classes/Locked/\(id)")],
+                    ]
+                ])
             #expect(batch.json.arrayValue?.compactMap { $0["error"]?["code"]?.integerValue } == [119, 119])
             let after = try await p.get("Locked", id)
             #expect(after["n"] == 5)
@@ -92,10 +94,12 @@ struct PermissionsTests {
             let staff = try await p.newUser("staff")
             _ = try await p.createRole("Staff", users: [staff.id])
             _ = try await p.createId("Members", ["n": 1])
-            try await p.setCLP("Members", [
-                "find": ["requiresAuthentication": true], "get": ["requiresAuthentication": true],
-                "create": ["role:Staff": true], "count": .object([user.id: true]),
-            ])
+            try await p.setCLP(
+                "Members",
+                [
+                    "find": ["requiresAuthentication": true], "get": ["requiresAuthentication": true],
+                    "create": ["role:Staff": true], "count": .object([user.id: true]),
+                ])
             let anonymous = try await p.findAs(nil, "Members")
             #expect(anonymous.status == 404)
             #expect(anonymous.code == 101)
@@ -119,9 +123,11 @@ struct PermissionsTests {
     func addField(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("Form", ["title": "a"])
-            try await p.setCLP("Form", [
-                "find": ["*": true], "get": ["*": true], "create": ["*": true], "update": ["*": true], "addField": [:],
-            ])
+            try await p.setCLP(
+                "Form",
+                [
+                    "find": ["*": true], "get": ["*": true], "create": ["*": true], "update": ["*": true], "addField": [:],
+                ])
             let create = try await p.create("Form", ["title": "b", "extra": 1], master: false)
             #expect(create.code == 119)
             #expect(create["error"] == "Permission denied for action addField on class Form.")
@@ -145,10 +151,12 @@ struct PermissionsTests {
             let bob = try await p.newUser("bob")
             let a1 = try await p.createId("Task", ["title": "a1", "owner": p.userPointer(alice.id), "watchers": [p.userPointer(bob.id)]])
             let b1 = try await p.createId("Task", ["title": "b1", "owner": p.userPointer(bob.id), "watchers": []])
-            try await p.setCLP("Task", [
-                "find": [:], "get": [:], "count": [:], "create": ["*": true], "readUserFields": ["owner", "watchers"],
-                "update": ["pointerFields": ["owner"]], "delete": ["pointerFields": ["owner"]],
-            ])
+            try await p.setCLP(
+                "Task",
+                [
+                    "find": [:], "get": [:], "count": [:], "create": ["*": true], "readUserFields": ["owner", "watchers"],
+                    "update": ["pointerFields": ["owner"]], "delete": ["pointerFields": ["owner"]],
+                ])
             let aliceFinds = try await p.findAs(alice.token, "Task")
             #expect(aliceFinds.results.compactMap { $0["title"]?.stringValue } == ["a1"])
             // bob owns b1 and watches a1.
@@ -203,9 +211,11 @@ struct PermissionsTests {
             try await p.setCLP("Secret", ["get": ["*": true]])
             let inQuery = try await p.findAs(nil, "Post", where: ["secret": ["$inQuery": ["className": "Secret", "where": [:]]]])
             #expect(inQuery["error"] == "Permission denied for action find on class Secret.")
-            let select = try await p.findAs(nil, "Post", where: [
-                "title": ["$select": ["query": ["className": "Secret", "where": [:]], "key": "code"]]
-            ])
+            let select = try await p.findAs(
+                nil, "Post",
+                where: [
+                    "title": ["$select": ["query": ["className": "Secret", "where": [:]], "key": "code"]]
+                ])
             #expect(select.code == 119)
         }
     }
@@ -222,10 +232,12 @@ struct ProtectedFieldsTests {
             _ = try await p.createRole("Staff", users: [staff.id])
             let id = try await p.createId("Profile", ["name": "n", "phone": "555", "salary": 10, "owner": p.userPointer(owner.id)])
             let postId = try await p.createId("Entry", ["profile": ["__type": "Pointer", "className": "Profile", "objectId": .string(id)]])
-            try await p.setCLP("Profile", [
-                "find": ["*": true], "get": ["*": true],
-                "protectedFields": ["*": ["phone", "salary"], "role:Staff": ["salary"], "userField:owner": []],
-            ])
+            try await p.setCLP(
+                "Profile",
+                [
+                    "find": ["*": true], "get": ["*": true],
+                    "protectedFields": ["*": ["phone", "salary"], "role:Staff": ["salary"], "userField:owner": []],
+                ])
             let anonymous = try await p.findAs(nil, "Profile")
             let a = try #require(anonymous.results.first)
             #expect(a["name"] == "n" && a["phone"] == nil && a["salary"] == nil)
@@ -307,9 +319,12 @@ struct ProtectedFieldsTests {
             let bob = try await p.newUser("bob")
             let privateACL: JSONValue = .object([alice.id: ["read": true, "write": true]])
             let diary = try await p.createId("Diary", ["text": "secret", "ACL": privateACL])
-            let note = try await p.createId("Note", ["diary": ["__type": "Pointer", "className": "Diary", "objectId": .string(diary)], "label": "secret"])
+            let note = try await p.createId(
+                "Note", ["diary": ["__type": "Pointer", "className": "Diary", "objectId": .string(diary)], "label": "secret"])
             let shelf = try await p.createId("Shelf", ["name": "s"])
-            _ = try await p.update("Shelf", shelf, ["diaries": ["__op": "AddRelation", "objects": [["__type": "Pointer", "className": "Diary", "objectId": .string(diary)]]]])
+            _ = try await p.update(
+                "Shelf", shelf,
+                ["diaries": ["__op": "AddRelation", "objects": [["__type": "Pointer", "className": "Diary", "objectId": .string(diary)]]]])
 
             let get = try await p.call(bob.token, .get, "/classes/Diary/\(diary)")
             #expect(get.status == 404 && get.code == 101)
@@ -326,17 +341,21 @@ struct ProtectedFieldsTests {
             #expect(select.status == 200 && select.results.isEmpty)
             let aliceSelect = try await p.findAs(alice.token, "Note", where: selectWhere)
             #expect(aliceSelect.results.count == 1)
-            let related = try await p.findAs(bob.token, "Diary", where: [
-                "$relatedTo": ["object": ["__type": "Pointer", "className": "Shelf", "objectId": .string(shelf)], "key": "diaries"]
-            ])
+            let related = try await p.findAs(
+                bob.token, "Diary",
+                where: [
+                    "$relatedTo": ["object": ["__type": "Pointer", "className": "Shelf", "objectId": .string(shelf)], "key": "diaries"]
+                ])
             #expect(related.results.isEmpty)
-            let batch = try await p.call(bob.token, .post, "/batch", [
-                "requests": [
-                    ["method": "GET", "path": .string("/parse/classes/Diary/\(diary)")],
-                    ["method": "PUT", "path": .string("/parse/classes/Diary/\(diary)"), "body": ["text": "owned"]],
-                    ["method": "DELETE", "path": .string("/parse/classes/Diary/\(diary)")],
-                ]
-            ])
+            let batch = try await p.call(
+                bob.token, .post, "/batch",
+                [
+                    "requests": [
+                        ["method": "GET", "path": .string("/parse/classes/Diary/\(diary)")],
+                        ["method": "PUT", "path": .string("/parse/classes/Diary/\(diary)"), "body": ["text": "owned"]],
+                        ["method": "DELETE", "path": .string("/parse/classes/Diary/\(diary)")],
+                    ]
+                ])
             #expect(batch.json.arrayValue?.compactMap { $0["error"]?["code"]?.integerValue } == [101, 101, 101])
             let update = try await p.call(bob.token, .put, "/classes/Diary/\(diary)", ["text": "owned", "ACL": ["*": ["read": true]]])
             #expect(update.code == 101)
@@ -348,9 +367,11 @@ struct ProtectedFieldsTests {
             // Alice reads it everywhere.
             let aliceInclude = try await p.findAs(alice.token, "Note", ["include": "diary"])
             #expect(aliceInclude.results.first?["diary"]?["text"] == "secret")
-            let aliceRelated = try await p.findAs(alice.token, "Diary", where: [
-                "$relatedTo": ["object": ["__type": "Pointer", "className": "Shelf", "objectId": .string(shelf)], "key": "diaries"]
-            ])
+            let aliceRelated = try await p.findAs(
+                alice.token, "Diary",
+                where: [
+                    "$relatedTo": ["object": ["__type": "Pointer", "className": "Shelf", "objectId": .string(shelf)], "key": "diaries"]
+                ])
             #expect(aliceRelated.results.count == 1)
             #expect(note.count == 10)
         }

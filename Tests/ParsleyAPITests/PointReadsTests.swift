@@ -32,7 +32,8 @@ struct PointReadsTests {
                     createdPrivate.append(try await p.createId("Card", ["n": .int(100 + n), "label": "private", "ACL": [owner: ["read": true]]]))
                 }
                 let (publicIds, privateIds) = (created, createdPrivate)
-                let expected: [String: Int64] = Dictionary(uniqueKeysWithValues: Array(zip(publicIds, Int64(0)...)) + Array(zip(privateIds, Int64(100)...)))
+                let expected: [String: Int64] = Dictionary(
+                    uniqueKeysWithValues: Array(zip(publicIds, Int64(0)...)) + Array(zip(privateIds, Int64(100)...)))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for worker in 0..<16 {
                         group.addTask {

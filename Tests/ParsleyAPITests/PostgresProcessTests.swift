@@ -31,7 +31,8 @@ struct PostgresProcessTests {
 
     /// Two `parsley` processes on a fresh database, with their clients.
     static func withTwoNodes(
-        a extraA: [String: String] = [:], b extraB: [String: String] = [:], _ body: @escaping @Sendable (ParseClient, ParseClient) async throws -> Void
+        a extraA: [String: String] = [:], b extraB: [String: String] = [:],
+        _ body: @escaping @Sendable (ParseClient, ParseClient) async throws -> Void
     ) async throws {
         try await PostgresCluster.shared.withFreshDatabase { url in
             let dirA = try ProcessTests.tempDir()

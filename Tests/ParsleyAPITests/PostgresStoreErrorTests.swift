@@ -28,14 +28,18 @@ struct PostgresStoreErrorTests {
     func uniqueViolations() async throws {
         try await TestDatabase.with(.postgres, logger: TestDatabase.logger) { db in
             let database = db.database
-            try await write(database, [
-                #"CREATE TABLE "T" ("objectId" TEXT PRIMARY KEY, "name" TEXT, "email" TEXT, "a" TEXT, "b" TEXT)"#,
-                #"CREATE UNIQUE INDEX "T_email_lower" ON "T" (lower("email"))"#,
-                #"CREATE UNIQUE INDEX "T_name" ON "T" ("name")"#,
-                #"CREATE UNIQUE INDEX "T_a_b" ON "T" ("a", "b")"#,
-                #"INSERT INTO "T" VALUES ('1', 'ann', 'ann@example.com', 'x', 'y')"#,
-            ])
-            #expect(await failure(database, #"INSERT INTO "T" ("objectId", "email") VALUES ('2', 'ANN@example.com')"#) == .uniqueViolation(index: "T_email_lower"))
+            try await write(
+                database,
+                [
+                    #"CREATE TABLE "T" ("objectId" TEXT PRIMARY KEY, "name" TEXT, "email" TEXT, "a" TEXT, "b" TEXT)"#,
+                    #"CREATE UNIQUE INDEX "T_email_lower" ON "T" (lower("email"))"#,
+                    #"CREATE UNIQUE INDEX "T_name" ON "T" ("name")"#,
+                    #"CREATE UNIQUE INDEX "T_a_b" ON "T" ("a", "b")"#,
+                    #"INSERT INTO "T" VALUES ('1', 'ann', 'ann@example.com', 'x', 'y')"#,
+                ])
+            #expect(
+                await failure(database, #"INSERT INTO "T" ("objectId", "email") VALUES ('2', 'ANN@example.com')"#)
+                    == .uniqueViolation(index: "T_email_lower"))
             #expect(await failure(database, #"INSERT INTO "T" ("objectId", "name") VALUES ('3', 'ann')"#) == .uniqueViolation(index: "T_name"))
             #expect(await failure(database, #"INSERT INTO "T" ("objectId", "a", "b") VALUES ('4', 'x', 'y')"#) == .uniqueViolation(index: "T_a_b"))
             #expect(await failure(database, #"INSERT INTO "T" ("objectId") VALUES ('1')"#) == .uniqueViolation(index: "T_pkey"))

@@ -72,9 +72,9 @@ struct PostgresTLSTests {
                         try await executor.query(
                             SQLFragment(
                                 unsafeSQL: """
-                                SELECT count(*)::text, count(*) FILTER (WHERE s.ssl)::text FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
-                                WHERE a.datname = ? AND a.backend_type = 'client backend'
-                                """, [.text(name)]))
+                                    SELECT count(*)::text, count(*) FILTER (WHERE s.ssl)::text FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
+                                    WHERE a.datname = ? AND a.backend_type = 'client backend'
+                                    """, [.text(name)]))
                     }
                 }
                 let total = Int(rows.first?[0].text ?? "") ?? 0
@@ -93,7 +93,8 @@ struct PostgresTLSTests {
             let requiredEncrypted = try await required.serving { try await Self.encrypted(required) }
             #expect(requiredEncrypted)
 
-            let preferred = try await PostgresDatabase.open(url: try Self.url(plain, query: "sslmode=prefer"), poolSize: 1, logger: TestDatabase.logger)
+            let preferred = try await PostgresDatabase.open(
+                url: try Self.url(plain, query: "sslmode=prefer"), poolSize: 1, logger: TestDatabase.logger)
             let preferredEncrypted = try await preferred.serving { try await Self.encrypted(preferred) }
             #expect(preferredEncrypted)
 
@@ -117,7 +118,10 @@ struct PostgresTLSTests {
         _ = try await admin.serving {
             try await admin.write { executor in
                 try await executor.query(
-                    SQLFragment(unsafeSQL: "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role) LOGIN SUPERUSER; END IF; END $$"))
+                    SQLFragment(
+                        unsafeSQL:
+                            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role) LOGIN SUPERUSER; END IF; END $$"
+                    ))
             }
         }
         try await PostgresCluster.shared.withFreshDatabase { plain in

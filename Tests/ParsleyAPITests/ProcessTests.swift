@@ -39,9 +39,13 @@ struct ProcessTests {
         func waitUntilHealthy() async throws {
             for _ in 0..<200 {
                 if port == 0, let said = Self.listeningPort(in: outputText()) { boundPort.withLock { $0 = said } }
-                if port != 0, let r = try? await TestClient.withClient(host: "127.0.0.1", port: port, operation: { client in
-                    try await client.execute(TestClient.Request("/parse/health", method: .get))
-                }), r.status == .ok {
+                if port != 0,
+                    let r = try? await TestClient.withClient(
+                        host: "127.0.0.1", port: port,
+                        operation: { client in
+                            try await client.execute(TestClient.Request("/parse/health", method: .get))
+                        }), r.status == .ok
+                {
                     return
                 }
                 if !process.isRunning { throw Failure("parsley exited: \(outputText())") }

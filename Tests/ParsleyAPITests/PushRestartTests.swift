@@ -50,9 +50,13 @@ struct PushRestartTests {
         try await ProcessTests.client(first.port, key) { p in
             for start in stride(from: 0, to: Self.installations, by: 50) {
                 let requests: [JSONValue] = (start..<min(start + 50, Self.installations)).map { i in
-                    ["method": "POST", "path": "/parse/installations", "body": [
-                        "installationId": .string("inst-\(i)"), "deviceType": "ios", "deviceToken": .string(Self.token(i + 1)), "channels": ["all"],
-                    ]]
+                    [
+                        "method": "POST", "path": "/parse/installations",
+                        "body": [
+                            "installationId": .string("inst-\(i)"), "deviceType": "ios", "deviceToken": .string(Self.token(i + 1)),
+                            "channels": ["all"],
+                        ],
+                    ]
                 }
                 let batch = try await p.request(.post, "/batch", ["requests": .array(requests)])
                 #expect(batch.status == 200)

@@ -50,9 +50,12 @@ struct PushTests {
     }
 
     static func install(
-        _ p: ParseClient, _ id: String, type: String = "ios", token: String?, channels: [String] = [], user: String? = nil, extra: [String: JSONValue] = [:]
+        _ p: ParseClient, _ id: String, type: String = "ios", token: String?, channels: [String] = [], user: String? = nil,
+        extra: [String: JSONValue] = [:]
     ) async throws -> String {
-        var body: [String: JSONValue] = ["installationId": .string(id), "deviceType": .string(type), "channels": .array(channels.map(JSONValue.string))]
+        var body: [String: JSONValue] = [
+            "installationId": .string(id), "deviceType": .string(type), "channels": .array(channels.map(JSONValue.string)),
+        ]
         if let token { body["deviceToken"] = .string(token) }
         if let user { body["user"] = ["__type": "Pointer", "className": "_User", "objectId": .string(user)] }
         for (k, v) in extra { body[k] = v }
@@ -66,7 +69,8 @@ struct PushTests {
         return try #require(answer.headers[HTTPField.Name("X-Parse-Push-Status-Id")!])
     }
 
-    @Test("channels and where ($inQuery on users): the right devices get Parse's payload per provider; badges increment; alerts localised; _PushStatus counts",
+    @Test(
+        "channels and where ($inQuery on users): the right devices get Parse's payload per provider; badges increment; alerts localised; _PushStatus counts",
         arguments: Backend.all)
     func targeting(_ backend: Backend) async throws {
         try await Self.withPush(backend) { p, apns, fcm in
@@ -78,7 +82,8 @@ struct PushTests {
             _ = try await Self.install(p, "inst-d", token: nil, channels: ["news"])
             _ = try await Self.install(p, "inst-e", token: Self.token(5), channels: ["news"], extra: ["localeIdentifier": "fr-FR"])
 
-            let id = try await Self.push(p, ["channels": ["news"], "data": ["alert": "Hello", "alert-fr": "Bonjour", "badge": "Increment", "team": "blue"]])
+            let id = try await Self.push(
+                p, ["channels": ["news"], "data": ["alert": "Hello", "alert-fr": "Bonjour", "badge": "Increment", "team": "blue"]])
             let status = try await Self.status(p, id)
             #expect(status["status"] == "succeeded")
             #expect(status["numSent"] == 3)
@@ -96,7 +101,8 @@ struct PushTests {
             #expect(byToken[Self.token(1)]?.body["team"] == "blue")
             #expect(byToken[Self.token(5)]?.body["aps"]?["alert"] == "Bonjour")
             #expect(byToken[Self.token(5)]?.body["aps"]?["badge"] == 1)
-            #expect(byToken.values.allSatisfy { $0.jwtValid && $0.headers["apns-topic"] == "com.example.app" && $0.headers["apns-push-type"] == "alert" })
+            #expect(
+                byToken.values.allSatisfy { $0.jwtValid && $0.headers["apns-topic"] == "com.example.app" && $0.headers["apns-push-type"] == "alert" })
             let android = try #require(fcm.messages.first)
             #expect(fcm.messages.count == 1)
             #expect(android["token"] == "fcm-token-b")
@@ -106,16 +112,19 @@ struct PushTests {
             #expect(try await p.get("_Installation", a)["badge"] == 3)
 
             // Users by a sub-query: bob's two devices.
-            let second = try await Self.push(p, [
-                "where": ["user": ["$inQuery": ["className": "_User", "where": ["username": "bob"]]]], "data": ["alert": "Hi Bob"],
-            ])
+            let second = try await Self.push(
+                p,
+                [
+                    "where": ["user": ["$inQuery": ["className": "_User", "where": ["username": "bob"]]]], "data": ["alert": "Hi Bob"],
+                ])
             #expect(try await Self.status(p, second)["numSent"] == 2)
             #expect(apns.requests.filter { $0.body["aps"]?["alert"] == "Hi Bob" }.map(\.deviceToken) == [Self.token(3)])
             #expect(fcm.messages.count == 2)
         }
     }
 
-    @Test("dead tokens (APNs 410/400, FCM UNREGISTERED) are counted failed and removed from their installation; a 429 is retried",
+    @Test(
+        "dead tokens (APNs 410/400, FCM UNREGISTERED) are counted failed and removed from their installation; a 429 is retried",
         arguments: Backend.all)
     func deadTokensAndRetries(_ backend: Backend) async throws {
         try await Self.withPush(backend) { p, apns, fcm in
@@ -138,7 +147,8 @@ struct PushTests {
         }
     }
 
-    @Test("push_time schedules (UTC, and local time per installation time zone); expiration sets apns-expiration; an expired push is not sent",
+    @Test(
+        "push_time schedules (UTC, and local time per installation time zone); expiration sets apns-expiration; an expired push is not sent",
         arguments: Backend.all)
     func scheduleAndExpiry(_ backend: Backend) async throws {
         try await Self.withPush(backend) { p, apns, _ in
@@ -147,7 +157,8 @@ struct PushTests {
             _ = try await Self.install(p, "honolulu", token: Self.token(3), channels: ["t"], extra: ["timeZone": "Pacific/Honolulu"])
             // In 5 s, UTC (room for a loaded machine before the check below).
             let inTwo = ParseDate(milliseconds: ParseDate.now.milliseconds + 5000)
-            let scheduled = try await Self.push(p, ["channels": ["t"], "push_time": .string(inTwo.iso), "data": ["alert": "later"], "expiration_interval": 3600])
+            let scheduled = try await Self.push(
+                p, ["channels": ["t"], "push_time": .string(inTwo.iso), "data": ["alert": "later"], "expiration_interval": 3600])
             #expect(try await p.get("_PushStatus", scheduled)["status"] == "scheduled")
             try await Task.sleep(for: .milliseconds(500))
             #expect(apns.requests.isEmpty, "not before its time")
@@ -162,7 +173,9 @@ struct PushTests {
             let perZone = try await Self.push(p, ["channels": ["t"], "push_time": .string(local), "data": ["alert": "local"]])
             let running = try await Self.status(p, perZone, until: ["running"])
             #expect(running["status"] == "running")
-            for _ in 0..<100 where apns.requests.filter({ $0.body["aps"]?["alert"] == "local" }).count < 2 { try await Task.sleep(for: .milliseconds(50)) }
+            for _ in 0..<100 where apns.requests.filter({ $0.body["aps"]?["alert"] == "local" }).count < 2 {
+                try await Task.sleep(for: .milliseconds(50))
+            }
             let local1 = apns.requests.filter { $0.body["aps"]?["alert"] == "local" }.map(\.deviceToken)
             #expect(Set(local1) == [Self.token(1), Self.token(2)], "Tokyo at once, UTC in 2 s, not Honolulu")
             // The counts are written once the page's answers are in.
@@ -217,7 +230,9 @@ struct PushTests {
         var cloud = CloudCode()
         cloud.afterSave("Message") { req in
             guard let to = req.object["to", as: Pointer.self] else { return }
-            try await req.parse.push(where: ["user": .object(["__type": "Pointer", "className": "_User", "objectId": .string(to.objectId)])], data: ["alert": "New message"])
+            try await req.parse.push(
+                where: ["user": .object(["__type": "Pointer", "className": "_User", "objectId": .string(to.objectId)])],
+                data: ["alert": "New message"])
         }
         try await Self.withPush(backend, cloud: cloud) { p, apns, _ in
             let ann = try await p.signUp("ann")

@@ -25,7 +25,8 @@ extension QueriesTests {
             #expect(legacy == [near, close, mid, far])
             let limited = try await p.orderedIds("Place", where: ["location": ["$nearSphere": F.geo(0, 9)]], ["limit": "2"])
             #expect(limited == [far, mid])
-            let counted = try await p.find("Place", where: ["location": ["$nearSphere": origin, "$maxDistanceInMiles": 150]], ["count": "1", "limit": "0"])
+            let counted = try await p.find(
+                "Place", where: ["location": ["$nearSphere": origin, "$maxDistanceInMiles": 150]], ["count": "1", "limit": "0"])
             #expect(counted["count"] == 2)
             let bad = try await p.findCode("Place", where: ["location": ["$nearSphere": ["latitude": 1]]])
             #expect(bad == 107)
@@ -51,9 +52,11 @@ extension QueriesTests {
             #expect(polygon == [inside, edge].sorted())
             let polygonPairs = try await p.ids("Place", where: ["location": ["$geoWithin": ["$polygon": [[0, 0], [2, 0], [2, 2], [0, 2]]]]])
             #expect(polygonPairs == [inside])
-            let polygonObject = try await p.ids("Place", where: [
-                "location": ["$geoWithin": ["$polygon": ["__type": "Polygon", "coordinates": [[-6, 0], [-6, 2], [2, 2], [2, 0]]]]]
-            ])
+            let polygonObject = try await p.ids(
+                "Place",
+                where: [
+                    "location": ["$geoWithin": ["$polygon": ["__type": "Polygon", "coordinates": [[-6, 0], [-6, 2], [2, 2], [2, 0]]]]]
+                ])
             #expect(polygonObject == [inside, south].sorted())
             let tooFew = try await p.findCode("Place", where: ["location": ["$geoWithin": ["$polygon": [F.geo(0, 0), F.geo(1, 1)]]]])
             #expect(tooFew == 107)

@@ -75,9 +75,11 @@ extension QueriesTests {
             let u1 = try await p.createId("Player", ["name": "one"])
             let u2 = try await p.createId("Player", ["name": "two"])
             _ = try await p.createId("Player", ["name": "three"])
-            let post = try await p.createId("Post", ["likes": ["__op": "AddRelation", "objects": [F.pointer("Player", u1), F.pointer("Player", u2)]]])
+            let post = try await p.createId(
+                "Post", ["likes": ["__op": "AddRelation", "objects": [F.pointer("Player", u1), F.pointer("Player", u2)]]])
             let r = try await p.find(
-                "Post", where: ["$relatedTo": ["object": F.pointer("Post", post), "key": "likes"]], ["redirectClassNameForKey": "likes", "order": "name"])
+                "Post", where: ["$relatedTo": ["object": F.pointer("Post", post), "key": "likes"]],
+                ["redirectClassNameForKey": "likes", "order": "name"])
             #expect(r.status == 200)
             #expect(r.results.compactMap { $0["objectId"]?.stringValue } == [u1, u2])
             #expect(r.results.allSatisfy { $0["className"] == "Player" })
@@ -119,9 +121,11 @@ extension QueriesTests {
             let author = try await p.createId("Author", ["name": "Ann"])
             let post = try await p.createId("Post", ["title": "Hello", "author": F.pointer("Author", author)])
             let gone = try await p.createId("Post", ["title": "Gone"])
-            let c1 = try await p.createId("Comment", [
-                "text": "nice", "post": F.pointer("Post", post), "related": [F.pointer("Post", post), F.pointer("Post", gone), "plain"],
-            ])
+            let c1 = try await p.createId(
+                "Comment",
+                [
+                    "text": "nice", "post": F.pointer("Post", post), "related": [F.pointer("Post", post), F.pointer("Post", gone), "plain"],
+                ])
             let c2 = try await p.createId("Comment", ["text": "dangling", "post": F.pointer("Post", gone)])
             _ = try await p.delete("Post", gone)
 

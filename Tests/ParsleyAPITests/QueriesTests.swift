@@ -44,12 +44,16 @@ struct QueriesTests {
         try await TestServer.with(backend: backend) { p in
             let p1 = try await p.createId("Player", ["name": "one"])
             let p2 = try await p.createId("Player", ["name": "two"])
-            let a = try await p.createId("Item", [
-                "name": "alpha", "score": 10, "active": true, "when": F.date("2022-01-01T00:00:00.000Z"), "owner": F.pointer("Player", p1),
-            ])
-            let b = try await p.createId("Item", [
-                "name": "beta", "score": 20.5, "active": false, "when": F.date("2023-06-01T12:00:00.500Z"), "owner": F.pointer("Player", p2),
-            ])
+            let a = try await p.createId(
+                "Item",
+                [
+                    "name": "alpha", "score": 10, "active": true, "when": F.date("2022-01-01T00:00:00.000Z"), "owner": F.pointer("Player", p1),
+                ])
+            let b = try await p.createId(
+                "Item",
+                [
+                    "name": "beta", "score": 20.5, "active": false, "when": F.date("2023-06-01T12:00:00.500Z"), "owner": F.pointer("Player", p2),
+                ])
             let c = try await p.createId("Item", ["name": "gamma", "score": 10.0])
             let byString = try await p.ids("Item", where: ["name": "alpha"])
             #expect(byString == [a])
@@ -137,7 +141,8 @@ struct QueriesTests {
             #expect(strLte == [ids[0], ids[1]].sorted())
             let dateGt = try await p.ids("Fruit", where: ["when": ["$gt": F.date("2022-01-01T00:00:00.000Z")]])
             #expect(dateGt == [ids[2], ids[3]].sorted())
-            let dateRange = try await p.ids("Fruit", where: ["when": ["$gte": F.date("2022-01-01T00:00:00.000Z"), "$lte": F.date("2023-06-01T00:00:00.000Z")]])
+            let dateRange = try await p.ids(
+                "Fruit", where: ["when": ["$gte": F.date("2022-01-01T00:00:00.000Z"), "$lte": F.date("2023-06-01T00:00:00.000Z")]])
             #expect(dateRange == [ids[1], ids[2]].sorted())
             // objectId ranges are lexicographic (Parse.Query.each pages this way).
             let all = (ids + [none]).sorted()
@@ -340,7 +345,8 @@ struct QueriesTests {
             #expect(scores.count == 2)
             #expect(scores == scores.sorted(by: >))
             #expect((scores.first ?? 0) > (scores.last ?? 0))
-            let twoWords = try await p.ids("Doc", where: ["body": ["$text": ["$search": ["$term": "quick fox", "$language": "english", "$caseSensitive": false]]]])
+            let twoWords = try await p.ids(
+                "Doc", where: ["body": ["$text": ["$search": ["$term": "quick fox", "$language": "english", "$caseSensitive": false]]]])
             #expect(twoWords == [a])
             let noTerm = try await p.findCode("Doc", where: ["body": ["$text": ["$search": ["$language": "english"]]]])
             #expect(noTerm == 107)
@@ -369,7 +375,8 @@ struct QueriesTests {
             #expect(selected == [a, c].sorted())
             let notSelected = try await p.ids("Fan", where: ["hometown": ["$dontSelect": query]])
             #expect(notSelected == [b, d, e].sorted())
-            let nestedKey = try await p.ids("Fan", where: ["hometown": ["$select": ["query": ["className": "Team", "where": ["info.big": true]], "key": "info.city"]]])
+            let nestedKey = try await p.ids(
+                "Fan", where: ["hometown": ["$select": ["query": ["className": "Team", "where": ["info.big": true]], "key": "info.city"]]])
             #expect(nestedKey == [b])
             // On an Array field, some element is one of the selected values.
             let f = try await p.createId("Fan", ["visited": ["Paris", "Lima"]])
@@ -407,7 +414,8 @@ struct QueriesTests {
             let noWhere = try await p.findCode("Comment", where: ["post": ["$inQuery": ["className": "Post"]]])
             #expect(noWhere == 102)
             // Errors inside the sub-query's where are reported as themselves.
-            let innerError = try await p.findCode("Comment", where: ["post": ["$notInQuery": ["where": ["title": ["$foo": 1]], "className": "Post"]]])
+            let innerError = try await p.findCode(
+                "Comment", where: ["post": ["$notInQuery": ["where": ["title": ["$foo": 1]], "className": "Post"]]])
             #expect(innerError == 107)
             let onArray = try await p.createId("Comment", ["posts": [F.pointer("Post", withoutImage), F.pointer("Post", withImage)]])
             let arrayIn = try await p.ids("Comment", where: ["posts": ["$inQuery": sub]])
@@ -421,7 +429,8 @@ struct QueriesTests {
             let u1 = try await p.createId("Player", ["name": "one"])
             let u2 = try await p.createId("Player", ["name": "two"])
             let u3 = try await p.createId("Player", ["name": "three"])
-            let post1 = try await p.createId("Post", ["likes": ["__op": "AddRelation", "objects": [F.pointer("Player", u1), F.pointer("Player", u2)]]])
+            let post1 = try await p.createId(
+                "Post", ["likes": ["__op": "AddRelation", "objects": [F.pointer("Player", u1), F.pointer("Player", u2)]]])
             let post2 = try await p.createId("Post", ["title": "x"])
             let added = try await p.update("Post", post2, ["likes": ["__op": "AddRelation", "objects": [F.pointer("Player", u2)]]])
             #expect(added.status == 200)
@@ -466,12 +475,14 @@ struct QueriesTests {
             #expect(nor == [c, d].sorted())
             let orWithField = try await p.ids("Game", where: ["$or": [["name": "a"], ["name": "c"]], "wins": ["$lt": 100]])
             #expect(orWithField == [c])
-            let nested = try await p.ids("Game", where: [
-                "$or": [
-                    ["$and": [["wins": ["$gte": 50]], ["name": ["$ne": "a"]]]],
-                    ["$nor": [["wins": ["$gte": 5]]]],
-                ]
-            ])
+            let nested = try await p.ids(
+                "Game",
+                where: [
+                    "$or": [
+                        ["$and": [["wins": ["$gte": 50]], ["name": ["$ne": "a"]]]],
+                        ["$nor": [["wins": ["$gte": 5]]]],
+                    ]
+                ])
             #expect(nested == [b, c, d].sorted())
             let orOfOne = try await p.ids("Game", where: ["$or": [["name": "d"]]])
             #expect(orOfOne == [d])

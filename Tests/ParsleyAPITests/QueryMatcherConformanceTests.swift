@@ -9,20 +9,30 @@ import Testing
 /// LiveQuery will decide events with.
 @Suite("Query matcher conformance")
 struct QueryMatcherConformanceTests {
-    static let schema = ClassSchema(className: "Conf", fields: [
-        "s": .string, "n": .number, "b": .boolean, "d": .date, "p": .pointer("Other"), "a": .array, "o": .object, "g": .geoPoint, "area": .polygon,
-    ])
+    static let schema = ClassSchema(
+        className: "Conf",
+        fields: [
+            "s": .string, "n": .number, "b": .boolean, "d": .date, "p": .pointer("Other"), "a": .array, "o": .object, "g": .geoPoint,
+            "area": .polygon,
+        ])
     static func point(_ lat: Double, _ lng: Double) -> JSONValue { ["__type": "GeoPoint", "latitude": .double(lat), "longitude": .double(lng)] }
     static let square: JSONValue = ["__type": "Polygon", "coordinates": [[0, 0], [0, 10], [10, 10], [10, 0]]]
 
-    static func date(_ seconds: Int64) -> JSONValue { ["__type": "Date", "iso": .string(ParseDate(milliseconds: 1_700_000_000_000 + seconds * 1000).iso)] }
+    static func date(_ seconds: Int64) -> JSONValue {
+        ["__type": "Date", "iso": .string(ParseDate(milliseconds: 1_700_000_000_000 + seconds * 1000).iso)]
+    }
     static func other(_ id: String) -> JSONValue { ["__type": "Pointer", "className": "Other", "objectId": .string(id)] }
 
     /// The objects: `k` names each; some fields missing on purpose.
     static let objects: [[String: JSONValue]] = [
-        ["k": "o1", "s": "apple", "n": 1, "b": true, "d": date(0), "p": other("x1"), "a": [1, 2, 3],
-         "o": ["x": 1, "y": "t", "z": ["w": true], "when": date(0), "who": other("x1")], "g": point(1, 1), "area": square],
-        ["k": "o2", "s": "Banana", "n": 2.5, "b": false, "d": date(60), "p": other("x2"), "a": ["a", "b"], "o": ["x": "1", "y": "u", "z": ["w": false]], "g": point(40, -74)],
+        [
+            "k": "o1", "s": "apple", "n": 1, "b": true, "d": date(0), "p": other("x1"), "a": [1, 2, 3],
+            "o": ["x": 1, "y": "t", "z": ["w": true], "when": date(0), "who": other("x1")], "g": point(1, 1), "area": square,
+        ],
+        [
+            "k": "o2", "s": "Banana", "n": 2.5, "b": false, "d": date(60), "p": other("x2"), "a": ["a", "b"],
+            "o": ["x": "1", "y": "u", "z": ["w": false]], "g": point(40, -74),
+        ],
         ["k": "o3", "s": "cherry", "n": -4, "d": date(-60), "a": [2, "b", true], "o": ["x": 7, "when": date(120)]],
         ["k": "o4", "n": 10, "b": true, "a": [], "g": point(5, 5)],
         ["k": "o5", "s": "apricot", "p": other("x1")],

@@ -110,9 +110,11 @@ struct RolesTests {
                 #expect(r.code == 137, "\(r.json)")
                 #expect(r["error"] == "A duplicate value for a field with unique values was provided")
             }
-            let batch = try await p.request(.post, "/batch", [
-                "requests": [["method": "POST", "path": "/parse/roles", "body": ["name": "Staff", "ACL": [:]]]]
-            ])
+            let batch = try await p.request(
+                .post, "/batch",
+                [
+                    "requests": [["method": "POST", "path": "/parse/roles", "body": ["name": "Staff", "ACL": [:]]]]
+                ])
             #expect(batch.json.arrayValue?.first?["error"]?["code"] == 137)
             let names = try await p.roleNames()
             #expect(names == ["Staff"])
@@ -204,9 +206,11 @@ struct RolesTests {
             let admin = try await p.newUser("admin")
             let admins = try await p.createRole("Admins", users: [admin.id], acl: ["*": ["read": true], "role:Admins": ["write": true]])
             let secret = try await p.createId("Vault", ["gold": 100, "ACL": ["role:Admins": ["read": true, "write": true]]])
-            let join = try await p.call(mallory.token, .put, "/roles/\(admins)", ["users": ["__op": "AddRelation", "objects": [p.userPointer(mallory.id)]]])
+            let join = try await p.call(
+                mallory.token, .put, "/roles/\(admins)", ["users": ["__op": "AddRelation", "objects": [p.userPointer(mallory.id)]]])
             #expect(join.code == 101)
-            let joinClasses = try await p.call(mallory.token, .put, "/classes/_Role/\(admins)", ["users": ["__op": "AddRelation", "objects": [p.userPointer(mallory.id)]]])
+            let joinClasses = try await p.call(
+                mallory.token, .put, "/classes/_Role/\(admins)", ["users": ["__op": "AddRelation", "objects": [p.userPointer(mallory.id)]]])
             #expect(joinClasses.code == 101)
             // A rename attempt by a non-writer is 101 too (the immutability rule does not leak the role).
             let rename = try await p.call(mallory.token, .put, "/roles/\(admins)", ["name": "Mine"])
@@ -215,12 +219,17 @@ struct RolesTests {
             #expect(del.code == 101)
             let vault = try await p.call(mallory.token, .get, "/classes/Vault/\(secret)")
             #expect(vault.code == 101)
-            let members = try await p.request(.get, "/users?where=" + ParseClient.encode(JSONWriter.string([
-                "$relatedTo": ["object": p.rolePointer(admins), "key": "users"]
-            ])))
+            let members = try await p.request(
+                .get,
+                "/users?where="
+                    + ParseClient.encode(
+                        JSONWriter.string([
+                            "$relatedTo": ["object": p.rolePointer(admins), "key": "users"]
+                        ])))
             #expect(members.results.compactMap { $0["objectId"]?.stringValue } == [admin.id])
             // The admin (through the role) may add members, and the new member reads the vault.
-            let adminAdds = try await p.call(admin.token, .put, "/roles/\(admins)", ["users": ["__op": "AddRelation", "objects": [p.userPointer(mallory.id)]]])
+            let adminAdds = try await p.call(
+                admin.token, .put, "/roles/\(admins)", ["users": ["__op": "AddRelation", "objects": [p.userPointer(mallory.id)]]])
             #expect(adminAdds.status == 200)
             let nowVisible = try await p.call(mallory.token, .get, "/classes/Vault/\(secret)")
             #expect(nowVisible["gold"] == 100)
@@ -271,23 +280,27 @@ struct RolesTests {
     func transactionalBatch(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             _ = try await p.createRole("Existing")
-            let failing = try await p.request(.post, "/batch", [
-                "transaction": true,
-                "requests": [
-                    ["method": "POST", "path": "/parse/roles", "body": ["name": "New1", "ACL": [:]]],
-                    ["method": "POST", "path": "/parse/classes/_Role", "body": ["name": "Existing", "ACL": [:]]],
-                ],
-            ])
+            let failing = try await p.request(
+                .post, "/batch",
+                [
+                    "transaction": true,
+                    "requests": [
+                        ["method": "POST", "path": "/parse/roles", "body": ["name": "New1", "ACL": [:]]],
+                        ["method": "POST", "path": "/parse/classes/_Role", "body": ["name": "Existing", "ACL": [:]]],
+                    ],
+                ])
             #expect(failing.code == 137)
             let afterFailure = try await p.roleNames()
             #expect(afterFailure == ["Existing"])
-            let ok = try await p.request(.post, "/batch", [
-                "transaction": true,
-                "requests": [
-                    ["method": "POST", "path": "/parse/roles", "body": ["name": "New1", "ACL": [:]]],
-                    ["method": "POST", "path": "/parse/roles", "body": ["name": "New2", "ACL": [:]]],
-                ],
-            ])
+            let ok = try await p.request(
+                .post, "/batch",
+                [
+                    "transaction": true,
+                    "requests": [
+                        ["method": "POST", "path": "/parse/roles", "body": ["name": "New1", "ACL": [:]]],
+                        ["method": "POST", "path": "/parse/roles", "body": ["name": "New2", "ACL": [:]]],
+                    ],
+                ])
             #expect(ok.status == 200)
             let afterSuccess = try await p.roleNames()
             #expect(afterSuccess == ["Existing", "New1", "New2"])

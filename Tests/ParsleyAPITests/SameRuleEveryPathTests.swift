@@ -47,11 +47,16 @@ struct SameRuleEveryPathTests {
         try await TestServer.with(backend: backend, options) { p in
             let owner = try await p.newUser("owner")
             let other = try await p.newUser("other")
-            let doc = try await p.createId("Doc", ["text": "mine", "pin": "1234", "ACL": [owner.id: ["read": true, "write": true], "*": ["read": true]]])
-            _ = try await p.request(.put, "/schemas/Doc", ["classLevelPermissions": [
-                "find": ["*": true], "get": ["*": true], "count": ["*": true], "create": ["*": true], "update": ["*": true],
-                "delete": ["*": true], "addField": ["*": true], "protectedFields": ["*": ["pin"]],
-            ]])
+            let doc = try await p.createId(
+                "Doc", ["text": "mine", "pin": "1234", "ACL": [owner.id: ["read": true, "write": true], "*": ["read": true]]])
+            _ = try await p.request(
+                .put, "/schemas/Doc",
+                [
+                    "classLevelPermissions": [
+                        "find": ["*": true], "get": ["*": true], "count": ["*": true], "create": ["*": true], "update": ["*": true],
+                        "delete": ["*": true], "addField": ["*": true], "protectedFields": ["*": ["pin"]],
+                    ]
+                ])
             let locked = try await p.request(.post, "/schemas/Locked", ["classLevelPermissions": ["create": [:], "find": [:]]])
             #expect(locked.status == 200, "\(locked.json)")
             let cases: [(String, HTTPRequest.Method, String, JSONValue?, String?, String?, JSONValue)] = [
@@ -72,7 +77,8 @@ struct SameRuleEveryPathTests {
             }
             // A protected field is stripped the same way: alone and in a batch.
             let alone = try await p.call(other.token, .get, "/classes/Doc/\(doc)")
-            let batched = try await p.call(other.token, .post, "/batch", ["requests": [["method": "GET", "path": .string("/parse/classes/Doc/\(doc)")]]])
+            let batched = try await p.call(
+                other.token, .post, "/batch", ["requests": [["method": "GET", "path": .string("/parse/classes/Doc/\(doc)")]]])
             #expect(alone["pin"] == nil && alone["text"] == "mine")
             #expect(batched.json.arrayValue?.first?["success"] == alone.json, "\(batched.json)")
             let stored = try await p.get("Doc", doc)
@@ -98,7 +104,8 @@ struct SameRuleEveryPathTests {
             #expect(direct.json == batched.json, "\(direct.json) vs \(batched.json)")
             // The same X-Parse-Request-Id twice: applied once, 159 the second time, alone or as a batch.
             for path in ["/classes/Other", "/batch"] {
-                let body: JSONValue = path == "/batch" ? ["requests": [["method": "POST", "path": "/parse/classes/Other", "body": ["m": 1]]]] : ["m": 1]
+                let body: JSONValue =
+                    path == "/batch" ? ["requests": [["method": "POST", "path": "/parse/classes/Other", "body": ["m": 1]]]] : ["m": 1]
                 let id = "retry-\(path)"
                 let first = try await p.request(.post, path, body, extra: ["X-Parse-Request-Id": id])
                 let second = try await p.request(.post, path, body, extra: ["X-Parse-Request-Id": id])

@@ -37,7 +37,8 @@ struct SchemasIndexOrderTests {
             h[.contentType] = "application/json"
             let post = try await p.raw(
                 .post, "/parse/schemas/Entry",
-                body: #"{"fields":{"user":{"type":"String"},"created_at":{"type":"Date"},"mood":{"type":"Number"}},"indexes":{"mine":{"user":1,"created_at":-1}}}"#,
+                body:
+                    #"{"fields":{"user":{"type":"String"},"created_at":{"type":"Date"},"mood":{"type":"Number"}},"indexes":{"mine":{"user":1,"created_at":-1}}}"#,
                 headers: h)
             #expect(post.status == 200, "\(post.json)")
             let mine = try await Self.columns(api, backend, table: "Entry", index: "Entry_mine")

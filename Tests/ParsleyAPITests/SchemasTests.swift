@@ -57,7 +57,9 @@ struct SchemasTests {
         }
     }
 
-    @Test("create errors: 135 no name, 103 mismatch and bad names, 105, 136, 111, 135 target, 111 default values, two GeoPoints", arguments: Backend.all)
+    @Test(
+        "create errors: 135 no name, 103 mismatch and bad names, 105, 136, 111, 135 target, 111 default values, two GeoPoints", arguments: Backend.all
+    )
     func createErrors(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             let cases: [(String, JSONValue, Int, String)] = [
@@ -73,18 +75,42 @@ struct SchemasTests {
                 ("/schemas/A", ["fields": ["p": ["type": "Pointer"]]], 135, "type Pointer needs a class name"),
                 ("/schemas/A", ["fields": ["r": ["type": "Relation"]]], 135, "type Relation needs a class name"),
                 ("/schemas/A", ["fields": ["p": ["type": "Pointer", "targetClass": "no way"]]], 103, ParseError.invalidClassName("no way").message),
-                ("/schemas/A", ["fields": ["n": ["type": "Number", "defaultValue": "zero"]]], 111,
-                 "schema mismatch for A.n default value; expected Number but got String"),
-                ("/schemas/A", ["fields": ["p": ["type": "Pointer", "targetClass": "_User", "defaultValue": ["__type": "Pointer", "className": "B", "objectId": "x"]]]],
-                 111, "schema mismatch for A.p default value; expected Pointer<_User> but got Pointer<B>"),
-                ("/schemas/A", ["fields": ["r": ["type": "Relation", "targetClass": "_User", "defaultValue": ["__type": "Relation", "className": "_User"]]]],
-                 111, "The 'default value' option is not applicable for Relation<_User>"),
-                ("/schemas/A", ["fields": ["r": ["type": "Relation", "targetClass": "_User", "required": true]]], 111,
-                 "The 'required' option is not applicable for Relation<_User>"),
-                ("/schemas/A", ["fields": ["a": ["type": "GeoPoint"], "b": ["type": "GeoPoint"]]], 111,
-                 "currently, only one GeoPoint field may exist in an object. Adding b when a already exists."),
-                ("/schemas/A", ["fields": ["n": ["type": "Number"]], "indexes": ["i": ["missing": 1]]], 102, "Field missing does not exist, cannot add index."),
-                ("/schemas/A", ["classLevelPermissions": ["find": ["*": false]]], 107, "'false' is not a valid value for class level permissions find:*:false"),
+                (
+                    "/schemas/A", ["fields": ["n": ["type": "Number", "defaultValue": "zero"]]], 111,
+                    "schema mismatch for A.n default value; expected Number but got String"
+                ),
+                (
+                    "/schemas/A",
+                    [
+                        "fields": [
+                            "p": [
+                                "type": "Pointer", "targetClass": "_User", "defaultValue": ["__type": "Pointer", "className": "B", "objectId": "x"],
+                            ]
+                        ]
+                    ],
+                    111, "schema mismatch for A.p default value; expected Pointer<_User> but got Pointer<B>"
+                ),
+                (
+                    "/schemas/A",
+                    ["fields": ["r": ["type": "Relation", "targetClass": "_User", "defaultValue": ["__type": "Relation", "className": "_User"]]]],
+                    111, "The 'default value' option is not applicable for Relation<_User>"
+                ),
+                (
+                    "/schemas/A", ["fields": ["r": ["type": "Relation", "targetClass": "_User", "required": true]]], 111,
+                    "The 'required' option is not applicable for Relation<_User>"
+                ),
+                (
+                    "/schemas/A", ["fields": ["a": ["type": "GeoPoint"], "b": ["type": "GeoPoint"]]], 111,
+                    "currently, only one GeoPoint field may exist in an object. Adding b when a already exists."
+                ),
+                (
+                    "/schemas/A", ["fields": ["n": ["type": "Number"]], "indexes": ["i": ["missing": 1]]], 102,
+                    "Field missing does not exist, cannot add index."
+                ),
+                (
+                    "/schemas/A", ["classLevelPermissions": ["find": ["*": false]]], 107,
+                    "'false' is not a valid value for class level permissions find:*:false"
+                ),
             ]
             for (path, body, code, message) in cases {
                 let r = try await p.request(.post, path, body)
@@ -108,10 +134,14 @@ struct SchemasTests {
     func update(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             _ = try await p.createId("Game", ["score": 1, "player": "ann", "old": "x"])
-            let r = try await p.request(.put, "/schemas/Game", [
-                "fields": ["level": ["type": "Number", "defaultValue": 1], "old": ["__op": "Delete"], "score": ["type": "Number", "required": true]],
-                "indexes": ["score_idx": ["score": -1], "lp": ["level": 1, "player": 1]],
-            ])
+            let r = try await p.request(
+                .put, "/schemas/Game",
+                [
+                    "fields": [
+                        "level": ["type": "Number", "defaultValue": 1], "old": ["__op": "Delete"], "score": ["type": "Number", "required": true],
+                    ],
+                    "indexes": ["score_idx": ["score": -1], "lp": ["level": 1, "player": 1]],
+                ])
             #expect(r.status == 200)
             #expect(r["fields"]?["level"] == ["type": "Number", "defaultValue": 1])
             #expect(r["fields"]?["score"] == ["type": "Number", "required": true])
@@ -129,8 +159,10 @@ struct SchemasTests {
                 ("/schemas/Game", ["indexes": ["score_idx": ["score": 1]]], 102, "Index score_idx exists, cannot update."),
                 ("/schemas/Game", ["indexes": ["nope": ["__op": "Delete"]]], 102, "Index nope does not exist, cannot delete."),
                 ("/schemas/Game", ["indexes": ["x": ["ghost": 1]]], 102, "Field ghost does not exist, cannot add index."),
-                ("/schemas/Game", ["fields": ["level": ["type": "Number", "defaultValue": "one"]]], 111,
-                 "schema mismatch for Game.level default value; expected Number but got String"),
+                (
+                    "/schemas/Game", ["fields": ["level": ["type": "Number", "defaultValue": "one"]]], 111,
+                    "schema mismatch for Game.level default value; expected Number but got String"
+                ),
                 ("/schemas/Game", ["fields": ["b": ["type": "Boolean"], "x": ["type": "Whatever"]]], 111, "invalid field type: Whatever"),
             ]
             for (path, body, code, message) in cases {
@@ -141,7 +173,8 @@ struct SchemasTests {
             let schema = try await p.request(.get, "/schemas/Game")
             #expect(schema["fields"]?["b"] == nil)
             // Deleting an index, then a field that has an index.
-            let dropped = try await p.request(.put, "/schemas/Game", ["indexes": ["score_idx": ["__op": "Delete"]], "fields": ["level": ["__op": "Delete"]]])
+            let dropped = try await p.request(
+                .put, "/schemas/Game", ["indexes": ["score_idx": ["__op": "Delete"]], "fields": ["level": ["__op": "Delete"]]])
             #expect(dropped["indexes"] == nil)
             #expect(dropped["fields"]?["level"] == nil)
             // Same type again: accepted, options updated.
@@ -160,14 +193,16 @@ struct SchemasTests {
         try await TestServer.with(backend: backend) { p in
             let ann = try await p.signUp("ann")
             let bob = try await p.signUp("bob")
-            let created = try await p.request(.post, "/schemas/Note", [
-                "fields": ["owner": ["type": "Pointer", "targetClass": "_User"], "text": ["type": "String"], "secret": ["type": "String"]],
-                "classLevelPermissions": [
-                    "find": [:], "get": [:], "count": [:], "create": ["requiresAuthentication": true],
-                    "update": ["pointerFields": ["owner"]], "delete": ["pointerFields": ["owner"]], "addField": [:], "readUserFields": ["owner"],
-                    "protectedFields": ["*": ["secret"], "userField:owner": []],
-                ],
-            ])
+            let created = try await p.request(
+                .post, "/schemas/Note",
+                [
+                    "fields": ["owner": ["type": "Pointer", "targetClass": "_User"], "text": ["type": "String"], "secret": ["type": "String"]],
+                    "classLevelPermissions": [
+                        "find": [:], "get": [:], "count": [:], "create": ["requiresAuthentication": true],
+                        "update": ["pointerFields": ["owner"]], "delete": ["pointerFields": ["owner"]], "addField": [:], "readUserFields": ["owner"],
+                        "protectedFields": ["*": ["secret"], "userField:owner": []],
+                    ],
+                ])
             #expect(created.status == 200)
             let note = try await p.asUser(ann.token, .post, "/classes/Note", ["owner": p.userPointer(ann.id), "text": "hi", "secret": "s"])
             #expect(note.status == 201)
@@ -189,13 +224,15 @@ struct SchemasTests {
     @Test("required and defaultValue: defaults stored and echoed on create; 142 for missing, null or empty required values", arguments: Backend.all)
     func requiredAndDefaults(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
-            _ = try await p.request(.post, "/schemas/Task", [
-                "fields": [
-                    "title": ["type": "String", "required": true], "done": ["type": "Boolean", "defaultValue": false],
-                    "priority": ["type": "Number", "required": true, "defaultValue": 3], "tags": ["type": "Array", "defaultValue": ["a"]],
-                    "due": ["type": "Date", "defaultValue": ["__type": "Date", "iso": "2030-01-01T00:00:00.000Z"]],
-                ],
-            ])
+            _ = try await p.request(
+                .post, "/schemas/Task",
+                [
+                    "fields": [
+                        "title": ["type": "String", "required": true], "done": ["type": "Boolean", "defaultValue": false],
+                        "priority": ["type": "Number", "required": true, "defaultValue": 3], "tags": ["type": "Array", "defaultValue": ["a"]],
+                        "due": ["type": "Date", "defaultValue": ["__type": "Date", "iso": "2030-01-01T00:00:00.000Z"]],
+                    ]
+                ])
             let created = try await p.create("Task", ["title": "write"])
             #expect(created.status == 201)
             #expect(created["done"] == false && created["priority"] == 3 && created["tags"] == ["a"])
@@ -251,7 +288,9 @@ struct SchemasTests {
         }
     }
 
-    @Test("a field deleted and added back with another type: the same queries keep answering (plans cached per connection are renewed)", arguments: Backend.all)
+    @Test(
+        "a field deleted and added back with another type: the same queries keep answering (plans cached per connection are renewed)",
+        arguments: Backend.all)
     func fieldRetyped(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             _ = try await p.createId("Retyped", ["level": "high", "n": 1])

@@ -147,7 +147,8 @@ enum TransferHarness {
             ])
         #expect(schema.status == 200, "\(schema.json)")
         let role = try await p.request(
-            .post, "/roles", ["name": "admins", "ACL": ["*": ["read": true]], "users": ["__op": "AddRelation", "objects": [pointer("_User", alice.id)]]])
+            .post, "/roles",
+            ["name": "admins", "ACL": ["*": ["read": true]], "users": ["__op": "AddRelation", "objects": [pointer("_User", alice.id)]]])
         let roleId = try #require(role["objectId"]?.stringValue, "role: \(role.status) \(role.json)")
         let thing = try await p.createId(
             "Thing",
@@ -178,7 +179,9 @@ enum TransferHarness {
     /// server's port, left out), and the schemas.
     static func snapshot(_ p: ParseClient) async throws -> [String: JSONValue] {
         let schemas = try await p.request(.get, "/schemas")
-        var all: [String: JSONValue] = ["/schemas": .array(schemas.results.sorted { ($0["className"]?.stringValue ?? "") < ($1["className"]?.stringValue ?? "") })]
+        var all: [String: JSONValue] = [
+            "/schemas": .array(schemas.results.sorted { ($0["className"]?.stringValue ?? "") < ($1["className"]?.stringValue ?? "") })
+        ]
         for schema in schemas.results {
             let name = try #require(schema["className"]?.stringValue)
             let r = try await p.find(name, ["limit": "1000"])

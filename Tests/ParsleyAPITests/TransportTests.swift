@@ -47,7 +47,12 @@ struct TransportTests {
 
     @Test("configured client keys are enforced", arguments: Backend.all)
     func clientKeys(_ backend: Backend) async throws {
-        try await TestServer.with(backend: backend, TestServer.options { $0.restAPIKey = "rest-key"; $0.allowClientClassCreation = true }) { p in
+        try await TestServer.with(
+            backend: backend,
+            TestServer.options {
+                $0.restAPIKey = "rest-key"; $0.allowClientClassCreation = true
+            }
+        ) { p in
             let without = try await p.create("A", ["x": 1], master: false)
             #expect(without.status == 403)
             let with = try await p.raw(

@@ -95,7 +95,8 @@ struct UsersTests {
             let anon = try await p.asUser("r:doesnotexist", .get, "/classes/Anything")
             #expect(anon.code == 209)
             // /login ignores a bad token.
-            let relogin = try await p.request(.post, "/login", ["username": "bob", "password": "hunter2"], master: false, extra: ["X-Parse-Session-Token": "r:bad"])
+            let relogin = try await p.request(
+                .post, "/login", ["username": "bob", "password": "hunter2"], master: false, extra: ["X-Parse-Session-Token": "r:bad"])
             #expect(relogin.status == 200)
         }
     }
@@ -239,7 +240,8 @@ struct UsersTests {
             #expect(me["username"] == "carol")
             let bad = try await p.request(.post, "/loginAs", ["userId": ""])
             #expect(bad.code == 162)
-            let hidden = try await p.request(.get, "/classes/_User?where=" + ParseClient.encode(#"{"_hashed_password":{"$exists":true}}"#), master: false)
+            let hidden = try await p.request(
+                .get, "/classes/_User?where=" + ParseClient.encode(#"{"_hashed_password":{"$exists":true}}"#), master: false)
             #expect(hidden.code == 105)
         }
     }

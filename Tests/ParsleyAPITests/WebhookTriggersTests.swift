@@ -14,26 +14,35 @@ struct WebhookTriggersTests {
         try await WebhookReceiver.with { hooks in
             try await TestServer.with(backend: backend, WebhooksTests.options) { p in
                 // Only the `public` objects, at most two; the count is not limited.
-                hooks.respond("/beforeFind", .compute { body in
-                    var query = body["query"]?.objectValue ?? [:]
-                    var conditions = query["where"]?.objectValue ?? [:]
-                    conditions["public"] = true
-                    query["where"] = .object(conditions)
-                    query["limit"] = 2
-                    return ["success": .object(query)]
-                })
+                hooks.respond(
+                    "/beforeFind",
+                    .compute { body in
+                        var query = body["query"]?.objectValue ?? [:]
+                        var conditions = query["where"]?.objectValue ?? [:]
+                        conditions["public"] = true
+                        query["where"] = .object(conditions)
+                        query["limit"] = 2
+                        return ["success": .object(query)]
+                    })
                 hooks.respond("/refuse", .json(["error": "not today"]))
-                hooks.respond("/afterFind", .compute { body in
-                    let objects = body["objects"]?.arrayValue ?? []
-                    return ["success": .array(objects.map { o in
-                        var o = o.objectValue ?? [:]
-                        o["seen"] = true
-                        return .object(o)
-                    })]
-                })
+                hooks.respond(
+                    "/afterFind",
+                    .compute { body in
+                        let objects = body["objects"]?.arrayValue ?? []
+                        return [
+                            "success": .array(
+                                objects.map { o in
+                                    var o = o.objectValue ?? [:]
+                                    o["seen"] = true
+                                    return .object(o)
+                                })
+                        ]
+                    })
                 for i in 0..<5 { _ = try await p.createId("Doc", ["n": .int(Int64(i)), "public": .bool(i != 1), "ACL": ["*": ["read": true]]]) }
                 _ = try await p.createId("Closed", ["a": 1])
-                for (className, trigger, path) in [("Doc", "beforeFind", "/beforeFind"), ("Doc", "afterFind", "/afterFind"), ("Closed", "beforeFind", "/refuse")] {
+                for (className, trigger, path) in [
+                    ("Doc", "beforeFind", "/beforeFind"), ("Doc", "afterFind", "/afterFind"), ("Closed", "beforeFind", "/refuse"),
+                ] {
                     let made = try await p.request(
                         .post, "/hooks/triggers", ["className": .string(className), "triggerName": .string(trigger), "url": .string(hooks.url(path))])
                     #expect(made.status == 200)
@@ -63,14 +72,17 @@ struct WebhookTriggersTests {
     func loginWebhooks(_ backend: Backend) async throws {
         try await WebhookReceiver.with { hooks in
             try await TestServer.with(backend: backend, WebhooksTests.options) { p in
-                hooks.respond("/beforeLogin", .compute { body in
-                    body["object"]?["username"] == "banned" ? ["error": "banned"] : ["success": [:]]
-                })
+                hooks.respond(
+                    "/beforeLogin",
+                    .compute { body in
+                        body["object"]?["username"] == "banned" ? ["error": "banned"] : ["success": [:]]
+                    })
                 hooks.respond("/afterLogin", .json(["success": [:]]))
                 hooks.respond("/afterLogout", .json(["success": [:]]))
                 for (className, trigger) in [("_User", "beforeLogin"), ("_User", "afterLogin"), ("_Session", "afterLogout")] {
                     let made = try await p.request(
-                        .post, "/hooks/triggers", ["className": .string(className), "triggerName": .string(trigger), "url": .string(hooks.url("/\(trigger)"))])
+                        .post, "/hooks/triggers",
+                        ["className": .string(className), "triggerName": .string(trigger), "url": .string(hooks.url("/\(trigger)"))])
                     #expect(made.status == 200)
                 }
                 _ = try await p.signUp("banned")
@@ -92,14 +104,17 @@ struct WebhookTriggersTests {
         }
     }
 
-    @Test("file webhooks on class @File: beforeSave may refuse or set metadata, afterSave and the delete triggers get the file", arguments: Backend.all)
+    @Test(
+        "file webhooks on class @File: beforeSave may refuse or set metadata, afterSave and the delete triggers get the file", arguments: Backend.all)
     func fileWebhooks(_ backend: Backend) async throws {
         try await WebhookReceiver.with { hooks in
             try await TestServer.with(backend: backend, WebhooksTests.options) { p in
-                hooks.respond("/beforeSave", .compute { body in
-                    guard body["file"]?["name"]?.stringValue?.hasSuffix("secret.txt") != true else { return ["error": "no secrets"] }
-                    return ["success": ["metadata": ["checked": true]]]
-                })
+                hooks.respond(
+                    "/beforeSave",
+                    .compute { body in
+                        guard body["file"]?["name"]?.stringValue?.hasSuffix("secret.txt") != true else { return ["error": "no secrets"] }
+                        return ["success": ["metadata": ["checked": true]]]
+                    })
                 for trigger in ["afterSave", "beforeDelete", "afterDelete"] { hooks.respond("/\(trigger)", .json(["success": [:]])) }
                 for trigger in ["beforeSave", "afterSave", "beforeDelete", "afterDelete"] {
                     let made = try await p.request(

@@ -15,7 +15,8 @@ struct WebhooksTests {
         $0.webhookTimeout = .milliseconds(1500)
     }
 
-    @Test("the Hooks API: bare arrays and objects, POST creates, PUT changes or deletes with __op Delete, 143 errors, master key only",
+    @Test(
+        "the Hooks API: bare arrays and objects, POST creates, PUT changes or deletes with __op Delete, 143 errors, master key only",
         arguments: Backend.all)
     func hooksAPI(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, Self.options) { p in
@@ -32,16 +33,26 @@ struct WebhooksTests {
             #expect(try await p.request(.get, "/hooks/functions/foo").json == ["functionName": "foo", "url": "https://example.com/bar"])
             #expect(try await p.request(.put, "/hooks/functions/foo", ["__op": "Delete"]).json == [:])
             #expect(try await p.request(.get, "/hooks/functions/foo").json == ["code": 143, "error": "no function named: foo is defined"])
-            #expect(try await p.request(.put, "/hooks/functions/foo", ["url": "https://x.org"]).json == ["code": 143, "error": "no function named: foo is defined"])
-            #expect(try await p.request(.post, "/hooks/functions", ["functionName": "bad"]).json == ["code": 143, "error": "invalid hook declaration"])
+            #expect(
+                try await p.request(.put, "/hooks/functions/foo", ["url": "https://x.org"]).json == [
+                    "code": 143, "error": "no function named: foo is defined",
+                ])
+            #expect(
+                try await p.request(.post, "/hooks/functions", ["functionName": "bad"]).json == ["code": 143, "error": "invalid hook declaration"])
 
-            let trigger = try await p.request(.post, "/hooks/triggers", ["className": "Game", "triggerName": "beforeSave", "url": "https://example.com/bs"])
+            let trigger = try await p.request(
+                .post, "/hooks/triggers", ["className": "Game", "triggerName": "beforeSave", "url": "https://example.com/bs"])
             #expect(trigger.json == ["className": "Game", "triggerName": "beforeSave", "url": "https://example.com/bs"])
-            let duplicate = try await p.request(.post, "/hooks/triggers", ["className": "Game", "triggerName": "beforeSave", "url": "https://example.com/x"])
+            let duplicate = try await p.request(
+                .post, "/hooks/triggers", ["className": "Game", "triggerName": "beforeSave", "url": "https://example.com/x"])
             #expect(duplicate.json == ["code": 143, "error": "class Game already has trigger beforeSave"])
-            #expect(try await p.request(.get, "/hooks/triggers").json == [["className": "Game", "triggerName": "beforeSave", "url": "https://example.com/bs"]])
+            #expect(
+                try await p.request(.get, "/hooks/triggers").json == [
+                    ["className": "Game", "triggerName": "beforeSave", "url": "https://example.com/bs"]
+                ])
             #expect(try await p.request(.get, "/hooks/triggers/Game/beforeSave")["url"] == "https://example.com/bs")
-            let badName = try await p.request(.post, "/hooks/triggers", ["className": "Game", "triggerName": "whenever", "url": "https://example.com/x"])
+            let badName = try await p.request(
+                .post, "/hooks/triggers", ["className": "Game", "triggerName": "whenever", "url": "https://example.com/x"])
             #expect(badName.json == ["code": 143, "error": "invalid hook declaration"])
             #expect(try await p.request(.put, "/hooks/triggers/Game/beforeSave", ["__op": "Delete"]).json == [:])
             #expect(try await p.request(.get, "/hooks/triggers/Game/beforeSave").json == ["code": 143, "error": "class Game does not exist"])
@@ -50,7 +61,8 @@ struct WebhooksTests {
         }
     }
 
-    @Test("function webhooks: Parse Server's body and key, the answer as the result, precedence over Swift; error, garbage, slow and down answer 141",
+    @Test(
+        "function webhooks: Parse Server's body and key, the answer as the result, precedence over Swift; error, garbage, slow and down answer 141",
         arguments: Backend.all)
     func functions(_ backend: Backend) async throws {
         try await WebhookReceiver.with { hooks in
@@ -60,9 +72,10 @@ struct WebhooksTests {
                 hooks.respond("/garbage", .garbage)
                 hooks.respond("/slow", .slow(.seconds(8)))
                 let down = "http://127.0.0.1:\(try WebhookReceiver.closedPort())/down"
-                for (name, url) in [("hello", hooks.url("/hello")), ("refuse", hooks.url("/refuse")), ("garbage", hooks.url("/garbage")),
-                    ("slow", hooks.url("/slow")), ("down", down)]
-                {
+                for (name, url) in [
+                    ("hello", hooks.url("/hello")), ("refuse", hooks.url("/refuse")), ("garbage", hooks.url("/garbage")),
+                    ("slow", hooks.url("/slow")), ("down", down),
+                ] {
                     #expect(try await p.request(.post, "/hooks/functions", ["functionName": .string(name), "url": .string(url)]).status == 200)
                 }
                 let ann = try await p.signUp("ann")
@@ -111,23 +124,27 @@ struct WebhooksTests {
         }
     }
 
-    @Test("trigger webhooks: beforeSave's object is what is stored, beforeDelete may refuse, afterSave is called after commit and its failure never reaches the client",
+    @Test(
+        "trigger webhooks: beforeSave's object is what is stored, beforeDelete may refuse, afterSave is called after commit and its failure never reaches the client",
         arguments: Backend.all)
     func triggers(_ backend: Backend) async throws {
         try await WebhookReceiver.with { hooks in
             try await TestServer.with(backend: backend, Self.options) { p in
-                hooks.respond("/item/beforeSave", .compute { body in
-                    var object = body["object"]?.objectValue ?? [:]
-                    object["checked"] = true
-                    return ["success": .object(object)]
-                })
+                hooks.respond(
+                    "/item/beforeSave",
+                    .compute { body in
+                        var object = body["object"]?.objectValue ?? [:]
+                        object["checked"] = true
+                        return ["success": .object(object)]
+                    })
                 hooks.respond("/item/beforeDelete", .json(["error": "items stay"]))
                 let register: [(String, String)] = [
                     ("beforeSave", hooks.url("/item/beforeSave")), ("beforeDelete", hooks.url("/item/beforeDelete")),
                     ("afterSave", hooks.url("/item/afterSave")),
                 ]
                 for (trigger, url) in register {
-                    let r = try await p.request(.post, "/hooks/triggers", ["className": "Item", "triggerName": .string(trigger), "url": .string(url)])
+                    let r = try await p.request(
+                        .post, "/hooks/triggers", ["className": "Item", "triggerName": .string(trigger), "url": .string(url)])
                     #expect(r.status == 200, "\(r.json)")
                 }
                 let created = try await p.request(.post, "/classes/Item", ["name": "a"], extra: ["X-Parse-Cloud-Context": #"{"why":"test"}"#])

@@ -74,8 +74,9 @@ struct ClassLevelPermissionsTests {
         #expect(clp.decide(.find, className: "C", userId: "u2", roles: ["Reader"]) == .allowed)
         let denied = clp.decide(.find, className: "C", userId: "u2", roles: [])
         #expect(denied == .denied(ParseError(.operationForbidden, "Permission denied for action find on class C.")))
-        #expect(clp.decide(.get, className: "C", userId: nil, roles: [])
-            == .denied(ParseError(.objectNotFound, "Permission denied, user needs to be authenticated.")))
+        #expect(
+            clp.decide(.get, className: "C", userId: nil, roles: [])
+                == .denied(ParseError(.objectNotFound, "Permission denied, user needs to be authenticated.")))
         #expect(clp.decide(.get, className: "C", userId: "u9", roles: []) == .allowed)
         #expect(clp.decide(.count, className: "C", userId: "u1", roles: []) == .allowed)
         // Pointer permissions never allow a create.
@@ -86,7 +87,8 @@ struct ClassLevelPermissionsTests {
         }
         #expect(clp.decide(.update, className: "C", userId: "u1", roles: []) == .pointerRestricted(["owner"]))
         #expect(clp.decide(.addField, className: "C", userId: "u1", roles: [], isUpdate: true) == .pointerRestricted(["owner"]))
-        if case .denied = clp.decide(.addField, className: "C", userId: "u1", roles: [], isUpdate: false) {} else {
+        if case .denied = clp.decide(.addField, className: "C", userId: "u1", roles: [], isUpdate: false) {
+        } else {
             Issue.record("addField on create should be denied")
         }
         if case .denied = clp.decide(.delete, className: "C", userId: "u1", roles: ["Reader"]) {} else { Issue.record("delete is closed") }

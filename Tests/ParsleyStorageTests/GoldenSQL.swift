@@ -59,7 +59,9 @@ enum GoldenFixture {
 /// The representative `where` values, one per shape the compiler handles; each dialect's suite checks all of them.
 enum GoldenQueries {
     static let equality: JSONValue = ["title": "Hello", "views": 3, "published": true]
-    static let comparisons: JSONValue = ["views": ["$gte": 10, "$lt": 100], "publishedAt": ["$gt": ["__type": "Date", "iso": "2024-01-02T03:04:05.000Z"]]]
+    static let comparisons: JSONValue = [
+        "views": ["$gte": 10, "$lt": 100], "publishedAt": ["$gt": ["__type": "Date", "iso": "2024-01-02T03:04:05.000Z"]],
+    ]
     static let notEqualAndNull: JSONValue = ["title": ["$ne": "Draft"], "body": .null]
     static let inList: JSONValue = ["title": ["$in": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]]]
     static let notInList: JSONValue = ["views": ["$nin": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]]]
@@ -99,7 +101,10 @@ enum GoldenFinds {
     static func page() throws -> FindSpec {
         FindSpec(
             schema: GoldenFixture.post, predicate: try GoldenFixture.predicate(["published": true]),
-            order: [SortKey(path: FieldPath(field: "views"), descending: true), SortKey(path: FieldPath(field: "meta", subpath: ["rank"]), descending: false)],
+            order: [
+                SortKey(path: FieldPath(field: "views"), descending: true),
+                SortKey(path: FieldPath(field: "meta", subpath: ["rank"]), descending: false),
+            ],
             limit: 20, skip: 40, keys: ["title", "views"], readPrincipals: ["*", "u1"], schemas: GoldenFixture.schemas)
     }
 

@@ -36,14 +36,18 @@ struct SQLiteStoreErrorTests {
     @Test("a unique index on an expression, on columns, and a primary key are named")
     func uniqueViolations() async throws {
         try await withDatabase { database in
-            try await write(database, [
-                #"CREATE TABLE "T" ("objectId" TEXT PRIMARY KEY, "name" TEXT, "email" TEXT, "a" TEXT, "b" TEXT)"#,
-                #"CREATE UNIQUE INDEX "T_email_lower" ON "T" (lower("email"))"#,
-                #"CREATE UNIQUE INDEX "T_name" ON "T" ("name")"#,
-                #"CREATE UNIQUE INDEX "T_a_b" ON "T" ("a", "b")"#,
-                #"INSERT INTO "T" VALUES ('1', 'ann', 'ann@example.com', 'x', 'y')"#,
-            ])
-            #expect(await failure(database, #"INSERT INTO "T" ("objectId", "email") VALUES ('2', 'ANN@example.com')"#) == .uniqueViolation(index: "T_email_lower"))
+            try await write(
+                database,
+                [
+                    #"CREATE TABLE "T" ("objectId" TEXT PRIMARY KEY, "name" TEXT, "email" TEXT, "a" TEXT, "b" TEXT)"#,
+                    #"CREATE UNIQUE INDEX "T_email_lower" ON "T" (lower("email"))"#,
+                    #"CREATE UNIQUE INDEX "T_name" ON "T" ("name")"#,
+                    #"CREATE UNIQUE INDEX "T_a_b" ON "T" ("a", "b")"#,
+                    #"INSERT INTO "T" VALUES ('1', 'ann', 'ann@example.com', 'x', 'y')"#,
+                ])
+            #expect(
+                await failure(database, #"INSERT INTO "T" ("objectId", "email") VALUES ('2', 'ANN@example.com')"#)
+                    == .uniqueViolation(index: "T_email_lower"))
             #expect(await failure(database, #"INSERT INTO "T" ("objectId", "name") VALUES ('3', 'ann')"#) == .uniqueViolation(index: "T_name"))
             #expect(await failure(database, #"INSERT INTO "T" ("objectId", "a", "b") VALUES ('4', 'x', 'y')"#) == .uniqueViolation(index: "T_a_b"))
             #expect(await failure(database, #"INSERT INTO "T" ("objectId") VALUES ('1')"#) == .uniqueViolation(index: "T_pkey"))
@@ -60,10 +64,12 @@ struct SQLiteStoreErrorTests {
     @Test("a unique index over values stored twice cannot be created")
     func uniqueIndexOverDuplicates() async throws {
         try await withDatabase { database in
-            try await write(database, [
-                #"CREATE TABLE "R" ("objectId" TEXT PRIMARY KEY, "name" TEXT)"#,
-                #"INSERT INTO "R" VALUES ('1', 'admin'), ('2', 'admin')"#,
-            ])
+            try await write(
+                database,
+                [
+                    #"CREATE TABLE "R" ("objectId" TEXT PRIMARY KEY, "name" TEXT)"#,
+                    #"INSERT INTO "R" VALUES ('1', 'admin'), ('2', 'admin')"#,
+                ])
             let error = await failure(database, #"CREATE UNIQUE INDEX "R_name" ON "R" ("name")"#)
             guard case .uniqueViolation? = error else {
                 Issue.record("expected StoreError.uniqueViolation, got \(String(describing: error))")

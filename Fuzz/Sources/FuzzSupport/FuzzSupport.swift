@@ -2,9 +2,9 @@ import CLibFuzzer
 public import ParsleyCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Runs libFuzzer with the process's arguments and `callback` (the target's `LLVMFuzzerTestOneInput`), then exits

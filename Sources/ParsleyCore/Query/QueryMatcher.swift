@@ -89,7 +89,9 @@ public struct QueryMatcher: Sendable {
             if let b = value.boolValue { return .number(b ? 1 : 0) }
             return value.isNumber ? value.numberValue.flatMap { $0 == 0 || $0 == 1 ? .number($0) : nil } : nil
         case .date:
-            if value.parseType == "Date", let date = value["iso"]?.stringValue.flatMap(ParseDate.init(iso:)) { return .number(Double(date.milliseconds)) }
+            if value.parseType == "Date", let date = value["iso"]?.stringValue.flatMap(ParseDate.init(iso:)) {
+                return .number(Double(date.milliseconds))
+            }
             return value.stringValue.flatMap(ParseDate.init(iso:)).map { .number(Double($0.milliseconds)) }
         case .pointer(let target):
             if let pointer = Pointer(json: value) { return pointer.className == target ? .text(pointer.objectId) : nil }
@@ -169,7 +171,13 @@ public struct QueryMatcher: Sendable {
             if v.isNumber, let n = v.numberValue { operand = .number(n) } else if let t = v.stringValue { operand = .text(t) } else { return nil }
             return elements?.contains { e in
                 let element: Key
-                if e.isNumber, let n = e.numberValue { element = .number(n) } else if let t = e.stringValue { element = .text(t) } else { return false }
+                if e.isNumber, let n = e.numberValue {
+                    element = .number(n)
+                } else if let t = e.stringValue {
+                    element = .text(t)
+                } else {
+                    return false
+                }
                 guard Self.sameKind(element, operand) else { return false }
                 switch op {
                 case .lessThan: return element < operand

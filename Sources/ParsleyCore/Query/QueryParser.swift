@@ -308,7 +308,9 @@ public struct QueryParser: Sendable {
                     raw.append(["__type": "GeoPoint", "latitude": .double(lat), "longitude": .double(lng)])
                 }
             } else {
-                guard let items = polygon.arrayValue else { throw ParseError.invalidJSON("bad $geoWithin value; $polygon should be Polygon object or Array of Parse.GeoPoint's") }
+                guard let items = polygon.arrayValue else {
+                    throw ParseError.invalidJSON("bad $geoWithin value; $polygon should be Polygon object or Array of Parse.GeoPoint's")
+                }
                 raw = items
             }
             guard raw.count >= 3 else {

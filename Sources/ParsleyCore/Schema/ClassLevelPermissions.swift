@@ -77,7 +77,8 @@ public struct ClassLevelPermissions: Sendable, Equatable {
             switch key {
             case "readUserFields", "writeUserFields":
                 guard case .array(let items) = value else {
-                    throw ParseError.invalidJSON("'\(Self.describe(value))' is not a valid value for class level permissions \(key) - must be an array")
+                    throw ParseError.invalidJSON(
+                        "'\(Self.describe(value))' is not a valid value for class level permissions \(key) - must be an array")
                 }
                 var names: [String] = []
                 for item in items {
@@ -90,7 +91,8 @@ public struct ClassLevelPermissions: Sendable, Equatable {
                 if key == "readUserFields" { readUserFields = names } else { writeUserFields = names }
             case "protectedFields":
                 guard case .object(let entities) = value else {
-                    throw ParseError.invalidJSON("'\(Self.describe(value))' is not a valid value for class level permissions \(key) - must be an object")
+                    throw ParseError.invalidJSON(
+                        "'\(Self.describe(value))' is not a valid value for class level permissions \(key) - must be an object")
                 }
                 for entity in entities.keys.sorted() {
                     guard Self.isProtectedFieldsKey(entity, allowCustomUserIds) else {
@@ -116,7 +118,8 @@ public struct ClassLevelPermissions: Sendable, Equatable {
             default:
                 let op = Operation(rawValue: key)!  // validKeys minus the three above are operations
                 guard case .object(let entries) = value else {
-                    throw ParseError.invalidJSON("'\(Self.describe(value))' is not a valid value for class level permissions \(key) - must be an object")
+                    throw ParseError.invalidJSON(
+                        "'\(Self.describe(value))' is not a valid value for class level permissions \(key) - must be an object")
                 }
                 var rule = Rule()
                 for entry in entries.keys.sorted() {
@@ -130,7 +133,8 @@ public struct ClassLevelPermissions: Sendable, Equatable {
                         }
                         for item in items {
                             guard case .string(let name) = item else {
-                                throw ParseError.invalidJSON("'\(Self.describe(item))' is not a valid column for class level pointer permissions \(key)")
+                                throw ParseError.invalidJSON(
+                                    "'\(Self.describe(item))' is not a valid column for class level pointer permissions \(key)")
                             }
                             try Self.checkPointerField(name, fields, key)
                             rule.pointerFields.append(name)
@@ -138,7 +142,8 @@ public struct ClassLevelPermissions: Sendable, Equatable {
                         continue
                     }
                     guard permit == .bool(true) else {
-                        throw ParseError.invalidJSON("'\(Self.describe(permit))' is not a valid value for class level permissions \(key):\(entry):\(Self.describe(permit))")
+                        throw ParseError.invalidJSON(
+                            "'\(Self.describe(permit))' is not a valid value for class level permissions \(key):\(entry):\(Self.describe(permit))")
                     }
                     rule.grants.insert(entry)
                 }

@@ -25,7 +25,8 @@ public struct CloudAPI: Sendable {
 
     /// One object by id (`include`/`keys` as in REST); 101 when it does not exist or the caller may not read it.
     public func get(_ className: String, _ objectId: String, _ params: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
-        try await runtime.attached().queries.get(className, objectId: objectId, FindOptions(params: params, isGet: true), auth: auth, triggers: auth.runsTriggers)
+        try await runtime.attached().queries.get(
+            className, objectId: objectId, FindOptions(params: params, isGet: true), auth: auth, triggers: auth.runsTriggers)
     }
 
     /// A query with REST's parameters: `where` (the full query language), `order`, `limit`, `skip`, `keys`, `include`.

@@ -114,7 +114,9 @@ public struct CloudCode: Sendable {
     public var triggerRateLimits: [RateLimitRoute] {
         triggers.compactMap { key, entry -> RateLimitRoute? in
             guard let limit = entry.validator?.rateLimit else { return nil }
-            let route = key.className == "_User" ? "/users" : key.className == "_Installation" ? "/installations" : key.className == "_Role" ? "/roles" : "/classes/\(key.className)"
+            let route =
+                key.className == "_User"
+                ? "/users" : key.className == "_Installation" ? "/installations" : key.className == "_Role" ? "/roles" : "/classes/\(key.className)"
             switch key.name {
             case .beforeSave: return RateLimitRoute(path: route, methods: ["POST", "PUT"], limit: limit)
             case .beforeDelete: return RateLimitRoute(path: route, methods: ["DELETE"], limit: limit)
@@ -125,7 +127,9 @@ public struct CloudCode: Sendable {
     }
 
     /// Whether nothing is registered.
-    public var isEmpty: Bool { functions.isEmpty && triggers.isEmpty && jobs.isEmpty && beforeFinds.isEmpty && afterFinds.isEmpty && fileTriggers.isEmpty }
+    public var isEmpty: Bool {
+        functions.isEmpty && triggers.isEmpty && jobs.isEmpty && beforeFinds.isEmpty && afterFinds.isEmpty && fileTriggers.isEmpty
+    }
 
     /// Whether any `afterSave`/`afterDelete` is registered (they run from change events, which must then be on).
     var hasAfterTriggers: Bool { triggers.keys.contains { $0.name.isAfter } }

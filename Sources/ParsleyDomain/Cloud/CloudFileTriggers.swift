@@ -57,14 +57,17 @@ extension CloudRuntime {
     /// Runs the file trigger `name`, if registered. Before-triggers return the file with what they changed and
     /// throw to refuse; after-triggers only log their failures.
     /// A webhook on class `@File` takes precedence over the Swift handler; `url` is the file's address for it.
-    public func fileTrigger(_ name: TriggerName, _ file: StoredFile, declaredSize: Int64? = nil, url: String? = nil, auth: Auth) async throws -> StoredFile {
+    public func fileTrigger(_ name: TriggerName, _ file: StoredFile, declaredSize: Int64? = nil, url: String? = nil, auth: Auth) async throws
+        -> StoredFile
+    {
         let run: @Sendable (CloudFile) async throws -> Void
         if let hook = webhooks.trigger(name, Self.fileClassName) {
             run = { [self] file in try await fileWebhook(hook, name, file, url: url, auth: auth) }
         } else if let handler = code.fileTriggers[name] {
             run = { [self] file in
-                try await handler(FileTriggerRequest(
-                    triggerName: name, file: file, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth)))
+                try await handler(
+                    FileTriggerRequest(
+                        triggerName: name, file: file, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth)))
             }
         } else {
             return file

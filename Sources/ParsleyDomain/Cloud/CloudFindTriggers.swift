@@ -96,7 +96,8 @@ extension CloudRuntime {
             return { [self] className, find, isGet, auth in
                 let query = CloudQuery(className: className, find)
                 let request = BeforeFindRequest(
-                    query: query, count: find.count, isGet: isGet, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth))
+                    query: query, count: find.count, isGet: isGet, caller: try await caller(auth), log: logger,
+                    parse: CloudAPI(runtime: self, auth: auth))
                 try await Self.answering { try await handler(request) }
                 _ = try screened(query.options.whereValue ?? .null)
                 return query.options

@@ -219,7 +219,8 @@ public final class CloudRuntime: Sendable {
                 let lane = lanes[Int(UInt(bitPattern: hasher.finalize()) % UInt(Self.afterLanes))].1
                 if case .dropped = lane.yield(event) {
                     afterFailures.add(1, ordering: .relaxed)
-                    logger.error("after-trigger dropped: too many waiting", metadata: ["className": "\(event.className)", "objectId": "\(event.objectId)"])
+                    logger.error(
+                        "after-trigger dropped: too many waiting", metadata: ["className": "\(event.className)", "objectId": "\(event.objectId)"])
                 }
             }
             for (_, continuation) in lanes { continuation.finish() }
@@ -249,7 +250,8 @@ public final class CloudRuntime: Sendable {
         let caller = try await caller(auth)
         let stored = (name == .afterDelete ? event.original : event.object) ?? [:]
         let object = CloudObject(className: event.className, objectId: event.objectId, stored: stored)
-        let original = name == .afterDelete ? nil : event.original.map { CloudObject(className: event.className, objectId: event.objectId, stored: $0) }
+        let original =
+            name == .afterDelete ? nil : event.original.map { CloudObject(className: event.className, objectId: event.objectId, stored: $0) }
         if let hook {
             var fields: [String: JSONValue] = ["object": .object(object.json)]
             if let original { fields["original"] = .object(original.json) }
@@ -263,6 +265,7 @@ public final class CloudRuntime: Sendable {
             if validator.skipWithMasterKey && caller.master { return }
         }
         try await entry.handler(
-            TriggerRequest(triggerName: name, object: object, original: original, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth)))
+            TriggerRequest(
+                triggerName: name, object: object, original: original, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth)))
     }
 }

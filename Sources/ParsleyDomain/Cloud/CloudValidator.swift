@@ -14,7 +14,9 @@ public struct CloudValidator: Sendable {
         /// The message instead of Parse Server's.
         public var error: String?
 
-        public init(type: Kind? = nil, required: Bool = false, default defaultValue: JSONValue? = nil, options: [JSONValue]? = nil, error: String? = nil) {
+        public init(
+            type: Kind? = nil, required: Bool = false, default defaultValue: JSONValue? = nil, options: [JSONValue]? = nil, error: String? = nil
+        ) {
             self.type = type
             self.required = required
             self.defaultValue = defaultValue
@@ -30,7 +32,9 @@ public struct CloudValidator: Sendable {
         public var requestCount: Int
         public var errorResponseMessage: String
         public var includeMasterKey: Bool
-        public init(requestTimeWindow: Duration, requestCount: Int, errorResponseMessage: String = "Too many requests.", includeMasterKey: Bool = false) {
+        public init(
+            requestTimeWindow: Duration, requestCount: Int, errorResponseMessage: String = "Too many requests.", includeMasterKey: Bool = false
+        ) {
             self.requestTimeWindow = requestTimeWindow
             self.requestCount = requestCount
             self.errorResponseMessage = errorResponseMessage

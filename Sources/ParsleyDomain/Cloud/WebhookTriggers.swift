@@ -39,7 +39,9 @@ extension CloudRuntime {
         return result
     }
 
-    func afterFindWebhook(_ hook: Webhooks.Hook, _ className: String, _ objects: [[String: JSONValue]], auth: Auth) async throws -> [[String: JSONValue]] {
+    func afterFindWebhook(_ hook: Webhooks.Hook, _ className: String, _ objects: [[String: JSONValue]], auth: Auth) async throws -> [[String:
+        JSONValue]]
+    {
         let listed = objects.map { object -> JSONValue in
             var o = object
             o["className"] = .string(className)

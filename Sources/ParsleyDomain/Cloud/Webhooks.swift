@@ -73,7 +73,9 @@ public final class Webhooks: Sendable {
 
     public var functions: [Hook] { registry.withLock { Array($0.functions.values) }.sorted { ($0.functionName ?? "") < ($1.functionName ?? "") } }
     public var triggers: [Hook] {
-        registry.withLock { Array($0.triggers.values) }.sorted { ($0.className ?? "", $0.triggerName ?? "") < ($1.className ?? "", $1.triggerName ?? "") }
+        registry.withLock { Array($0.triggers.values) }.sorted {
+            ($0.className ?? "", $0.triggerName ?? "") < ($1.className ?? "", $1.triggerName ?? "")
+        }
     }
     func function(_ name: String) -> Hook? { registry.withLock { $0.functions[name] } }
     func trigger(_ name: TriggerName, _ className: String) -> Hook? { registry.withLock { $0.triggers["\(className)/\(name.rawValue)"] } }
@@ -103,7 +105,8 @@ public final class Webhooks: Sendable {
             case .failure(let error):
                 record(hook.url, failed: true)
                 lastError = error
-                logger.warning("webhook call failed", metadata: ["url": "\(RedactedURL.string(hook.url))", "attempt": "\(attempt)", "error": "\(error.message)"])
+                logger.warning(
+                    "webhook call failed", metadata: ["url": "\(RedactedURL.string(hook.url))", "attempt": "\(attempt)", "error": "\(error.message)"])
             }
         }
         throw lastError

@@ -22,7 +22,9 @@ extension LiveQueryHub {
         let all = connections.withLock { Array($0.values) }
         logger.warning("LiveQuery: events may have been missed; asking \(all.count) clients to reconnect")
         for c in all {
-            c.send(LiveQueryError(code: 100, message: "Server lost its connection to the database; events may have been missed", reconnect: true), requestId: nil)
+            c.send(
+                LiveQueryError(code: 100, message: "Server lost its connection to the database; events may have been missed", reconnect: true),
+                requestId: nil)
             close(c)
         }
     }

@@ -35,7 +35,10 @@ public final class LiveQueryHub: Sendable {
         public var slowClientsDisconnected: Int { slowClients.load(ordering: .relaxed) }
     }
 
-    init(options: ParseServerOptions, store: SQLStore, schemas: SchemaService, sessions: SessionService, roles: RoleService, changes: ChangeFeed, cloud: CloudRuntime) {
+    init(
+        options: ParseServerOptions, store: SQLStore, schemas: SchemaService, sessions: SessionService, roles: RoleService, changes: ChangeFeed,
+        cloud: CloudRuntime
+    ) {
         self.options = options
         self.schemas = schemas
         self.store = store
@@ -125,7 +128,9 @@ public final class LiveQueryHub: Sendable {
 
     func subscribe(_ m: LiveQueryMessage.Subscribe, _ c: LiveConnection) async {
         guard let identity = c.connected else {
-            return c.send(LiveQueryError(code: 2, message: "Can not find this client, make sure you connect to server before subscribing"), requestId: m.requestId)
+            return c.send(
+                LiveQueryError(code: 2, message: "Can not find this client, make sure you connect to server before subscribing"),
+                requestId: m.requestId)
         }
         do {
             let s = try await subscription(m, c, identity)
@@ -138,13 +143,17 @@ public final class LiveQueryHub: Sendable {
 
     func unsubscribe(_ requestId: Int, _ c: LiveConnection) {
         guard c.connected != nil else {
-            return c.send(LiveQueryError(code: 2, message: "Can not find this client, make sure you connect to server before unsubscribing"), requestId: requestId)
+            return c.send(
+                LiveQueryError(code: 2, message: "Can not find this client, make sure you connect to server before unsubscribing"),
+                requestId: requestId)
         }
         guard index.withLock({ $0.remove(LiveSubscription.Key(clientId: c.clientId, requestId: requestId)) }) != nil else {
             return c.send(
                 LiveQueryError(
                     code: 2,
-                    message: "Cannot find subscription with clientId \(c.clientId) subscriptionId \(requestId). Make sure you subscribe to live query server before unsubscribing."),
+                    message:
+                        "Cannot find subscription with clientId \(c.clientId) subscriptionId \(requestId). Make sure you subscribe to live query server before unsubscribing."
+                ),
                 requestId: requestId)
         }
         c.send(.object(c.frame("unsubscribed", requestId: requestId)))
@@ -188,7 +197,8 @@ public final class LiveQueryHub: Sendable {
         if let unsafe = predicate.regexPatterns.first(where: { !RegexSafety.isSafe($0.pattern) }) {
             throw ParseError(
                 .invalidQuery,
-                "$regex '\(unsafe.pattern.prefix(64))' is not allowed in LiveQuery subscriptions: nested quantifiers, quantified alternations and back-references can run for ever")
+                "$regex '\(unsafe.pattern.prefix(64))' is not allowed in LiveQuery subscriptions: nested quantifiers, quantified alternations and back-references can run for ever"
+            )
         }
         let readFields = predicate.referencedFields.union(Self.topFields(watch ?? []))
         if !auth.isMaster {

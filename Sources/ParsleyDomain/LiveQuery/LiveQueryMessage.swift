@@ -45,9 +45,10 @@ public enum LiveQueryMessage: Sendable, Equatable {
             let applicationId = try string(o, "applicationId", required: true)!
             var keys: [String: String] = [:]
             for name in clientKeyNames { if let v = try string(o, name) { keys[name] = v } }
-            return .connect(Connect(
-                applicationId: applicationId, keys: keys, masterKey: try string(o, "masterKey"), sessionToken: try string(o, "sessionToken"),
-                installationId: try string(o, "installationId")))
+            return .connect(
+                Connect(
+                    applicationId: applicationId, keys: keys, masterKey: try string(o, "masterKey"), sessionToken: try string(o, "sessionToken"),
+                    installationId: try string(o, "installationId")))
         case "subscribe", "update":
             try allow(o, ["op", "requestId", "query", "sessionToken"])
             let requestId = try self.requestId(o)

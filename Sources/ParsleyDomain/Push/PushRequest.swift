@@ -91,7 +91,8 @@ public struct PushRequest: Sendable, Equatable {
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = TimeZone(identifier: "UTC")
         for options: ISO8601DateFormatter.Options in [
-            [.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate],
+            [.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime],
+            [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate],
             [.withFullDate],
         ] {
             formatter.formatOptions = options

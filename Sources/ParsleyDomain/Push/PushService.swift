@@ -95,12 +95,14 @@ public final class PushService: Sendable {
         guard objects.schemas.schema("_PushStatus") != nil else { return false }
         let now = ParseDate.now.milliseconds
         let rows = try await queries.find(
-            "_PushStatus", FindOptions(params: ["where": ["status": ["$in": ["pending", "scheduled", "running"]]], "order": "createdAt", "limit": 1000]),
+            "_PushStatus",
+            FindOptions(params: ["where": ["status": ["$in": ["pending", "scheduled", "running"]]], "order": "createdAt", "limit": 1000]),
             auth: .master
         ).results
         var worked = false
         // Local-time pushes need the zones by offset (read once a round: daylight saving time moves them).
-        let zones = rows.contains { ($0["pushTime"]?.stringValue).map { PushRequest.time(.string($0))?.local == true } ?? false }
+        let zones =
+            rows.contains { ($0["pushTime"]?.stringValue).map { PushRequest.time(.string($0))?.local == true } ?? false }
             ? PushTimeZones.byOffset : [:]
         for raw in rows {
             guard let row = PushStatusRow(row: raw), !row.leased(now: now), let due = row.nextDue(zones), due <= now else { continue }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One entry of `masterKeyIps`: an address (`127.0.0.1`, `::1`) or a range in CIDR notation (`10.0.0.0/8`,

@@ -60,10 +60,12 @@ public final class ChangeFeed: Sendable {
 /// cloud code (Swift `beforeSave`/`beforeDelete`, or webhooks registered at run time: `CloudRuntime.writeHooks`).
 public struct WriteHooks: Sendable {
     /// Gets the write's body (operations as sent) and the stored object for an update; returns the body to store.
-    public typealias BeforeSave = @Sendable (
-        _ className: String, _ objectId: String?, _ body: JSONValue, _ original: [String: JSONValue]?, _ auth: Auth
-    ) async throws -> JSONValue
-    public typealias BeforeDelete = @Sendable (_ className: String, _ objectId: String, _ original: [String: JSONValue], _ auth: Auth) async throws -> Void
+    public typealias BeforeSave =
+        @Sendable (
+            _ className: String, _ objectId: String?, _ body: JSONValue, _ original: [String: JSONValue]?, _ auth: Auth
+        ) async throws -> JSONValue
+    public typealias BeforeDelete =
+        @Sendable (_ className: String, _ objectId: String, _ original: [String: JSONValue], _ auth: Auth) async throws -> Void
 
     /// The class's `beforeSave`, if it has one now.
     public var beforeSave: @Sendable (_ className: String) -> BeforeSave? = { _ in nil }

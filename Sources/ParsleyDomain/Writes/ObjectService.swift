@@ -214,13 +214,15 @@ public struct ObjectService: Sendable {
         let now = ParseDate.now
         let principals = auth.principals
         let condition = rules.condition
-        let needsRead = condition != nil || patch.operations.contains { path, op in
-            if !path.subpath.isEmpty { return true }
-            switch op {
-            case .add, .addUnique, .remove: return true
-            default: return false
+        let needsRead =
+            condition != nil
+            || patch.operations.contains { path, op in
+                if !path.subpath.isEmpty { return true }
+                switch op {
+                case .add, .addUnique, .remove: return true
+                default: return false
+                }
             }
-        }
         let result: [String: JSONValue]? = try await store.transaction { [store, changes] transaction in
             let writer = store.writer(transaction)
             var assignments: [SQLWriter.Assignment] = []
@@ -280,8 +282,9 @@ public struct ObjectService: Sendable {
             for (field, value) in internalValues where !(value.isNull && schema.fields[field] == nil) { assignments.append(.set(field, value)) }
             for (field, amount) in rules.increments { assignments.append(.increment(field, .int(amount))) }
             if let acl = patch.acl { assignments.append(.setACL(acl)) }
-            guard let incremented = try await writer.update(
-                className: className, schema: schema, objectId: objectId, updatedAt: now, assignments: assignments, writePrincipals: principals)
+            guard
+                let incremented = try await writer.update(
+                    className: className, schema: schema, objectId: objectId, updatedAt: now, assignments: assignments, writePrincipals: principals)
             else { return nil }
             for (k, v) in incremented { echoed[k] = v }
             for (field, add, remove) in relationOps {
@@ -290,7 +293,8 @@ public struct ObjectService: Sendable {
             }
             if changes.enabled {
                 let saved = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: nil)
-                try await changes.publish(event(className, .update, objectId, original: original, object: saved, auth: auth, time: now), in: transaction)
+                try await changes.publish(
+                    event(className, .update, objectId, original: original, object: saved, auth: auth, time: now), in: transaction)
             }
             return echoed
         }
@@ -324,7 +328,8 @@ public struct ObjectService: Sendable {
             let writer = store.writer(transaction)
             guard try await writer.delete(className: className, objectId: objectId, writePrincipals: principals) else { return false }
             if changes.enabled {
-                try await changes.publish(event(className, .delete, objectId, original: original, object: nil, auth: auth, time: now), in: transaction)
+                try await changes.publish(
+                    event(className, .delete, objectId, original: original, object: nil, auth: auth, time: now), in: transaction)
             }
             for field in relationFields {
                 try await writer.deleteRelations(owner: className, field: field, owningId: objectId)

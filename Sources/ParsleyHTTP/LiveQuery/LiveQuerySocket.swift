@@ -23,7 +23,9 @@ enum LiveQuerySocket {
         }
     }
 
-    static func serve(_ hub: LiveQueryHub, channel: any Channel, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, maxMessage: Int) async {
+    static func serve(_ hub: LiveQueryHub, channel: any Channel, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, maxMessage: Int)
+        async
+    {
         let connection = hub.open(address: channel.remoteAddress?.ipAddress)
         // A client too far behind is cut off at once (its socket may not be draining at all).
         connection.onOverflow { channel.close(promise: nil) }

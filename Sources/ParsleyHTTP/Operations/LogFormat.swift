@@ -64,7 +64,8 @@ public struct ParsleyLogHandler: LogHandler {
             for k in keys { line += " \(k)=\(logfmtValue(metadata[k]!.description))" }
             return line
         case .json:
-            var line = "{\"time\":\(jsonString(stamp)),\"level\":\(jsonString(level.rawValue)),\"logger\":\(jsonString(label)),\"msg\":\(jsonString(message))"
+            var line =
+                "{\"time\":\(jsonString(stamp)),\"level\":\(jsonString(level.rawValue)),\"logger\":\(jsonString(label)),\"msg\":\(jsonString(message))"
             for k in keys where !["time", "level", "logger", "msg"].contains(k) {
                 line += ",\(jsonString(k)):\(jsonValue(metadata[k]!))"
             }

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Where every log line of the process goes: a bounded in-memory buffer that a thread of its own writes to
@@ -97,11 +97,13 @@ public final class LogSink: @unchecked Sendable {
         writerStarted = true
         var thread = pthread_t()
         let me = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { raw in
-            let sink = Unmanaged<LogSink>.fromOpaque(raw!).takeRetainedValue()
-            sink.writerLoop()
-            return nil
-        }, me)
+        pthread_create(
+            &thread, nil,
+            { raw in
+                let sink = Unmanaged<LogSink>.fromOpaque(raw!).takeRetainedValue()
+                sink.writerLoop()
+                return nil
+            }, me)
         pthread_detach(thread)
         if self === LogSink.shared { atexit { LogSink.shared.flush() } }
     }

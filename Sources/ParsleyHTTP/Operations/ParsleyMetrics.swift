@@ -49,50 +49,86 @@ public final class ParsleyMetrics: Sendable {
         .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
         .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
     ]
-    static var requests: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "http_requests", unitName: "total", helpText: "HTTP requests by route, method and status") }
-    static var latency: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route") }
-    static var readersBusy: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "db_readers_busy", helpText: "Reader connections in use") }
-    static var readers: MetricNameDescriptor { MetricNameDescriptor(namespace: "parsley", metricName: "db_readers", helpText: "Reader connections in the pool") }
-    static var writesQueued: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "db_writes_queued", helpText: "Writes waiting for the writer connection") }
-    static var pointReadsCoalesced: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "db_point_reads_coalesced", unitName: "total",
-        helpText: "Lookups by objectId answered by a statement shared with concurrent lookups, since the start") }
-    static var changeEventsDropped: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "change_events_dropped", unitName: "total",
-        helpText: "Change events a slow subscriber lost because its buffer was full, since the start") }
+    static var requests: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "http_requests", unitName: "total", helpText: "HTTP requests by route, method and status")
+    }
+    static var latency: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route")
+    }
+    static var readersBusy: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "db_readers_busy", helpText: "Reader connections in use")
+    }
+    static var readers: MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "parsley", metricName: "db_readers", helpText: "Reader connections in the pool")
+    }
+    static var writesQueued: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "db_writes_queued", helpText: "Writes waiting for the writer connection")
+    }
+    static var pointReadsCoalesced: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "db_point_reads_coalesced", unitName: "total",
+            helpText: "Lookups by objectId answered by a statement shared with concurrent lookups, since the start")
+    }
+    static var changeEventsDropped: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "change_events_dropped", unitName: "total",
+            helpText: "Change events a slow subscriber lost because its buffer was full, since the start")
+    }
 
-    static var afterTriggers: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "cloud_after_triggers", unitName: "total", helpText: "Cloud code afterSave/afterDelete runs, since the start") }
-    static var afterTriggerFailures: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "cloud_after_trigger_failures", unitName: "total",
-        helpText: "Cloud code afterSave/afterDelete runs that failed or were dropped, since the start") }
-    static var webhookCalls: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "webhook_calls", unitName: "total", helpText: "Webhook calls by URL, since the start") }
-    static var webhookFailures: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "webhook_failures", unitName: "total",
-        helpText: "Webhook calls by URL that failed (timeout, refused, malformed answer), since the start") }
+    static var afterTriggers: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "cloud_after_triggers", unitName: "total",
+            helpText: "Cloud code afterSave/afterDelete runs, since the start")
+    }
+    static var afterTriggerFailures: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "cloud_after_trigger_failures", unitName: "total",
+            helpText: "Cloud code afterSave/afterDelete runs that failed or were dropped, since the start")
+    }
+    static var webhookCalls: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "webhook_calls", unitName: "total", helpText: "Webhook calls by URL, since the start")
+    }
+    static var webhookFailures: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "webhook_failures", unitName: "total",
+            helpText: "Webhook calls by URL that failed (timeout, refused, malformed answer), since the start")
+    }
 
-    static var liveQueryConnections: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "livequery_connections", helpText: "Open LiveQuery WebSocket connections") }
-    static var liveQuerySubscriptions: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "livequery_subscriptions", helpText: "LiveQuery subscriptions") }
-    static var liveQueryEvents: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "livequery_events_delivered", unitName: "total", helpText: "LiveQuery events queued for clients, since the start") }
-    static var liveQuerySlowClients: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "livequery_slow_clients_disconnected", unitName: "total",
-        helpText: "LiveQuery clients disconnected because their queue was full, since the start") }
+    static var liveQueryConnections: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "livequery_connections", helpText: "Open LiveQuery WebSocket connections")
+    }
+    static var liveQuerySubscriptions: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "livequery_subscriptions", helpText: "LiveQuery subscriptions")
+    }
+    static var liveQueryEvents: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "livequery_events_delivered", unitName: "total",
+            helpText: "LiveQuery events queued for clients, since the start")
+    }
+    static var liveQuerySlowClients: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "livequery_slow_clients_disconnected", unitName: "total",
+            helpText: "LiveQuery clients disconnected because their queue was full, since the start")
+    }
 
-    static var pushTransportFailures: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "push_transport_failures", unitName: "total",
-        helpText: "Push requests that could not get through to APNs or FCM, by provider and kind, since the start") }
+    static var pushTransportFailures: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "push_transport_failures", unitName: "total",
+            helpText: "Push requests that could not get through to APNs or FCM, by provider and kind, since the start")
+    }
 
-    static var logLinesDropped: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "parsley", metricName: "log_lines_dropped", unitName: "total",
-        helpText: "Log lines dropped because standard output could not keep up, since the start") }
+    static var logLinesDropped: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "log_lines_dropped", unitName: "total",
+            helpText: "Log lines dropped because standard output could not keep up, since the start")
+    }
 
     /// Advances the counter `descriptor` (with `label`) to `total`.
     private func advance(_ descriptor: MetricNameDescriptor, _ total: Int, label: (String, String)? = nil) {

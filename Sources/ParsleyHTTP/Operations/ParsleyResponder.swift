@@ -66,7 +66,8 @@ public struct ParsleyResponder: HTTPResponder {
         if segments == ["health"] {
             response = await health()
         } else if transport.options.dashboard.enabled, DashboardResponder.owns(path) {
-            response = await DashboardResponder(api: transport.api, sessions: transport.dashboardSessions, counters: transport.counters).respond(to: request, context: inner)
+            response = await DashboardResponder(api: transport.api, sessions: transport.dashboardSessions, counters: transport.counters).respond(
+                to: request, context: inner)
         } else {
             response = try await transport.respond(to: request, context: inner)
         }

@@ -90,7 +90,8 @@ extension ParsleyRequestContext {
     /// The decoded call with who is asking, as route handlers take it.
     func parseRequest() throws -> ParseRequest {
         guard let call, let auth else { throw RouteNotFound() }
-        var request = ParseRequest(method: call.method, path: call.segments, params: call.params, body: call.body, auth: auth, mountURL: call.mountURL)
+        var request = ParseRequest(
+            method: call.method, path: call.segments, params: call.params, body: call.body, auth: auth, mountURL: call.mountURL)
         request.requestId = call.requestId
         request.keyOrders = call.keyOrders
         return request

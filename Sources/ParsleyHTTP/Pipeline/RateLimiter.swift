@@ -49,7 +49,9 @@ public struct RateLimitRule: Sendable, Equatable {
             func fail(_ m: String) -> Invalid { Invalid(description: "rate limit entry \(i): \(m)") }
             guard case .object(let o) = entry else { throw fail("must be an object") }
             guard let path = o["requestPath"]?.stringValue, !path.isEmpty else { throw fail("requestPath must be a string") }
-            guard let ms = o["requestTimeWindow"]?.integerValue, ms > 0 else { throw fail("requestTimeWindow must be a positive number of milliseconds") }
+            guard let ms = o["requestTimeWindow"]?.integerValue, ms > 0 else {
+                throw fail("requestTimeWindow must be a positive number of milliseconds")
+            }
             guard let count = o["requestCount"]?.integerValue, count > 0 else { throw fail("requestCount must be a positive number") }
             var methods: Set<String>?
             switch o["requestMethods"] {

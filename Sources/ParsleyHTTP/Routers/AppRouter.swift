@@ -51,7 +51,8 @@ struct AppRouter: ParseRouter {
         table.master(.post, "cloud_code/jobs") { [cloud, objects] req, _ in
             let schedule = try cloud.scheduleBody(req.bodyObject.objectValue ?? [:])
             let created = try await objects.create("_JobSchedule", body: .object(schedule), auth: req.auth)
-            return ParseResponse(status: 201, body: .object(created), location: "\(req.mountURL)/classes/_JobSchedule/\(created["objectId"]?.stringValue ?? "")")
+            return ParseResponse(
+                status: 201, body: .object(created), location: "\(req.mountURL)/classes/_JobSchedule/\(created["objectId"]?.stringValue ?? "")")
         }
         table.master(.put, "cloud_code/jobs/:objectId") { [cloud, objects] req, p in
             let schedule = try cloud.scheduleBody(req.bodyObject.objectValue ?? [:])

@@ -20,7 +20,9 @@ struct AudiencesRouter: ParseRouter {
             return ParseResponse(status: 201, body: .object(created), location: "\(req.mountURL)/push_audiences/\(id)")
         }
         table.master(.put, "push_audiences/:objectId") { [objects] req, p in
-            return .ok(try await objects.update("_Audience", objectId: try p.require("objectId"), body: try Self.storedQuery(req.bodyObject), auth: req.auth))
+            return .ok(
+                try await objects.update("_Audience", objectId: try p.require("objectId"), body: try Self.storedQuery(req.bodyObject), auth: req.auth)
+            )
         }
         table.master(.delete, "push_audiences/:objectId") { [objects] req, p in
             try await objects.delete("_Audience", objectId: try p.require("objectId"), auth: req.auth)

@@ -97,7 +97,9 @@ struct BatchRouter: Sendable {
         let body = item["body"]
         var params: [String: JSONValue] = [:]
         if method == .get, case .object(let o)? = body { params = o }
-        return .success(ParseRequest(method: method, path: segments, params: params, body: method == .get ? nil : body, auth: parent.auth, mountURL: parent.mountURL))
+        return .success(
+            ParseRequest(
+                method: method, path: segments, params: params, body: method == .get ? nil : body, auth: parent.auth, mountURL: parent.mountURL))
     }
 
     func answer(_ sub: Result<ParseRequest, ParseError>, _ dispatch: Dispatch) async -> JSONValue {

@@ -14,7 +14,9 @@ struct ClassesRouter: ParseRouter {
             try await Self.find(queries, req, className: try p.require("className"))
         }
         table.on(.get, "classes/:className/:objectId") { [queries] req, p in
-            let object = try await queries.get(try p.require("className"), objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true)
+            let object = try await queries.get(
+                try p.require("className"), objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth,
+                triggers: true)
             return .ok(object)
         }
         table.on(.post, "classes/:className") { [objects] req, p in

@@ -29,7 +29,8 @@ struct EmailRouter: ParseRouter {
             guard try await emails.verifyEmail(token: req.params["token"]?.stringValue, username: username) else {
                 return pages.invalidVerificationLink(username: username)
             }
-            return pages.page(200, "Email verified", "<p>Your email address has been verified\(username.map { " for <b>\(EmailPages.escape($0))</b>" } ?? "").</p>")
+            return pages.page(
+                200, "Email verified", "<p>Your email address has been verified\(username.map { " for <b>\(EmailPages.escape($0))</b>" } ?? "").</p>")
         }
         table.on(.post, "apps/:appId/resend_verification_email") { [emails, options] req, p in
             try pages.checkApp(p.values["appId"])

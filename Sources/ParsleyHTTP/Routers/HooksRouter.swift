@@ -33,7 +33,8 @@ struct HooksRouter: ParseRouter {
         }
         table.master(.put, "hooks/triggers/:className/:triggerName") { [cloud] req, p in
             return ParseResponse(
-                body: try await cloud.updateTriggerHook(try p.require("className"), try p.require("triggerName"), req.bodyObject.objectValue ?? [:])?.json ?? [:])
+                body: try await cloud.updateTriggerHook(try p.require("className"), try p.require("triggerName"), req.bodyObject.objectValue ?? [:])?
+                    .json ?? [:])
         }
     }
 

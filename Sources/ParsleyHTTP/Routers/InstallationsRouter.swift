@@ -17,7 +17,10 @@ struct InstallationsRouter: ParseRouter {
             return try await ClassesRouter.find(queries, req, className: "_Installation")
         }
         table.on(.get, "installations/:objectId") { [queries] req, p in
-            .ok(try await queries.get("_Installation", objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true))
+            .ok(
+                try await queries.get(
+                    "_Installation", objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true
+                ))
         }
         table.on(.put, "installations/:objectId") { [installations] req, p in
             .ok(try await installations.update(try p.require("objectId"), body: req.bodyObject, auth: req.auth))

@@ -13,7 +13,8 @@ struct LogsRouter: ParseRouter {
     init(ring: LogRing) {
         table.master(.get, "scriptlog") { req, _ in
             let level = Self.level(req.params["level"]?.stringValue ?? "info")
-            let limit = req.params["n"]?.integerValue ?? req.params["size"]?.integerValue
+            let limit =
+                req.params["n"]?.integerValue ?? req.params["size"]?.integerValue
                 ?? req.params["n"]?.stringValue.flatMap { Int($0) } ?? req.params["size"]?.stringValue.flatMap { Int($0) } ?? 10
             let entries = ring.recent(
                 minimum: level, from: Self.time(req.params["from"]), until: Self.time(req.params["until"]), limit: min(limit, 10_000),

@@ -22,7 +22,9 @@ struct RolesRouter: ParseRouter {
                 return .ok(body)
             }
             table.on(.get, base + "/:objectId") { [queries] req, p in
-                .ok(try await queries.get("_Role", objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true))
+                .ok(
+                    try await queries.get(
+                        "_Role", objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true))
             }
             table.on(.post, base) { [roles, objects, queries] req, _ in
                 let created = try await roles.create(req.bodyObject, auth: req.auth, objects: objects, queries: queries)
@@ -61,7 +63,8 @@ struct RolesRouter: ParseRouter {
         }
         let outcome: Result<[String: JSONValue], any Error>
         do {
-            outcome = .success(try await objects.update("_Role", objectId: objectId, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true)))
+            outcome = .success(
+                try await objects.update("_Role", objectId: objectId, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true)))
         } catch {
             outcome = .failure(error)
         }

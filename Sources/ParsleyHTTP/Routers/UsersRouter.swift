@@ -27,7 +27,8 @@ struct UsersRouter: ParseRouter {
         }
         table.on(.get, "users/me") { [users] req, _ in .ok(try await users.me(auth: req.auth)) }
         table.on(.get, "users/:objectId") { [users, queries] req, p in
-            let user = try await queries.get("_User", objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true)
+            let user = try await queries.get(
+                "_User", objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true)
             return .ok(users.shape(user, auth: req.auth))
         }
         table.on(.put, "users/:objectId") { [users] req, p in

@@ -44,7 +44,8 @@ public struct ParseTransport: HTTPResponder {
                 // Their bodies are files and forms, never `_method`: the HTTP method is the real one. The router's rate
                 // limit middleware sees only Parse calls, so these count here.
                 let caller = RateLimitCaller(
-                    isMaster: presentsMasterKey(Self.credentials(request.headers, [:]), clientAddress: context.clientAddress), ip: context.clientAddress,
+                    isMaster: presentsMasterKey(Self.credentials(request.headers, [:]), clientAddress: context.clientAddress),
+                    ip: context.clientAddress,
                     sessionToken: request.headers[Self.sessionToken])
                 let method = request.method == .head ? "GET" : request.method.rawValue
                 try await api.checkRateLimits(method: method, path: segments, caller: caller)
@@ -100,7 +101,8 @@ public struct ParseTransport: HTTPResponder {
 
     /// A decoded path segment written back for the router (whose parameters are decoded again).
     static func escapedSegment(_ segment: String) -> String {
-        guard segment.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+        guard
+            segment.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
         else { return segment }
         var out = ""
         for ch in segment {
@@ -205,7 +207,8 @@ public struct ParseTransport: HTTPResponder {
             applicationId: headers[applicationId] ?? body["_ApplicationId"], masterKey: headers[masterKey] ?? body["_MasterKey"],
             restKey: headers[restKey], clientKey: headers[clientKey], javascriptKey: headers[javascriptKey] ?? body["_JavaScriptKey"],
             windowsKey: headers[windowsKey], sessionToken: headers[sessionToken] ?? body["_SessionToken"],
-            installationId: headers[installationId] ?? body["_InstallationId"], cookie: headers[.cookie], csrf: headers[DashboardResponder.csrfHeader])
+            installationId: headers[installationId] ?? body["_InstallationId"], cookie: headers[.cookie], csrf: headers[DashboardResponder.csrfHeader]
+        )
     }
 
     /// Application id, master key, dashboard sign-in and client keys: who is asking, without the session (which
@@ -298,9 +301,10 @@ public struct ParseTransport: HTTPResponder {
             guard !key.isEmpty else { return nil }
             let raw = parts.count > 1 ? String(parts[1]).replacingPlus().removingPercentEncoding() : ""
             if key.utf8.contains(0) || raw.utf8.contains(0) { throw nulRefused }
-            if let first = raw.utf8.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"")
-                || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) || first == UInt8(ascii: "-") || raw == "true" || raw == "false"
-                || raw == "null",
+            if let first = raw.utf8.first,
+                first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"")
+                    || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) || first == UInt8(ascii: "-") || raw == "true" || raw == "false"
+                    || raw == "null",
                 let value = try? JSONParser.parse(raw)
             {
                 return (key, value)

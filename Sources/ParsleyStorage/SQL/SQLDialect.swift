@@ -159,13 +159,15 @@ public struct BoundList: Sendable {
 
     /// The list as a JSON array, the text of the one bound parameter.
     public var json: String {
-        JSONWriter.string(.array(values.map { v -> JSONValue in
-            switch v {
-            case .integer(let i): return .int(i)
-            case .real(let d): return .double(d)
-            case .text(let s), .json(let s): return .string(s)
-            case .null: return .null
-            }
-        }))
+        JSONWriter.string(
+            .array(
+                values.map { v -> JSONValue in
+                    switch v {
+                    case .integer(let i): return .int(i)
+                    case .real(let d): return .double(d)
+                    case .text(let s), .json(let s): return .string(s)
+                    case .null: return .null
+                    }
+                }))
     }
 }

@@ -29,7 +29,9 @@ extension WhereCompiler {
         case .containsAllMatching(let patterns):
             guard !patterns.isEmpty else { return "1=0" }
             return SQLFragment.join(
-                patterns.map { p in any { e in (e.type + " = 'text' AND " + dialect.regexMatch(e.value(.text), p.pattern, options: p.options)).parenthesized } },
+                patterns.map { p in
+                    any { e in (e.type + " = 'text' AND " + dialect.regexMatch(e.value(.text), p.pattern, options: p.options)).parenthesized }
+                },
                 " AND "
             ).parenthesized
         case .containedBy(let values):
@@ -99,8 +101,9 @@ extension WhereCompiler {
             parts.append((e.type + " = 'object' AND " + among(dialect.jsonExtract(e.json, path: ["iso"], as: .text), groups.dates)).parenthesized)
         }
         for (className, ids) in groups.pointers.sorted(by: { $0.key < $1.key }) {
-            parts.append((e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["className"], as: .text) + " = " + .bind(.text(className))
-                + " AND " + among(dialect.jsonExtract(e.json, path: ["objectId"], as: .text), ids)).parenthesized)
+            parts.append(
+                (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["className"], as: .text) + " = " + .bind(.text(className))
+                    + " AND " + among(dialect.jsonExtract(e.json, path: ["objectId"], as: .text), ids)).parenthesized)
         }
         parts += groups.others.map { elementEquals(e, $0) }
         return parts.isEmpty ? "1=0" : SQLFragment.join(parts, " OR ").parenthesized
@@ -139,12 +142,15 @@ extension WhereCompiler {
         switch v {
         case .null: return e.type + " = 'null'"
         case .bool(let b): return e.type + (b ? " = 'true'" : " = 'false'")
-        case .int, .double: return (e.type + " IN ('integer','real') AND " + e.value(.number) + " = " + .bind(StorageCodec.encodeScalar(v))).parenthesized
+        case .int, .double:
+            return (e.type + " IN ('integer','real') AND " + e.value(.number) + " = " + .bind(StorageCodec.encodeScalar(v))).parenthesized
         case .string(let s): return (e.type + " = 'text' AND " + e.value(.text) + " = " + .bind(.text(s))).parenthesized
         case .array: return (e.type + " = 'array' AND " + e.json + " = " + .bind(.json(JSONWriter.string(v)))).parenthesized
         case .object:
             if let p = Pointer(json: v) {
-                return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["objectId"], as: .text) + " = " + .bind(.text(p.objectId)) + " AND "
+                return
+                    (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["objectId"], as: .text) + " = " + .bind(.text(p.objectId))
+                    + " AND "
                     + dialect.jsonExtract(e.json, path: ["className"], as: .text) + " = " + .bind(.text(p.className))).parenthesized
             }
             if v.parseType == "Date", let iso = v["iso"]?.stringValue {
@@ -156,11 +162,13 @@ extension WhereCompiler {
 
     func elementCompare(_ e: ArrayElement, _ op: Comparison, _ v: JSONValue) -> SQLFragment {
         if v.parseType == "Date", let iso = v["iso"]?.stringValue {
-            return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["iso"], as: .text) + " \(sqlOperator(op)) " + .bind(.text(iso))).parenthesized
+            return (e.type + " = 'object' AND " + dialect.jsonExtract(e.json, path: ["iso"], as: .text) + " \(sqlOperator(op)) " + .bind(.text(iso)))
+                .parenthesized
         }
         switch v {
         case .int, .double:
-            return (e.type + " IN ('integer','real') AND " + e.value(.number) + " \(sqlOperator(op)) " + .bind(StorageCodec.encodeScalar(v))).parenthesized
+            return (e.type + " IN ('integer','real') AND " + e.value(.number) + " \(sqlOperator(op)) " + .bind(StorageCodec.encodeScalar(v)))
+                .parenthesized
         case .string(let s):
             return (e.type + " = 'text' AND " + e.value(.text) + " \(sqlOperator(op)) " + .bind(.text(s))).parenthesized
         default: return "1=0"

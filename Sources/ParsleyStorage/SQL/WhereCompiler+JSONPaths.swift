@@ -5,7 +5,9 @@ extension WhereCompiler {
     /// number never equals a string (as in Parse Server) and typed databases compare like with like.
     func compileJSONPath(_ condition: Condition, base: SQLFragment, path: [String]) throws(ParseError) -> SQLFragment {
         func extract(for v: JSONValue) -> (SQLFragment, SQLValue) {
-            if v.parseType == "Date", let iso = v["iso"]?.stringValue { return (dialect.jsonExtract(base, path: path + ["iso"], as: .text), .text(iso)) }
+            if v.parseType == "Date", let iso = v["iso"]?.stringValue {
+                return (dialect.jsonExtract(base, path: path + ["iso"], as: .text), .text(iso))
+            }
             if let p = Pointer(json: v) { return (dialect.jsonExtract(base, path: path + ["objectId"], as: .text), .text(p.objectId)) }
             let bound = StorageCodec.encodeScalar(v)
             return (dialect.jsonExtract(base, path: path, as: ScalarKind(bound)), bound)

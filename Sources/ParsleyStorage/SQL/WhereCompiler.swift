@@ -39,7 +39,10 @@ public struct WhereCompiler {
             return SQLFragment("NOT ") + Self.balanced(parts[...], " OR ")
         case .relatedTo(let owner, let key):
             guard let ownerSchema = schemas[owner.className], case .relation? = ownerSchema.fields[key] else { return "1=0" }
-            var f = SQLFragment(unsafeSQL: "\(column(alias, "objectId")) IN (SELECT relatedId FROM \(dialect.quote(Self.joinTable(field: key, owner: owner.className))) WHERE owningId = ")
+            var f = SQLFragment(
+                unsafeSQL:
+                    "\(column(alias, "objectId")) IN (SELECT relatedId FROM \(dialect.quote(Self.joinTable(field: key, owner: owner.className))) WHERE owningId = "
+            )
             f.append(bind: .text(owner.objectId))
             f.append(")")
             return f

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Foundation
 import Logging
@@ -254,7 +254,8 @@ enum LocalCluster {
         try run(
             asUser: user,
             [bin.appendingPathComponent("initdb").path, "-D", data.path, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"])
-        var options = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c listen_addresses=127.0.0.1 -p \(port) -k \(root.path)"
+        var options =
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c listen_addresses=127.0.0.1 -p \(port) -k \(root.path)"
         // TLS on (connections choose it with sslmode): a test CA, a certificate for localhost and 127.0.0.1, and a
         // client certificate for the role parsley_cert, which may log in by certificate only.
         let tls = root.appendingPathComponent("tls")
@@ -267,7 +268,8 @@ enum LocalCluster {
         let pgCtl = bin.appendingPathComponent("pg_ctl").path
         // Registered before starting, so a start that half-succeeds is still stopped.
         registerStop(command: wrap(asUser: user, [pgCtl, "stop", "-D", data.path, "-m", "immediate"]), remove: root.path)
-        try run(asUser: user, [pgCtl, "start", "-w", "-t", "60", "-D", data.path, "-l", root.appendingPathComponent("server.log").path, "-o", options])
+        try run(
+            asUser: user, [pgCtl, "start", "-w", "-t", "60", "-D", data.path, "-l", root.appendingPathComponent("server.log").path, "-o", options])
         let url = "postgres://postgres@127.0.0.1:\(port)/postgres"
         FileHandle.standardError.write(Data("PostgreSQL test cluster: \(url) (data in \(data.path))\n".utf8))
         return url
@@ -288,7 +290,9 @@ enum LocalCluster {
         let p = dir.path
         try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(toFile: "\(p)/ext.cnf", atomically: true, encoding: .utf8)
         let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try run(asUser: nil, ["openssl", "req", "-x509"] + ec + ["-keyout", "\(p)/ca.key", "-out", "\(p)/ca.crt", "-days", "3", "-subj", "/CN=parsley-test-ca"])
+        try run(
+            asUser: nil,
+            ["openssl", "req", "-x509"] + ec + ["-keyout", "\(p)/ca.key", "-out", "\(p)/ca.crt", "-days", "3", "-subj", "/CN=parsley-test-ca"])
         try run(asUser: nil, ["openssl", "req"] + ec + ["-keyout", "\(p)/server.key", "-out", "\(p)/server.csr", "-subj", "/CN=localhost"])
         try run(
             asUser: nil,
@@ -314,16 +318,17 @@ enum LocalCluster {
         guard geteuid() == 0 else { return nil }
         guard let pw = getpwnam("postgres") else {
             throw PostgresCluster.Unavailable(
-                description: "running as root and there is no `postgres` user to run initdb as (install Debian's postgresql or set PARSLEY_TEST_POSTGRES_URL)")
+                description:
+                    "running as root and there is no `postgres` user to run initdb as (install Debian's postgresql or set PARSLEY_TEST_POSTGRES_URL)")
         }
         return ("postgres", pw.pointee.pw_uid, pw.pointee.pw_gid)
     }
 
     static func chown(_ path: String, _ user: (name: String, uid: uid_t, gid: gid_t)) throws {
         #if canImport(Glibc)
-        let result = Glibc.chown(path, user.uid, user.gid)
+            let result = Glibc.chown(path, user.uid, user.gid)
         #else
-        let result = Darwin.chown(path, user.uid, user.gid)
+            let result = Darwin.chown(path, user.uid, user.gid)
         #endif
         guard result == 0 else {
             throw PostgresCluster.Unavailable(description: "chown \(path) to \(user.name) failed: errno \(errno)")
@@ -358,9 +363,9 @@ enum LocalCluster {
     /// A TCP port on 127.0.0.1 that nobody listens on right now.
     static func freePort() throws -> Int {
         #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw PostgresCluster.Unavailable(description: "socket() failed") }
         defer { close(fd) }

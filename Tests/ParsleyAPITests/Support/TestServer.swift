@@ -104,7 +104,9 @@ struct ParseClient: Sendable {
         return Reply(status: status, headers: responseHeaders, json: json)
     }
 
-    func request(_ method: HTTPRequest.Method, _ path: String, _ body: JSONValue? = nil, master: Bool = true, extra: [String: String] = [:]) async throws -> Reply {
+    func request(_ method: HTTPRequest.Method, _ path: String, _ body: JSONValue? = nil, master: Bool = true, extra: [String: String] = [:])
+        async throws -> Reply
+    {
         try await raw(method, mount + path, body: body.map(JSONWriter.string), headers: headers(master: master, extra: extra))
     }
 

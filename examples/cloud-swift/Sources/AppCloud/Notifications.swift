@@ -6,14 +6,17 @@ import ParsleyServer
 enum Notifications {
     static func record(_ parse: CloudAPI, to userId: String, kind: String, message: String) async throws {
         let recipient: JSONValue = ["__type": "Pointer", "className": "_User", "objectId": .string(userId)]
-        _ = try await parse.asMaster.create("Notification", [
-            "recipient": recipient,
-            "kind": .string(kind),
-            "message": .string(message),
-            "ACL": .object([userId: ["read": true]]),
-        ])
+        _ = try await parse.asMaster.create(
+            "Notification",
+            [
+                "recipient": recipient,
+                "kind": .string(kind),
+                "message": .string(message),
+                "ACL": .object([userId: ["read": true]]),
+            ])
         do {
-            try await parse.push(where: ["user": recipient], data: ["alert": .string(message), "kind": .string(kind), "badge": "Increment", "sound": "default"])
+            try await parse.push(
+                where: ["user": recipient], data: ["alert": .string(message), "kind": .string(kind), "badge": "Increment", "sound": "default"])
         } catch let error as ParseError where error.code == .pushMisconfigured {
             // No push provider configured: the in-app list is all there is.
         }

@@ -10,17 +10,21 @@ enum SocialFitness {
         cloud.define("challengeDeadlines", validator: CloudValidator(requireMaster: true, validateMasterKey: true)) { req in
             let now = ParseDate.now
             let soon = ParseDate(milliseconds: now.milliseconds + window)
-            let due = try await req.parse.asMaster.find("Challenge", [
-                "where": [
-                    "deadline": ["$gt": now.cloudJSON, "$lte": soon.cloudJSON],
-                    "completed": ["$exists": false],
-                    "alertedAt": ["$exists": false],
-                ],
-                "limit": 1000,
-            ])
+            let due = try await req.parse.asMaster.find(
+                "Challenge",
+                [
+                    "where": [
+                        "deadline": ["$gt": now.cloudJSON, "$lte": soon.cloudJSON],
+                        "completed": ["$exists": false],
+                        "alertedAt": ["$exists": false],
+                    ],
+                    "limit": 1000,
+                ])
             var sent = 0
             for challenge in due {
-                guard let id = challenge["objectId"]?.stringValue, let recipient = Pointer(parseJSON: challenge["recipient_id"] ?? .null) else { continue }
+                guard let id = challenge["objectId"]?.stringValue, let recipient = Pointer(parseJSON: challenge["recipient_id"] ?? .null) else {
+                    continue
+                }
                 // Marked before the notification is recorded: a failure after this point skips the alert rather than repeating it.
                 let claimed = try? await req.parse.asMaster.update("Challenge", id, ["alertedAt": now.cloudJSON])
                 guard claimed != nil else { continue }
