@@ -100,22 +100,9 @@ public struct ParseTransport: HTTPResponder {
     }
 
     /// A decoded path segment written back for the router (whose parameters are decoded again).
-    static func escapedSegment(_ segment: String) -> String {
-        guard
-            segment.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
-        else { return segment }
-        var out = ""
-        for ch in segment {
-            switch ch {
-            case "%": out += "%25"
-            case "/": out += "%2F"
-            case "?": out += "%3F"
-            case "#": out += "%23"
-            default: out.append(ch)
-            }
-        }
-        return out
-    }
+    static func escapedSegment(_ segment: String) -> String { segment.escaping(pathEscapes) }
+
+    static let pathEscapes: [Character: String] = ["%": "%25", "/": "%2F", "?": "%3F", "#": "%23"]
 
     /// The path's segments below `mount` (still percent-encoded); nil when the path is outside it. Works on
     /// UTF-8 bytes (a `/` is never part of a longer character): this runs for every request.
