@@ -1,19 +1,29 @@
 import HummingbirdBcrypt
+import NIOCore
 import NIOPosix
 
-/// bcrypt hashing off the cooperative threads (it takes tens of milliseconds by design).
+/// bcrypt hashing off the cooperative threads (it takes tens of milliseconds by design), on threads of its own: a
+/// burst of log-ins (every failed one costs a bcrypt too, so that unknown users take as long as known ones) queues
+/// there, not in front of the file reads and writes that run on NIO's shared pool.
 public struct PasswordHasher: Sendable {
+    /// As many threads as cores: bcrypt is pure computation.
+    static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: max(1, System.coreCount))
+        pool.start()
+        return pool
+    }()
+
     public let cost: UInt8
 
     public init(cost: UInt8) { self.cost = cost }
 
     public func hash(_ password: String) async throws -> String {
         let cost = self.cost
-        return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
+        return try await Self.pool.runIfActive { Bcrypt.hash(password, cost: cost) }
     }
 
     public func verify(_ password: String, hash: String) async throws -> Bool {
-        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+        try await Self.pool.runIfActive { Bcrypt.verify(password, hash: hash) }
     }
 
     /// Takes as long as `verify` against a real hash of this cost, and matches nothing: for a log-in whose user does not

@@ -127,7 +127,7 @@ final class SMTPTestServer: @unchecked Sendable {
         SMTPEmailAdapter(
             .init(
                 host: "127.0.0.1", port: port, username: username, password: password, from: "Parsley Tests <noreply@parsley.test>",
-                heloName: "parsley.test", authMethod: auth, timeout: .seconds(10)))
+                heloName: "parsley.test", authMethod: auth, timeout: .seconds(30)))
     }
 }
 
