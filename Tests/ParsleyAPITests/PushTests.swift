@@ -166,7 +166,9 @@ struct PushTests {
             #expect(done["status"] == "succeeded")
             #expect(done["numSent"] == 3)
             let expiration = try #require(apns.requests.first?.headers["apns-expiration"].flatMap { Int64($0) })
-            #expect(abs(expiration - (inTwo.milliseconds / 1000 + 3600)) <= 2)
+            // An hour after the push went out: at its push_time, or later when a loaded machine's scheduler was late.
+            let late = expiration - (inTwo.milliseconds / 1000 + 3600)
+            #expect(late >= -2 && late <= 30, "apns-expiration \(late) s after push_time + 1 h")
 
             // The same wall-clock time in each zone: Tokyo (UTC+9) is past it already, UTC in 2 s, Honolulu (UTC-10) in 10 h.
             let local = String(inTwo.iso.dropLast())  // no `Z`: a local time
