@@ -108,12 +108,11 @@ public final class FakeAPNs: Sendable {
         try outcome.get()
     }
 
-    /// A port on 127.0.0.1 that nothing listens on (bound, then closed).
+    /// A port on 127.0.0.1 that nothing listens on.
     public static func closedPort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress?.port ?? 1
-        try await channel.close()
-        return port
+        // Port 1 (tcpmux) on loopback: nothing listens there, and unlike a port bound and closed again, no test server
+        // running in parallel can be handed it (they bind port 0, from the ephemeral range).
+        1
     }
 
     /// A self-signed P-256 certificate for 127.0.0.1 and localhost, valid from an hour ago for a day; and its key.
