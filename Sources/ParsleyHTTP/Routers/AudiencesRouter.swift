@@ -36,7 +36,7 @@ struct AudiencesRouter: ParseRouter {
     static func storedQuery(_ body: JSONValue) throws -> JSONValue {
         guard case .object(var o) = body else { return body }
         switch o["query"] {
-        case .object?: o["query"] = .string(JSONWriter.string(o["query"]!))
+        case .object(let query)?: o["query"] = .string(JSONWriter.string(.object(query)))
         case .string(let text)?:
             guard (try? JSONParser.parse(text))?.objectValue != nil else { throw ParseError(.invalidJSON, "query must be a JSON object") }
         default: break
