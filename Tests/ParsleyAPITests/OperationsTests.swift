@@ -356,7 +356,7 @@ struct OperationsProcessTests {
     func configFileAndMetrics() async throws {
         let dir = try ProcessTests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let metricsPort = Int.random(in: 40_001...50_000)
+        let metricsPort = try LocalCluster.freePort()  // a port nobody listens on (a random one could be a parallel test's)
         let config = dir.appendingPathComponent("parsley.json")
         try Data(
             #"""

@@ -133,7 +133,7 @@ struct PushTransportFailureTests {
                     "host": .string(fake.url), "caFile": .string(fake.certificateFile),
                 ]
             ]
-            let metricsPort = Int.random(in: 40_001...50_000)
+            let metricsPort = try LocalCluster.freePort()  // a port nobody listens on (a random one could be a parallel test's)
             let dir = try ProcessTests.tempDir()
             defer { try? FileManager.default.removeItem(at: dir) }
             let mount = ParseServerConfigProcessTests.mount

@@ -47,6 +47,14 @@ struct TestDatabase: Sendable {
         _ backend: Backend, logger: Logger, statementTimeout: Duration = .seconds(15),
         pointReadConcurrency: Int = PostgresDatabase.defaultPointReadConcurrency, _ body: @Sendable (TestDatabase) async throws -> T
     ) async throws -> T {
+        return try await TestSlots.run {
+            try await open(backend, logger: logger, statementTimeout: statementTimeout, pointReadConcurrency: pointReadConcurrency, body)
+        }
+    }
+
+    private static func open<T: Sendable>(
+        _ backend: Backend, logger: Logger, statementTimeout: Duration, pointReadConcurrency: Int, _ body: @Sendable (TestDatabase) async throws -> T
+    ) async throws -> T {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -138,12 +146,6 @@ actor PostgresCluster {
     }
 
     private var server: Task<String?, any Error>?
-    private let slots: AsyncSemaphore
-
-    init() {
-        let jobs = Int(Self.environment["PARSLEY_TEST_POSTGRES_JOBS"] ?? "") ?? 16
-        slots = AsyncSemaphore(max(1, jobs))
-    }
 
     /// The URL of the server's maintenance database (`.../postgres`), starting the throwaway cluster on the first
     /// call; nil when no PostgreSQL can be found.
@@ -175,25 +177,22 @@ actor PostgresCluster {
         try? await Self.execute(admin, "DROP DATABASE IF EXISTS \"\(name)\" WITH (FORCE)")
     }
 
-    /// A fresh database for the duration of `body` (at most PARSLEY_TEST_POSTGRES_JOBS, default 16, tests at a
-    /// time, so a parallel test run stays under the server's connection limit), dropped afterwards. A test that
-    /// already holds a slot (a second database inside the first) does not wait for another.
+    /// A fresh database for the duration of `body`, dropped afterwards. It takes one of the `TestSlots` (which
+    /// also keeps a parallel run under the server's connection limit); a test that already holds one (a second
+    /// database inside the first) does not wait for another.
     nonisolated func withFreshDatabase<T: Sendable>(_ body: (String) async throws -> T) async throws -> T {
-        let nested = Self.holdsSlot
-        if !nested { await slots.wait() }
-        defer { if !nested { Task { await slots.signal() } } }
-        let url = try await freshDatabase()
-        do {
-            let result = try await Self.$holdsSlot.withValue(true) { try await body(url) }
-            await dropDatabase(url)
-            return result
-        } catch {
-            await dropDatabase(url)
-            throw error
+        try await TestSlots.run {
+            let url = try await freshDatabase()
+            do {
+                let result = try await body(url)
+                await dropDatabase(url)
+                return result
+            } catch {
+                await dropDatabase(url)
+                throw error
+            }
         }
     }
-
-    @TaskLocal static var holdsSlot = false
 
     static func url(_ admin: String, database: String) throws -> String {
         guard var components = URLComponents(string: admin) else { throw Unavailable(description: "bad PostgreSQL URL \(admin)") }
@@ -425,6 +424,27 @@ func spawnAndWait(_ arguments: [String], output: String = "/dev/null") -> Int32 
         let child = try? ChildProcess(first, Array(arguments.dropFirst()), output: URL(fileURLWithPath: output))
     else { return -1 }
     return child.waitUntilExit()
+}
+
+/// How many tests have a server or a database at once. Swift Testing starts every test together; on a small
+/// machine (CI has 2 cores) hundreds of live servers then share two event loops and a request can wait longer
+/// than the test client's 20 s read timeout. A test holds one slot from its first database to its end; nested
+/// databases and servers of the same test (the same task tree) use the slot it holds. `PARSLEY_TEST_WIDTH`
+/// overrides the width (default: 4 per core, at least 8).
+enum TestSlots {
+    static let width: Int = {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        return Int(ProcessInfo.processInfo.environment["PARSLEY_TEST_WIDTH"] ?? "") ?? max(8, 4 * cores)
+    }()
+    static let semaphore = AsyncSemaphore(max(1, width))
+    @TaskLocal static var held = false
+
+    static func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        if held { return try await body() }
+        await semaphore.wait()
+        defer { Task { await semaphore.signal() } }
+        return try await $held.withValue(true) { try await body() }
+    }
 }
 
 /// A counting semaphore for async code.

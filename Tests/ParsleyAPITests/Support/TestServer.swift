@@ -98,7 +98,15 @@ struct ParseClient: Sendable {
     }
 
     func raw(_ method: HTTPRequest.Method, _ path: String, body: String? = nil, headers: HTTPFields) async throws -> Reply {
-        let (status, responseHeaders, responseBody) = try await send(path, method, headers, body.map { ByteBuffer(string: $0) })
+        let started = ContinuousClock.now
+        let answer: (Int, HTTPFields, ByteBuffer)
+        do {
+            answer = try await send(path, method, headers, body.map { ByteBuffer(string: $0) })
+        } catch {
+            // Names the request that failed (a read timeout alone does not say which one).
+            throw Failure("\(method) \(path) failed after \(ContinuousClock.now - started): \(error)")
+        }
+        let (status, responseHeaders, responseBody) = answer
         let text = String(buffer: responseBody)
         let json = (try? JSONParser.parse(text)) ?? .string(text)
         return Reply(status: status, headers: responseHeaders, json: json)
