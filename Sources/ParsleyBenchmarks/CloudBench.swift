@@ -32,9 +32,8 @@ enum CloudBench {
                     try await BenchServer.with(database: databases[2], port: arguments.port + 2, logger: logger) { hooked in
                         let cloud = hooked.api.services.cloud
                         for trigger in ["beforeSave", "afterSave"] {
-                            _ = try await cloud.createTriggerHook([
-                                "className": "Bench", "triggerName": .string(trigger), "url": .string("http://127.0.0.1:\(receiverPort)/\(trigger)"),
-                            ])
+                            _ = try await cloud.createTriggerHook(
+                                CreateTriggerHook(className: "Bench", triggerName: trigger, url: "http://127.0.0.1:\(receiverPort)/\(trigger)"))
                         }
                         let script = WrkScript.fixed(
                             method: "POST", path: "/parse/classes/Bench", headers: BenchServer.headers, body: BenchData.payload(seed: 0))

@@ -27,7 +27,8 @@ enum SecurityBench {
     }
 
     static func populate(api: ParseAPI, base: String, arguments: BenchArguments) async throws -> Fixture {
-        let signUp = try await api.users.signUp(["username": "bench-user", "password": "bench-password"], auth: .nobody)
+        let signUp = try await api.users.signUp(
+            SignUp(credentials: .password(username: "bench-user", password: "bench-password"), fields: ["username": "bench-user"]), auth: .nobody)
         let userId = signUp.objectId
         let token = signUp.body["sessionToken"]?.stringValue ?? ""
         // 10 roles; the user is in role0..role2.

@@ -221,7 +221,7 @@ enum BenchData {
                             "category": .string("c\(i % 100)"), "score": .int(Int64((i * 7919) % 100_003)), "title": .string("item \(i)"),
                         ]
                         body.merge(extra(i)) { $1 }
-                        _ = try await api.objects.create(className, body: .object(body), auth: .master)
+                        _ = try await api.objects.create(className, CreateObject(body), auth: .master)
                     }
                 }
                 try await group.waitForAll()

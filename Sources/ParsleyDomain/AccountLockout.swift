@@ -57,18 +57,18 @@ struct LoginAttempts: Sendable {
     /// further failure renews, the lock's expiry.
     func recordFailure(_ userId: String, _ lockout: AccountLockout) async throws {
         let counted = try await objects.update(
-            "_User", objectId: userId, body: [:], auth: .master, rules: .init(increments: ["_failed_login_count": 1], trusted: true))
+            "_User", objectId: userId, [:], auth: .master, rules: .init(increments: ["_failed_login_count": 1], trusted: true))
         guard let count = counted["_failed_login_count"]?.integerValue, count >= lockout.threshold else { return }
         let until = ParseDate(milliseconds: ParseDate.now.milliseconds + Int64(lockout.duration) * 60_000)
         _ = try await objects.update(
-            "_User", objectId: userId, body: [:], auth: .master,
+            "_User", objectId: userId, [:], auth: .master,
             rules: .init(values: ["_account_lockout_expires_at": ["__type": "Date", "iso": .string(until.iso)]], trusted: true))
     }
 
     /// Clears the failure count and any lock.
     func reset(_ userId: String) async throws {
         _ = try await objects.update(
-            "_User", objectId: userId, body: [:], auth: .master,
+            "_User", objectId: userId, [:], auth: .master,
             rules: .init(values: ["_failed_login_count": 0, "_account_lockout_expires_at": .null], trusted: true))
     }
 }

@@ -32,9 +32,8 @@ public struct ConfigService: Sendable {
     }
 
     /// `PUT /config` (master key): merges parameters; `{"__op":"Delete"}` removes one.
-    public func update(_ body: JSONValue) async throws {
-        guard case .object(let changes)? = body["params"] else { throw ParseError.invalidJSON("params must be an object") }
-        let flags = body["masterKeyOnly"]?.objectValue ?? [:]
+    public func update(_ request: UpdateConfig) async throws {
+        let (changes, flags) = (request.params, request.masterKeyOnly)
         for (key, value) in changes where value["__op"]?.stringValue != "Delete" {
             guard !key.isEmpty else { throw ParseError.invalidKeyName(key) }
             _ = try ParseValue.inferType(value)

@@ -34,8 +34,8 @@ public struct EmailFlows: Sendable {
     var appName: String { options.appName ?? options.applicationId }
 
     /// Where links point: the request's mount URL (which is `publicServerURL` when set).
-    func mountURL(_ auth: Auth) -> String {
-        auth.mountURL ?? options.publicServerURL ?? "http://localhost\(options.mountPath)"
+    func mountURL(_ request: RequestInfo = .current) -> String {
+        request.mountURL ?? options.publicServerURL ?? "http://localhost\(options.mountPath)"
     }
 
     // MARK: Stored users
@@ -62,7 +62,7 @@ public struct EmailFlows: Sendable {
     func updateUser(_ id: String, _ values: [String: JSONValue], guard condition: (String, String)? = nil) async throws -> Bool {
         do {
             _ = try await objects.update(
-                "_User", objectId: id, body: [:], auth: .master,
+                "_User", objectId: id, [:], auth: .master,
                 rules: .init(values: values, condition: condition.map { (field: $0.0, value: .string($0.1)) }, trusted: true))
             return true
         } catch let e as ParseError where e.code == .objectNotFound {
@@ -106,7 +106,7 @@ public struct EmailFlows: Sendable {
         let token = newVerifyToken()
         values["_email_verify_token"] = .string(token)
         let username = fields["username"]?.stringValue ?? current?["username"]?.stringValue ?? ""
-        return PendingVerification(email: email, username: username, token: token, mountURL: mountURL(auth))
+        return PendingVerification(email: email, username: username, token: token, mountURL: mountURL())
     }
 
     /// Sends a prepared verification mail without making the request wait (as Parse Server does).
@@ -147,18 +147,10 @@ public struct EmailFlows: Sendable {
 
     // MARK: POST /requestPasswordReset and /verificationEmailRequest
 
-    /// The `email` of a request body. - Throws: 204 missing, 125 not a string.
-    static func email(_ body: JSONValue) throws(ParseError) -> String {
-        guard let value = body["email"], !value.isNull else { throw ParseError(.init(rawValue: 204), "you must provide an email") }
-        guard case .string(let email) = value else { throw ParseError(.init(rawValue: 125), "you must provide a valid email string") }
-        guard !email.isEmpty else { throw ParseError(.init(rawValue: 204), "you must provide an email") }
-        return email
-    }
-
     /// `POST /requestPasswordReset`: mails a reset link to the user with that email. An unknown email answers
     /// like a known one unless `passwordPolicy.resetPasswordSuccessOnInvalidEmail` is false (then 101).
-    public func requestPasswordReset(_ body: JSONValue, mountURL: String, auth: Auth = .nobody) async throws {
-        let email = try Self.email(body)
+    public func requestPasswordReset(_ request: PasswordResetRequest, mountURL: String, auth: Auth = .nobody) async throws {
+        let email = request.email
         guard let user = try await storedUser(Self.equals("email", email)), let id = user["objectId"]?.stringValue else {
             if options.accounts.passwordPolicy?.resetPasswordSuccessOnInvalidEmail ?? true { return }
             throw ParseError(.objectNotFound, "A user with that email does not exist.")
@@ -192,8 +184,8 @@ public struct EmailFlows: Sendable {
     /// `POST /verificationEmailRequest`: a new verification link. An unknown or already verified email answers
     /// like any other, so the endpoint does not tell which emails have accounts, unless
     /// `emailVerifySuccessOnInvalidEmail` is false. - Throws: then 205 unknown email, -1 already verified.
-    public func requestVerificationEmail(_ body: JSONValue, mountURL: String) async throws {
-        let email = try Self.email(body)
+    public func requestVerificationEmail(_ request: VerificationEmailRequest, mountURL: String) async throws {
+        let email = request.email
         let quiet = options.email.verifySuccessOnInvalidEmail
         guard let user = try await storedUser(Self.equals("email", email)) else {
             if quiet { return }

@@ -29,8 +29,8 @@ public struct InstallationService: Sendable {
     }
 
     /// `POST /installations`.
-    public func save(_ body: JSONValue, auth: Auth) async throws -> Saved {
-        guard case .object(var fields) = body else { throw ParseError.invalidJSON("The request body must be a JSON object") }
+    public func save(_ installation: SaveInstallation, auth: Auth) async throws -> Saved {
+        var fields = installation.fields
         if fields["installationId"] == nil, let header = auth.installationId { fields["installationId"] = .string(header) }
         Self.normalize(&fields)
         let installationId = fields["installationId"]?.stringValue
@@ -42,7 +42,7 @@ public struct InstallationService: Sendable {
             let id = existing["objectId"]?.stringValue
         {
             try Self.checkImmutable(fields, existing)
-            var body = try await objects.update("_Installation", objectId: id, body: .object(fields), auth: .master, rules: .init(trusted: true))
+            var body = try await objects.update("_Installation", objectId: id, UpdateObject(fields), auth: .master, rules: .init(trusted: true))
             body["objectId"] = nil
             try await dedupe(deviceToken, keep: id)
             return Saved(created: false, body: body, objectId: id)
@@ -50,21 +50,21 @@ public struct InstallationService: Sendable {
         guard case .string(let type)? = fields["deviceType"], !type.isEmpty else {
             throw ParseError(.missingRequiredField, "deviceType must be specified in this operation")
         }
-        let created = try await objects.create("_Installation", body: .object(fields), auth: auth, rules: .init(trusted: true))
+        let created = try await objects.create("_Installation", CreateObject(fields), auth: auth, rules: .init(trusted: true))
         let id = created["objectId"]?.stringValue ?? ""
         try await dedupe(deviceToken, keep: id)
         return Saved(created: true, body: created, objectId: id)
     }
 
     /// `PUT /installations/:id`.
-    public func update(_ id: String, body: JSONValue, auth: Auth) async throws -> [String: JSONValue] {
-        guard case .object(var fields) = body else { throw ParseError.invalidJSON("The request body must be a JSON object") }
+    public func update(_ id: String, _ changes: UpdateObject, auth: Auth) async throws -> [String: JSONValue] {
+        var fields = changes.fields
         Self.normalize(&fields)
         guard let existing = try await find(["objectId": .string(id)]).first else {
             throw ParseError(.objectNotFound, "Object not found for update.")
         }
         try Self.checkImmutable(fields, existing)
-        return try await objects.update("_Installation", objectId: id, body: .object(fields), auth: auth, rules: .init(trusted: true))
+        return try await objects.update("_Installation", objectId: id, UpdateObject(fields), auth: auth, rules: .init(trusted: true))
     }
 
     static func normalize(_ fields: inout [String: JSONValue]) {

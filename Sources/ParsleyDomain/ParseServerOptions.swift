@@ -159,7 +159,8 @@ public struct DashboardOptions: Sendable {
     public init() {}
 }
 
-/// Who is asking: the master key, a user (later, with sessions), or nobody.
+/// Who is asking: the master key, a user (with the session that signed in), or nobody. Where the request came from and
+/// what else it carried (mount URL, request id, address, headers, cloud context) is `RequestInfo`.
 public struct Auth: Sendable {
     public var isMaster: Bool
     /// The read-only master key: reads as the master, writes nothing (119).
@@ -169,15 +170,6 @@ public struct Auth: Sendable {
     public var installationId: String?
     /// The session token the request carried (already validated).
     public var sessionToken: String?
-    /// The absolute mount URL the request came in on (`http://host/parse`), for links in mails.
-    public var mountURL: String? = nil
-    /// The request's `X-Parse-Request-Id` (for change events and logs).
-    public var requestId: String? = nil
-    /// The client's address, its headers (lower-case names; kept only when cloud code runs) and the cloud context
-    /// (`X-Parse-Cloud-Context` or the body's `_context`), for cloud code's requests.
-    public var ip: String? = nil
-    public var headers: [String: String] = [:]
-    public var context: [String: JSONValue] = [:]
     /// Whether cloud code's triggers run for this caller's reads and writes (cloud code may opt out for its own).
     public var runsTriggers = true
 

@@ -11,9 +11,8 @@ public enum RoleRules {
             }
     }
 
-    /// The role name of a create body. - Throws: 111 without a name or an ACL, 139 for a bad name.
-    public static func validateCreate(_ body: JSONValue) throws(ParseError) -> String {
-        guard case .object(let o) = body else { throw ParseError.invalidJSON("The request body must be a JSON object") }
+    /// The role name of a create body's fields. - Throws: 111 without a name or an ACL, 139 for a bad name.
+    public static func validateCreate(_ o: [String: JSONValue]) throws(ParseError) -> String {
         guard let value = o["name"], !isRemoval(value) else { throw ParseError(.incorrectType, "name is required.") }
         guard case .string(let name) = value else { throw ParseError(.init(rawValue: 139), "A role's name must be a String.") }
         guard isValidName(name) else {
@@ -24,8 +23,7 @@ public enum RoleRules {
     }
 
     /// - Parameter currentName: the stored name. - Throws: 111 when the name or ACL is removed, 136 on a rename.
-    public static func validateUpdate(_ body: JSONValue, currentName: String?) throws(ParseError) {
-        guard case .object(let o) = body else { throw ParseError.invalidJSON("The request body must be a JSON object") }
+    public static func validateUpdate(_ o: [String: JSONValue], currentName: String?) throws(ParseError) {
         if let value = o["name"] {
             if isRemoval(value) { throw ParseError(.incorrectType, "name is required.") }
             guard case .string(let name) = value, name == currentName else {

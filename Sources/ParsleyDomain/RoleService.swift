@@ -94,17 +94,17 @@ public final class RoleService: Sendable {
 
     static let duplicateName = ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
 
-    /// `POST /roles`: validates the role (`RoleRules`), refuses a name that is taken (137, also when another
+    /// `POST /roles`: the role validated at the edge (`CreateRole`, `RoleRules`); refuses a name that is taken (137, also when another
     /// request stores it first: the unique index), and creates it through the write pipeline with the caller's auth.
-    public func create(_ body: JSONValue, auth: Auth, objects: ObjectService, queries: QueryService) async throws -> [String: JSONValue] {
-        let name = try RoleRules.validateCreate(body)
+    public func create(_ role: CreateRole, auth: Auth, objects: ObjectService, queries: QueryService) async throws -> [String: JSONValue] {
+        let name = role.name
         try await prepareClass()
         if try await queries.count("_Role", where: ["name": .string(name)], auth: .master) > 0 { throw Self.duplicateName }
         // Cached resolutions are dropped after the write, whatever its outcome (no await inside catch: the release
         // compiler crashed splitting such a coroutine).
         let outcome: Result<[String: JSONValue], any Error>
         do {
-            outcome = .success(try await objects.create("_Role", body: body, auth: auth, rules: .init(trusted: true)))
+            outcome = .success(try await objects.create("_Role", CreateObject(role.fields), auth: auth, rules: .init(trusted: true)))
         } catch StoreError.uniqueViolation {
             outcome = .failure(Self.duplicateName)
         } catch {

@@ -104,7 +104,7 @@ public final class SessionService: Sendable {
         ]
         if let installationId { body["installationId"] = .string(installationId) }
         let created = try await objects.create(
-            "_Session", body: .object(body), auth: .master,
+            "_Session", CreateObject(body), auth: .master,
             rules: .init(defaultACL: ACL(readers: [userId], writers: [userId]), trusted: true))
         return Session(
             objectId: created["objectId"]?.stringValue ?? "", userId: userId, token: token, expiresAt: expires, installationId: installationId)

@@ -52,20 +52,15 @@ public struct UserService: Sendable {
 
     // MARK: Sign-up
 
-    /// `POST /users`: sign-up, or log-in/sign-up with `authData`.
-    public func signUp(_ body: JSONValue, auth: Auth) async throws -> Created {
-        guard case .object(var fields) = body else { throw ParseError.invalidJSON("The request body must be a JSON object") }
-        if case .object(let authData)? = fields["authData"], !authData.isEmpty {
-            return try await authDataLogIn(authData, rest: fields, auth: auth)
-        }
-        guard case .string(let username)? = fields["username"], !username.isEmpty else {
-            throw ParseError(.init(rawValue: 200), "bad or missing username")
-        }
-        guard case .string(let password)? = fields["password"], !password.isEmpty else {
-            throw ParseError(.init(rawValue: 201), "password is required")
+    /// `POST /users`: sign-up, or log-in/sign-up with `authData` (`SignUp`, decoded at the edge).
+    public func signUp(_ signUp: SignUp, auth: Auth) async throws -> Created {
+        var fields = signUp.fields
+        let (username, password): (String, String)
+        switch signUp.credentials {
+        case .authData(let authData): return try await authDataLogIn(authData, rest: fields, auth: auth)
+        case .password(let name, let secret): (username, password) = (name, secret)
         }
         try checkUserFields(fields, auth: auth)
-        fields["password"] = nil
         let id = ObjectID.make()
         var internalValues = try await PasswordPolicy.change(
             options.accounts.passwordPolicy, to: password, username: username, user: nil, hasher: hasher)
@@ -73,7 +68,7 @@ public struct UserService: Sendable {
         let verification = emails.prepareVerification(&fields, values: &internalValues, auth: auth, current: nil)
         let created = try await mapDuplicates { [fields, internalValues] in
             try await objects.create(
-                "_User", body: .object(fields), auth: auth,
+                "_User", CreateObject(fields), auth: auth,
                 rules: .init(objectId: id, values: internalValues, defaultACL: defaultACL(id), trusted: true))
         }
         emails.sendLater(verification)
@@ -157,7 +152,7 @@ public struct UserService: Sendable {
         Self.grantSelf(&fields, id)
         let created = try await mapDuplicates { [fields] in
             try await objects.create(
-                "_User", body: .object(fields), auth: auth, rules: .init(objectId: id, defaultACL: defaultACL(id), trusted: true))
+                "_User", CreateObject(fields), auth: auth, rules: .init(objectId: id, defaultACL: defaultACL(id), trusted: true))
         }
         let session = try await sessions.create(userId: id, installationId: auth.installationId, action: "signup", authProvider: first.provider)
         var response = created
@@ -178,8 +173,8 @@ public struct UserService: Sendable {
     // MARK: Log-in
 
     /// `GET|POST /login`.
-    public func logIn(_ params: [String: JSONValue], auth: Auth) async throws -> [String: JSONValue] {
-        let user = try await verify(params)
+    public func logIn(_ request: LogIn, auth: Auth) async throws -> [String: JSONValue] {
+        let user = try await verify(request.credentials)
         // Cloud code's beforeLogin may refuse, after the credentials were checked and before a session exists.
         if let before = loginHooks.beforeLogin { try await before(user.object, auth) }
         let session = try await sessions.create(userId: user.id, installationId: auth.installationId, action: "login", authProvider: "password")
@@ -195,26 +190,19 @@ public struct UserService: Sendable {
     }
 
     /// `GET|POST /verifyPassword`: the user, without a session.
-    public func verifyPassword(_ params: [String: JSONValue]) async throws -> [String: JSONValue] {
-        try await verify(params).object
+    public func verifyPassword(_ request: VerifyPassword) async throws -> [String: JSONValue] {
+        try await verify(request.credentials).object
     }
 
-    func verify(_ params: [String: JSONValue]) async throws -> (id: String, object: [String: JSONValue]) {
-        // Parse Server's order: missing (JavaScript-falsy) username and email, missing password, then any of them not a
-        // string (an operator object such as `{"$ne": null}`) is 101, like a wrong password.
-        let username = params["username"].flatMap { $0.isTruthy ? $0 : nil }, email = params["email"].flatMap { $0.isTruthy ? $0 : nil }
-        guard username != nil || email != nil else { throw ParseError(.init(rawValue: 200), "username/email is required.") }
-        guard let passwordValue = params["password"], passwordValue.isTruthy else { throw ParseError(.init(rawValue: 201), "password is required.") }
-        guard case .string(let password) = passwordValue, username.map({ $0.stringValue != nil }) ?? true,
-            email.map({ $0.stringValue != nil }) ?? true
-        else { throw ParseError(.objectNotFound, "Invalid username/password.") }
+    func verify(_ credentials: PasswordCredentials) async throws -> (id: String, object: [String: JSONValue]) {
+        let password = credentials.password
         guard let schema = schemas.schema("_User") else {
             try await hasher.verifyAgainstNothing(password)
             throw ParseError(.objectNotFound, "Invalid username/password.")
         }
         let predicate: QueryNode =
-            username?.stringValue.map { .field(FieldPath(field: "username"), .equals(.string($0))) }
-            ?? .field(FieldPath(field: "email"), .equals(.string(email?.stringValue ?? "")))
+            credentials.username.map { .field(FieldPath(field: "username"), .equals(.string($0))) }
+            ?? .field(FieldPath(field: "email"), .equals(.string(credentials.email ?? "")))
         var spec = FindSpec(schema: schema, predicate: predicate, limit: 1, readPrincipals: nil, schemas: [:])
         spec.includeInternal = true
         // An unknown user, or one without a password, costs the same bcrypt time as a wrong password (no account oracle).
@@ -234,10 +222,8 @@ public struct UserService: Sendable {
     }
 
     /// `POST /loginAs` (master key): a new session for any user.
-    public func logInAs(_ params: [String: JSONValue], auth: Auth) async throws -> [String: JSONValue] {
-        guard case .string(let userId)? = params["userId"], !userId.isEmpty else {
-            throw ParseError(.invalidValue, "userId must not be empty, null, or undefined")
-        }
+    public func logInAs(_ request: LogInAs, auth: Auth) async throws -> [String: JSONValue] {
+        let userId = request.userId
         guard let user = try? await fetchSelf(userId) else { throw ParseError(.objectNotFound, "user not found") }
         let session = try await sessions.create(userId: userId, installationId: auth.installationId, action: "login", authProvider: "masterkey")
         var body = user
@@ -282,8 +268,8 @@ public struct UserService: Sendable {
     }
 
     /// `PUT /users/:id`: only the user itself or the master key.
-    public func update(_ id: String, body: JSONValue, auth: Auth) async throws -> [String: JSONValue] {
-        guard case .object(var fields) = body else { throw ParseError.invalidJSON("The request body must be a JSON object") }
+    public func update(_ id: String, _ changes: UpdateObject, auth: Auth) async throws -> [String: JSONValue] {
+        var fields = changes.fields
         if !auth.isMaster {
             guard let caller = auth.userId else { throw ParseError(.init(rawValue: 206), "Cannot modify user \(id).") }
             guard caller == id else { throw ParseError(.init(rawValue: 206), "Insufficient auth.") }
@@ -306,7 +292,7 @@ public struct UserService: Sendable {
             fields["authData"] = .object(try await linkedAuthData(id, linking))
         }
         var response = try await mapDuplicates { [fields, internalValues] in
-            try await objects.update("_User", objectId: id, body: .object(fields), auth: auth, rules: .init(values: internalValues, trusted: true))
+            try await objects.update("_User", objectId: id, UpdateObject(fields), auth: auth, rules: .init(values: internalValues, trusted: true))
         }
         emails.sendLater(verification)
         if passwordChanged {

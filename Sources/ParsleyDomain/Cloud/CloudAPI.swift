@@ -41,12 +41,12 @@ public struct CloudAPI: Sendable {
 
     /// Creates an object (its class's `beforeSave` and `afterSave` run); returns `objectId` and `createdAt`.
     public func create(_ className: String, _ fields: [String: JSONValue]) async throws -> [String: JSONValue] {
-        try await runtime.attached().objects.create(className, body: .object(fields), auth: auth)
+        try await runtime.attached().objects.create(className, CreateObject(fields), auth: auth)
     }
 
     /// Updates an object with values or operations (`{"__op":"Increment","amount":1}`).
     public func update(_ className: String, _ objectId: String, _ fields: [String: JSONValue]) async throws -> [String: JSONValue] {
-        try await runtime.attached().objects.update(className, objectId: objectId, body: .object(fields), auth: auth)
+        try await runtime.attached().objects.update(className, objectId: objectId, UpdateObject(fields), auth: auth)
     }
 
     /// Deletes an object (its class's `beforeDelete` and `afterDelete` run).
@@ -61,7 +61,9 @@ public struct CloudAPI: Sendable {
     public func push(_ body: [String: JSONValue]) async throws -> String {
         // REST's pushes are checked at the edge; this one is checked here, as a client's body would be.
         _ = try runtime.screened(.object(body))
-        return try await runtime.attached().push.send(body, source: "cloud")
+        let push = try runtime.attached().push
+        try push.requireConfigured()
+        return try await push.send(try SendPush(decoding: .object(body)), source: "cloud")
     }
 
     /// Queues a push to the installations matching `where` (pointers to `_User`, `$inQuery` and the rest of the
@@ -73,6 +75,6 @@ public struct CloudAPI: Sendable {
 
     /// Calls another cloud function with the same rights.
     public func run(_ function: String, _ params: [String: JSONValue] = [:]) async throws -> JSONValue {
-        try await runtime.run(function: function, params: params, auth: auth)
+        try await runtime.run(CallFunction(functionName: function, params: params), auth: auth)
     }
 }

@@ -50,12 +50,13 @@ final class JobQueue: Sendable {
 extension CloudRuntime {
     /// `POST /jobs/:name`: records a `running` `_JobStatus` (`jobName`, `params`, `source: "api"`, `startedAt`,
     /// an empty ACL) and queues the run; returns the status's id. An unknown job answers 141 `Invalid job.`.
-    public func startJob(_ name: String, params: [String: JSONValue], auth: Auth, source: String = "api") async throws -> String {
+    public func startJob(_ job: StartJob, auth: Auth, source: String = "api") async throws -> String {
+        let (name, params) = (job.jobName, job.params)
         guard auth.isMaster else { throw ParseError(.operationForbidden, "unauthorized: master key is required") }
         guard code.jobs[name] != nil else { throw ParseError(.scriptFailed, "Invalid job.") }
         let created = try await attached().objects.create(
             "_JobStatus",
-            body: [
+            [
                 "jobName": .string(name), "status": "running", "source": .string(source), "params": .object(params),
                 "startedAt": ParseDate.now.cloudJSON, "ACL": [:],
             ],
@@ -90,7 +91,7 @@ extension CloudRuntime {
         }
         outcome["finishedAt"] = ParseDate.now.cloudJSON
         do {
-            _ = try await attached().objects.update("_JobStatus", objectId: run.jobId, body: .object(outcome), auth: .master)
+            _ = try await attached().objects.update("_JobStatus", objectId: run.jobId, UpdateObject(outcome), auth: .master)
         } catch {
             logger.error("job status not recorded", metadata: ["job": "\(run.name)", "jobId": "\(run.jobId)", "error": "\(error)"])
         }

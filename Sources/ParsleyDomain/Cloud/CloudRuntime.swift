@@ -81,8 +81,10 @@ public final class CloudRuntime: Sendable {
             user?["className"] = "_User"
             if let token = auth.sessionToken { user?["sessionToken"] = .string(token) }
         }
+        let request = RequestInfo.current
         return CloudCaller(
-            master: auth.isMaster, user: user, installationId: auth.installationId, ip: auth.ip, headers: auth.headers, context: auth.context)
+            master: auth.isMaster, user: user, installationId: auth.installationId, ip: request.ip, headers: request.headers,
+            context: request.context)
     }
 
     /// Runs a handler; what it throws becomes the Parse error it answers (`parseError`).
@@ -115,17 +117,18 @@ public final class CloudRuntime: Sendable {
 
     /// `POST /functions/:name`: 141 `Invalid function: "<name>"` for an unknown one; validators answer 142. The result
     /// is checked as a client's body is (`screened`): 105 for a refused keyword.
-    public func run(function name: String, params: [String: JSONValue], auth: Auth) async throws -> JSONValue {
+    public func run(_ call: CallFunction, auth: Auth) async throws -> JSONValue {
+        let name = call.functionName
         if let hook = webhooks.function(name) {
             let caller = try await caller(auth)
             var body = Self.webhookBody(caller)
             body["functionName"] = .string(name)
-            body["params"] = .object(params)
+            body["params"] = .object(call.params)
             return try screened(try Webhooks.unwrap(try await webhooks.call(hook, body)))
         }
         guard let entry = code.functions[name] else { throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"") }
         let caller = try await caller(auth)
-        var params = params
+        var params = call.params
         if let validator = entry.validator {
             params = try await validate(validator, params, caller: caller, auth: auth)
             if validator.skipWithMasterKey && caller.master { return .null }
@@ -232,8 +235,11 @@ public final class CloudRuntime: Sendable {
         let hook = webhooks.trigger(name, event.className)
         let entry = code.trigger(name, event.className)
         afterRuns.add(1, ordering: .relaxed)
+        // The request that made the change, as far as the event carries it (after-triggers run after the commit, on the
+        // change feed's task).
+        let request = RequestInfo(ip: event.ip, headers: event.headers ?? [:], context: event.context ?? [:])
         do {
-            try await runAfter(name, hook: hook, entry: entry, event)
+            try await RequestInfo.$current.withValue(request) { try await runAfter(name, hook: hook, entry: entry, event) }
         } catch {
             afterFailures.add(1, ordering: .relaxed)
             logger.warning(
@@ -244,9 +250,6 @@ public final class CloudRuntime: Sendable {
     private func runAfter(_ name: TriggerName, hook: Webhooks.Hook?, entry: CloudCode.TriggerEntry?, _ event: ChangeEvent) async throws {
         var auth = Auth(isMaster: event.isMaster, userId: event.userId, installationId: event.installationId)
         if let userId = event.userId, !event.isMaster { auth.roles = (try? await attached().roles.roleNames(forUser: userId)) ?? [] }
-        auth.context = event.context ?? [:]
-        auth.ip = event.ip
-        auth.headers = event.headers ?? [:]
         let caller = try await caller(auth)
         let stored = (name == .afterDelete ? event.original : event.object) ?? [:]
         let object = CloudObject(className: event.className, objectId: event.objectId, stored: stored)

@@ -99,20 +99,20 @@ extension CloudRuntime {
             let claimed: Bool
             do {
                 _ = try await services.objects.update(
-                    "_JobSchedule", objectId: schedule.objectId, body: ["lastRun": .int(due)], auth: .master,
+                    "_JobSchedule", objectId: schedule.objectId, ["lastRun": .int(due)], auth: .master,
                     rules: .init(condition: (field: "lastRun", value: schedule.lastRun)))
                 claimed = true
             } catch let error as ParseError where error.code == .objectNotFound {
                 claimed = false
             }
-            if claimed { _ = try await startJob(schedule.jobName, params: schedule.params, auth: .master, source: "schedule") }
+            if claimed { _ = try await startJob(StartJob(jobName: schedule.jobName, params: schedule.params), auth: .master, source: "schedule") }
         }
     }
 
     /// `/cloud_code/jobs`: the schedule as stored (defaults filled: `startAfter` now); a job that is not registered
     /// cannot be scheduled (Parse Server's error 1).
-    public func scheduleBody(_ body: [String: JSONValue]) throws -> [String: JSONValue] {
-        var schedule = body["job_schedule"]?.objectValue ?? [:]
+    public func scheduleBody(_ job: ScheduleJob) throws -> [String: JSONValue] {
+        var schedule = job.schedule
         if let name = schedule["jobName"]?.stringValue, code.jobs[name] == nil {
             throw ParseError(.internalServerError, "Cannot Schedule a job that is not deployed")
         }

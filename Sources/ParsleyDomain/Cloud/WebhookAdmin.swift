@@ -51,26 +51,20 @@ extension CloudRuntime {
         if let broadcaster = try attached().objects.store.database as? any ChangeBroadcasting { await broadcaster.broadcast("hooks") }
     }
 
-    /// A `PUT` on a stored hook: `{"__op":"Delete"}` removes it (nil), `{"url": ...}` moves it (the new URL).
-    private func change(_ row: [String: JSONValue], _ body: [String: JSONValue]) async throws -> String? {
+    /// A `PUT` on a stored hook: a deletion removes it (nil), a move changes its URL (the new URL).
+    private func change(_ row: [String: JSONValue], _ change: ChangeHook) async throws -> String? {
         guard let id = row["objectId"]?.stringValue else { throw Self.hookError("invalid hook declaration") }
         let objects = try attached().objects
-        if body["__op"]?.stringValue == "Delete" {
+        switch change {
+        case .delete:
             try await objects.delete("_Hooks", objectId: id, auth: .master)
             try await changed()
             return nil
+        case .move(let url):
+            _ = try await objects.update("_Hooks", objectId: id, ["url": .string(url)], auth: .master)
+            try await changed()
+            return url
         }
-        let url = try Self.validURL(body["url"])
-        _ = try await objects.update("_Hooks", objectId: id, body: ["url": .string(url)], auth: .master)
-        try await changed()
-        return url
-    }
-
-    static func validURL(_ value: JSONValue?) throws -> String {
-        guard let url = value?.stringValue, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
-            throw hookError("invalid hook declaration")
-        }
-        return url
     }
 
     public func functionHook(_ name: String) async throws -> Webhooks.Hook {
@@ -80,19 +74,18 @@ extension CloudRuntime {
         return hook
     }
 
-    public func createFunctionHook(_ body: [String: JSONValue]) async throws -> Webhooks.Hook {
-        guard let name = body["functionName"]?.stringValue, !name.isEmpty else { throw Self.hookError("invalid hook declaration") }
-        let url = try Self.validURL(body["url"])
+    public func createFunctionHook(_ hook: CreateFunctionHook) async throws -> Webhooks.Hook {
+        let (name, url) = (hook.functionName, hook.url)
         if try await hookRow(function: name) != nil { throw Self.hookError("function name: \(name) already exists") }
-        _ = try await attached().objects.create("_Hooks", body: ["functionName": .string(name), "url": .string(url)], auth: .master)
+        _ = try await attached().objects.create("_Hooks", ["functionName": .string(name), "url": .string(url)], auth: .master)
         try await changed()
         return Webhooks.Hook(functionName: name, url: url)
     }
 
     /// `PUT /hooks/functions/:name`: a new URL, or `{"__op":"Delete"}` (answers nil).
-    public func updateFunctionHook(_ name: String, _ body: [String: JSONValue]) async throws -> Webhooks.Hook? {
+    public func updateFunctionHook(_ name: String, _ change: ChangeHook) async throws -> Webhooks.Hook? {
         guard let row = try await hookRow(function: name) else { throw Self.hookError("no function named: \(name) is defined") }
-        return try await change(row, body).map { Webhooks.Hook(functionName: name, url: $0) }
+        return try await self.change(row, change).map { Webhooks.Hook(functionName: name, url: $0) }
     }
 
     public func triggerHook(_ className: String, _ triggerName: String) async throws -> Webhooks.Hook {
@@ -102,25 +95,22 @@ extension CloudRuntime {
         return hook
     }
 
-    public func createTriggerHook(_ body: [String: JSONValue]) async throws -> Webhooks.Hook {
-        guard let className = body["className"]?.stringValue, !className.isEmpty, let triggerName = body["triggerName"]?.stringValue,
-            Self.hookTriggerNames.contains(triggerName)
-        else { throw Self.hookError("invalid hook declaration") }
-        let url = try Self.validURL(body["url"])
+    public func createTriggerHook(_ hook: CreateTriggerHook) async throws -> Webhooks.Hook {
+        let (className, triggerName, url) = (hook.className, hook.triggerName, hook.url)
         if try await hookRow(className: className, triggerName: triggerName) != nil {
             throw Self.hookError("class \(className) already has trigger \(triggerName)")
         }
         _ = try await attached().objects.create(
-            "_Hooks", body: ["triggerClass": .string(className), "triggerName": .string(triggerName), "url": .string(url)], auth: .master)
+            "_Hooks", ["triggerClass": .string(className), "triggerName": .string(triggerName), "url": .string(url)], auth: .master)
         try await changed()
         return Webhooks.Hook(className: className, triggerName: triggerName, url: url)
     }
 
     /// `PUT /hooks/triggers/:className/:triggerName`: a new URL, or `{"__op":"Delete"}` (answers nil).
-    public func updateTriggerHook(_ className: String, _ triggerName: String, _ body: [String: JSONValue]) async throws -> Webhooks.Hook? {
+    public func updateTriggerHook(_ className: String, _ triggerName: String, _ change: ChangeHook) async throws -> Webhooks.Hook? {
         guard let row = try await hookRow(className: className, triggerName: triggerName) else {
             throw Self.hookError("class \(className) does not exist")
         }
-        return try await change(row, body).map { Webhooks.Hook(className: className, triggerName: triggerName, url: $0) }
+        return try await self.change(row, change).map { Webhooks.Hook(className: className, triggerName: triggerName, url: $0) }
     }
 }

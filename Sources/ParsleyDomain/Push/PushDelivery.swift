@@ -151,12 +151,12 @@ struct PushDelivery {
         case nil: return nil
         case .set(let n):
             if installation["badge"]?.numberValue != Double(n) {
-                _ = try await service.objects.update("_Installation", objectId: id, body: ["badge": .int(n)], auth: .master)
+                _ = try await service.objects.update("_Installation", objectId: id, ["badge": .int(n)], auth: .master)
             }
             return n
         case .increment(let amount):
             let echoed = try await service.objects.update(
-                "_Installation", objectId: id, body: ["badge": ["__op": "Increment", "amount": .int(amount)]], auth: .master)
+                "_Installation", objectId: id, ["badge": ["__op": "Increment", "amount": .int(amount)]], auth: .master)
             return echoed["badge"]?.numberValue.map { Int64($0) } ?? amount
         }
     }
@@ -176,7 +176,7 @@ struct PushDelivery {
     /// Writes a page's counts with the cursor and a renewed lease, and removes dead tokens.
     mutating func record(_ tally: Tally, offset: Int?) async throws {
         for id in tally.dead {
-            _ = try? await service.objects.update("_Installation", objectId: id, body: ["deviceToken": ["__op": "Delete"]], auth: .master)
+            _ = try? await service.objects.update("_Installation", objectId: id, ["deviceToken": ["__op": "Delete"]], auth: .master)
         }
         func increment(_ n: Int64) -> JSONValue { ["__op": "Increment", "amount": .int(n)] }
         let sent = tally.sent.values.reduce(0, +)
@@ -201,7 +201,7 @@ struct PushDelivery {
         if body["leaseUntil"] == nil { body["leaseUntil"] = .int(renewed) }
         do {
             _ = try await service.objects.update(
-                "_PushStatus", objectId: row.objectId, body: .object(body), auth: .master,
+                "_PushStatus", objectId: row.objectId, UpdateObject(body), auth: .master,
                 rules: .init(condition: (field: "leaseUntil", value: .int(lease)), trusted: true))
             lease = body["leaseUntil"]?.numberValue.map { Int64($0) } ?? renewed
         } catch let error as ParseError where error.code == .objectNotFound {

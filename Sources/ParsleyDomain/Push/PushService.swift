@@ -29,12 +29,17 @@ public final class PushService: Sendable {
     /// Whether a provider is configured (`/serverInfo`'s push features).
     public var isConfigured: Bool { !providers.isEmpty }
 
+    /// - Throws: 115 `Missing push configuration` without a provider (checked before the push's body is read).
+    public func requireConfigured() throws(ParseError) {
+        guard isConfigured else { throw ParseError(.pushMisconfigured, "Missing push configuration") }
+    }
+
     // MARK: Queueing
 
     /// Checks and queues a push; returns its `_PushStatus` objectId. `source` is `rest` or `cloud`.
-    public func send(_ body: [String: JSONValue], source: String = "rest") async throws -> String {
-        guard isConfigured else { throw ParseError(.pushMisconfigured, "Missing push configuration") }
-        let request = try PushRequest(body: body)
+    public func send(_ push: SendPush, source: String = "rest") async throws -> String {
+        try requireConfigured()
+        let request = push.push
         // A query that cannot run is refused now (102, 107, ...), not found out by the queue.
         _ = try QueryParser(now: .now).parse(.object(request.whereValue), className: "_Installation")
         var row: [String: JSONValue] = [
@@ -46,7 +51,7 @@ public final class PushService: Sendable {
         if let title = request.data["title"]?.stringValue { row["title"] = .string(title) }
         if let expiry = request.expirationTime { row["expiry"] = .int(expiry.milliseconds) }
         if let interval = request.expirationInterval { row["expiration_interval"] = .int(interval) }
-        let created = try await objects.create("_PushStatus", body: .object(row), auth: .master, rules: .init(trusted: true))
+        let created = try await objects.create("_PushStatus", CreateObject(row), auth: .master, rules: .init(trusted: true))
         guard let id = created["objectId"]?.stringValue else { throw ParseError(.internalServerError, "push status not created") }
         wake.store(true, ordering: .relaxed)
         return id
@@ -119,7 +124,7 @@ public final class PushService: Sendable {
         let lease = now + Int64(settings.lease.components.seconds) * 1000
         do {
             _ = try await objects.update(
-                "_PushStatus", objectId: row.objectId, body: ["leaseUntil": .int(lease), "status": "running"], auth: .master,
+                "_PushStatus", objectId: row.objectId, ["leaseUntil": .int(lease), "status": "running"], auth: .master,
                 rules: .init(condition: (field: "leaseUntil", value: row.leaseUntil), trusted: true))
             return lease
         } catch let error as ParseError where error.code == .objectNotFound {

@@ -54,7 +54,7 @@ public struct IdempotencyService: Sendable {
         }
         do {
             _ = try await objects.create(
-                Self.className, body: ["reqId": .string(requestId), "expire": ["__type": "Date", "iso": .string(expire.iso)]], auth: .master)
+                Self.className, ["reqId": .string(requestId), "expire": ["__type": "Date", "iso": .string(expire.iso)]], auth: .master)
         } catch StoreError.uniqueViolation {
             throw ParseError(.duplicateRequest, "Duplicate request")
         }

@@ -39,19 +39,19 @@ public struct ObjectService: Sendable {
 
     func event(
         _ className: String, _ operation: ChangeEvent.Operation, _ objectId: String, original: [String: JSONValue]?,
-        object: [String: JSONValue]?, auth: Auth, time: ParseDate
+        object: [String: JSONValue]?, auth: Auth, request: RequestInfo, time: ParseDate
     ) -> ChangeEvent {
         // Internal columns (`_hashed_password`, `_failed_login_count`, tokens) never leave the write.
         func visible(_ o: [String: JSONValue]?) -> [String: JSONValue]? { o?.filter { !$0.key.hasPrefix("_") } }
         var event = ChangeEvent(
             className: className, operation: operation, objectId: objectId, original: visible(original), object: visible(object), userId: auth.userId,
-            isMaster: auth.isMaster, installationId: auth.installationId, requestId: auth.requestId, time: time)
+            isMaster: auth.isMaster, installationId: auth.installationId, requestId: request.requestId, time: time)
         event.origin = changes.origin
         event.runsTriggers = auth.runsTriggers
         if hooks.carriesRequest() {
-            event.context = auth.context
-            event.ip = auth.ip
-            event.headers = auth.headers
+            event.context = request.context
+            event.ip = request.ip
+            event.headers = request.headers
         }
         return event
     }
@@ -142,12 +142,12 @@ public struct ObjectService: Sendable {
     }
 
     /// `POST /classes/:className`: returns `objectId`, `createdAt` and the results of any operations.
-    public func create(_ className: String, body: JSONValue, auth: Auth, rules: Internal = Internal()) async throws -> [String: JSONValue] {
+    public func create(_ className: String, _ object: CreateObject, auth: Auth, rules: Internal = Internal()) async throws -> [String: JSONValue] {
         try checkWritable(className, .create, auth: auth, trusted: rules.trusted)
         // The class's permissions as the database holds them, even if another node created or changed it just now.
         _ = try await schemas.current(className)
-        try permissions.authorizeCreate(className, body: body, auth: auth)
-        let (body, hookChanged) = try await beforeSave(className, nil, body, original: nil, auth: auth)
+        try permissions.authorizeCreate(className, body: object.json, auth: auth)
+        let (body, hookChanged) = try await beforeSave(className, nil, object.json, original: nil, auth: auth)
         try await FileService(options: options, store: fileStore).checkReferences(in: body, auth: auth)  // Files/FileService.swift
         let patch = try WriteParser(isCreate: true).parse(body)
         var required = try Self.requiredTypes(patch)
@@ -174,6 +174,7 @@ public struct ObjectService: Sendable {
         let objectId = rules.objectId ?? ObjectID.make()
         let now = ParseDate.now
         let acl = patch.acl ?? rules.defaultACL
+        let request = RequestInfo.current  // read before the transaction, whose body may run on another task
         try await store.transaction { [store, values, relations, changes] transaction in
             let writer = store.writer(transaction)
             try await writer.insert(className: className, schema: schema, objectId: objectId, createdAt: now, values: values, acl: acl)
@@ -182,7 +183,8 @@ public struct ObjectService: Sendable {
             }
             if changes.enabled {
                 let saved = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: nil)
-                try await changes.publish(event(className, .create, objectId, original: nil, object: saved, auth: auth, time: now), in: transaction)
+                try await changes.publish(
+                    event(className, .create, objectId, original: nil, object: saved, auth: auth, request: request, time: now), in: transaction)
             }
         }
         Self.echoHookChanges(hookChanged, body: body, into: &echoed)
@@ -192,16 +194,16 @@ public struct ObjectService: Sendable {
     }
 
     /// `PUT /classes/:className/:objectId`: returns `updatedAt` and the new values of Increment/Add/AddUnique/Remove fields.
-    public func update(_ className: String, objectId: String, body: JSONValue, auth: Auth, rules: Internal = Internal()) async throws
+    public func update(_ className: String, objectId: String, _ object: UpdateObject, auth: Auth, rules: Internal = Internal()) async throws
         -> [String: JSONValue]
     {
         try checkWritable(className, .update, auth: auth, trusted: rules.trusted)
         // The class's permissions as the database holds them, even if another node created or changed it just now.
         _ = try await schemas.current(className)
-        try await permissions.authorizeUpdate(className, objectId: objectId, body: body, auth: auth)
+        try await permissions.authorizeUpdate(className, objectId: objectId, body: object.json, auth: auth)
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
         let original = try await original(className, objectId)
-        let (body, hookChanged) = try await beforeSave(className, objectId, body, original: original, auth: auth)
+        let (body, hookChanged) = try await beforeSave(className, objectId, object.json, original: original, auth: auth)
         try await FileService(options: options, store: fileStore).checkReferences(in: body, auth: auth)
         let patch = try WriteParser(isCreate: false).parse(body)
         var required = try Self.requiredTypes(patch)
@@ -223,6 +225,7 @@ public struct ObjectService: Sendable {
                 default: return false
                 }
             }
+        let request = RequestInfo.current  // read before the transaction, whose body may run on another task
         let result: [String: JSONValue]? = try await store.transaction { [store, changes] transaction in
             let writer = store.writer(transaction)
             var assignments: [SQLWriter.Assignment] = []
@@ -294,7 +297,7 @@ public struct ObjectService: Sendable {
             if changes.enabled {
                 let saved = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: nil)
                 try await changes.publish(
-                    event(className, .update, objectId, original: original, object: saved, auth: auth, time: now), in: transaction)
+                    event(className, .update, objectId, original: original, object: saved, auth: auth, request: request, time: now), in: transaction)
             }
             return echoed
         }
@@ -324,12 +327,13 @@ public struct ObjectService: Sendable {
             if case .relation = type { return name }
             return nil
         }
+        let request = RequestInfo.current  // read before the transaction, whose body may run on another task
         let deleted = try await store.transaction { [store, changes] transaction in
             let writer = store.writer(transaction)
             guard try await writer.delete(className: className, objectId: objectId, writePrincipals: principals) else { return false }
             if changes.enabled {
                 try await changes.publish(
-                    event(className, .delete, objectId, original: original, object: nil, auth: auth, time: now), in: transaction)
+                    event(className, .delete, objectId, original: original, object: nil, auth: auth, request: request, time: now), in: transaction)
             }
             for field in relationFields {
                 try await writer.deleteRelations(owner: className, field: field, owningId: objectId)

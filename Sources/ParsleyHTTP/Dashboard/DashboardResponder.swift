@@ -115,7 +115,7 @@ struct DashboardResponder: Sendable {
                 return Self.json(403, ["code": 119, "error": "Signing in as a user needs PARSLEY_DASHBOARD_ADMIN_ROLE."])
             }
             do {
-                let user = try await api.users.verifyPassword(["username": .string(name), "password": password])
+                let user = try await api.users.verifyPassword(try VerifyPassword(decoding: ["username": .string(name), "password": password]))
                 guard let id = user["objectId"]?.stringValue, try await api.roles.roleNames(forUser: id).contains(role) else {
                     sessions.failed(address)
                     return Self.json(403, ["code": 119, "error": .string("\(name) is not a member of the \(role) role.")])

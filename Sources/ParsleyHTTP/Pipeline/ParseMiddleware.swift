@@ -52,7 +52,8 @@ struct AnswerErrors: RouterMiddleware {
 }
 
 /// Application id, master key (or the read-only one, from an allowed address), the dashboard's sign-in, client keys:
-/// who is asking, before any session is looked up. Parse Server's `handleParseHeaders`.
+/// who is asking, before any session is looked up (and `RequestInfo.current`: where the request came from). Parse
+/// Server's `handleParseHeaders`.
 struct Authenticate: RouterMiddleware {
     typealias Context = ParsleyRequestContext
     let transport: ParseTransport
@@ -61,14 +62,11 @@ struct Authenticate: RouterMiddleware {
         guard context.auth == nil else { return try await next(request, context) }
         guard let call = context.call else { throw RouteNotFound() }
         var context = context
-        var auth = try transport.identify(call.credentials, clientAddress: context.clientAddress)
-        auth.ip = context.clientAddress
-        auth.context = call.cloudContext ?? [:]
-        auth.headers = call.headers
-        auth.mountURL = call.mountURL  // for links in mails (EmailFlows)
-        auth.requestId = call.requestId  // for change events
-        context.auth = auth
-        return try await next(request, context)
+        context.auth = try transport.identify(call.credentials, clientAddress: context.clientAddress)
+        // Where the request came from, for the domain (RequestInfo.swift): links in mails, change events, cloud code.
+        let info = RequestInfo(
+            mountURL: call.mountURL, requestId: call.requestId, ip: context.clientAddress, headers: call.headers, context: call.cloudContext ?? [:])
+        return try await RequestInfo.$current.withValue(info) { try await next(request, context) }
     }
 }
 

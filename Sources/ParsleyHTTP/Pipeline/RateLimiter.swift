@@ -114,9 +114,9 @@ public struct RateLimitCaller: Sendable {
         self.sessionToken = sessionToken
     }
 
-    /// The caller of an authenticated request (a batch's, for its sub-requests).
-    public init(_ auth: Auth) {
-        self.init(isMaster: auth.isMaster, ip: auth.ip, sessionToken: auth.sessionToken)
+    /// The caller of an authenticated request (a batch's, for its sub-requests), from the address it came from.
+    public init(_ auth: Auth, request: RequestInfo = .current) {
+        self.init(isMaster: auth.isMaster, ip: request.ip, sessionToken: auth.sessionToken)
     }
 }
 

@@ -9,32 +9,26 @@ struct AppRouter: ParseRouter {
     init(config: ConfigService, objects: ObjectService, queries: QueryService, cloud: CloudRuntime) {
         table.on(.get, "config") { [config] req, _ in .ok(try await config.get(auth: req.auth)) }
         table.master(.put, "config") { [config] req, _ in
-            try await config.update(req.bodyObject)
+            try await config.update(try UpdateConfig(decoding: req.body))
             return .ok(["result": true])
         }
         for method in [ParseRequest.Method.post, .get] {
             // The body's parameters with the query string's merged in (they win), as Parse Server does.
             table.on(method, "functions/:name") { [cloud] req, p in
-                var params = req.body?.objectValue ?? [:]
-                for (k, v) in req.params { params[k] = v }
-                return .ok(["result": try await cloud.run(function: try p.require("name"), params: params, auth: req.auth)])
+                let call = CallFunction(functionName: try p.require("name"), body: req.body, query: req.params)
+                return .ok(["result": try await cloud.run(call, auth: req.auth)])
             }
         }
         // Jobs start in the background: `{}` at once, with the run's `_JobStatus` id in a header. `POST /jobs` takes
         // `{"jobName": ..., "input": ...}` (Parse Dashboard's "Run now").
-        let startJob: @Sendable (ParseRequest, String, [String: JSONValue]) async throws -> ParseResponse = { [cloud] req, name, params in
+        let startJob: @Sendable (ParseRequest, StartJob) async throws -> ParseResponse = { [cloud] req, job in
             var response = ParseResponse.ok([:])
-            response.headers["X-Parse-Job-Status-Id"] = try await cloud.startJob(name, params: params, auth: req.auth)
+            response.headers["X-Parse-Job-Status-Id"] = try await cloud.startJob(job, auth: req.auth)
             return response
         }
-        table.master(.post, "jobs") { req, _ in
-            let body = req.body?.objectValue ?? [:]
-            return try await startJob(req, body["jobName"]?.stringValue ?? "", body["input"]?.objectValue ?? [:])
-        }
+        table.master(.post, "jobs") { req, _ in try await startJob(req, StartJob(decoding: req.body)) }
         table.master(.post, "jobs/:name") { req, p in
-            var params = req.body?.objectValue ?? [:]
-            for (k, v) in req.params { params[k] = v }
-            return try await startJob(req, try p.require("name"), params)
+            try await startJob(req, StartJob(jobName: try p.require("name"), body: req.body, query: req.params))
         }
         // Schedules (`_JobSchedule`), run by the scheduler (JobScheduler.swift); Parse Dashboard's "Scheduled jobs".
         table.master(.get, "cloud_code/jobs/data") { [cloud, queries] req, _ in
@@ -49,14 +43,14 @@ struct AppRouter: ParseRouter {
             return ParseResponse(body: .array(scheduled.map(JSONValue.object)))
         }
         table.master(.post, "cloud_code/jobs") { [cloud, objects] req, _ in
-            let schedule = try cloud.scheduleBody(req.bodyObject.objectValue ?? [:])
-            let created = try await objects.create("_JobSchedule", body: .object(schedule), auth: req.auth)
+            let schedule = try cloud.scheduleBody(ScheduleJob(decoding: req.body))
+            let created = try await objects.create("_JobSchedule", CreateObject(schedule), auth: req.auth)
             return ParseResponse(
                 status: 201, body: .object(created), location: "\(req.mountURL)/classes/_JobSchedule/\(created["objectId"]?.stringValue ?? "")")
         }
         table.master(.put, "cloud_code/jobs/:objectId") { [cloud, objects] req, p in
-            let schedule = try cloud.scheduleBody(req.bodyObject.objectValue ?? [:])
-            return .ok(try await objects.update("_JobSchedule", objectId: try p.require("objectId"), body: .object(schedule), auth: req.auth))
+            let schedule = try cloud.scheduleBody(ScheduleJob(decoding: req.body))
+            return .ok(try await objects.update("_JobSchedule", objectId: try p.require("objectId"), UpdateObject(schedule), auth: req.auth))
         }
         table.master(.delete, "cloud_code/jobs/:objectId") { [objects] req, p in
             try await objects.delete("_JobSchedule", objectId: try p.require("objectId"), auth: req.auth)

@@ -15,13 +15,16 @@ struct AudiencesRouter: ParseRouter {
             return .ok(Self.parsedQuery(try await queries.get("_Audience", objectId: try p.require("objectId"), FindOptions(), auth: req.auth)))
         }
         table.master(.post, "push_audiences") { [objects] req, _ in
-            let created = try await objects.create("_Audience", body: try Self.storedQuery(req.bodyObject), auth: req.auth)
+            let created = try await objects.create(
+                "_Audience", CreateObject(try Self.storedQuery(try CreateObject(decoding: req.body).fields)), auth: req.auth)
             let id = created["objectId"]?.stringValue ?? ""
             return ParseResponse(status: 201, body: .object(created), location: "\(req.mountURL)/push_audiences/\(id)")
         }
         table.master(.put, "push_audiences/:objectId") { [objects] req, p in
             return .ok(
-                try await objects.update("_Audience", objectId: try p.require("objectId"), body: try Self.storedQuery(req.bodyObject), auth: req.auth)
+                try await objects.update(
+                    "_Audience", objectId: try p.require("objectId"), UpdateObject(try Self.storedQuery(try UpdateObject(decoding: req.body).fields)),
+                    auth: req.auth)
             )
         }
         table.master(.delete, "push_audiences/:objectId") { [objects] req, p in
@@ -33,15 +36,15 @@ struct AudiencesRouter: ParseRouter {
     var routes: RouteTable { table }
 
     /// The body with `query` as JSON text (Parse Dashboard sends it as text; an object is accepted too).
-    static func storedQuery(_ body: JSONValue) throws -> JSONValue {
-        guard case .object(var o) = body else { return body }
+    static func storedQuery(_ fields: [String: JSONValue]) throws -> [String: JSONValue] {
+        var o = fields
         switch o["query"] {
         case .object(let query)?: o["query"] = .string(JSONWriter.string(.object(query)))
         case .string(let text)?:
             guard (try? JSONParser.parse(text))?.objectValue != nil else { throw ParseError(.invalidJSON, "query must be a JSON object") }
         default: break
         }
-        return .object(o)
+        return o
     }
 
     /// An audience with its `query` as an object.

@@ -21,12 +21,14 @@ struct ClassesRouter: ParseRouter {
         }
         table.on(.post, "classes/:className") { [objects] req, p in
             let className = try p.require("className")
-            let created = try await objects.create(className, body: req.bodyObject, auth: req.auth)
+            let created = try await objects.create(className, try CreateObject(decoding: req.body), auth: req.auth)
             let id = created["objectId"]?.stringValue ?? ""
             return ParseResponse(status: 201, body: .object(created), location: "\(req.mountURL)/classes/\(className)/\(id)")
         }
         table.on(.put, "classes/:className/:objectId") { [objects] req, p in
-            .ok(try await objects.update(try p.require("className"), objectId: try p.require("objectId"), body: req.bodyObject, auth: req.auth))
+            .ok(
+                try await objects.update(
+                    try p.require("className"), objectId: try p.require("objectId"), try UpdateObject(decoding: req.body), auth: req.auth))
         }
         table.on(.delete, "classes/:className/:objectId") { [objects] req, p in
             try await objects.delete(try p.require("className"), objectId: try p.require("objectId"), auth: req.auth)

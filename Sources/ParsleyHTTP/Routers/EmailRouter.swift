@@ -16,11 +16,11 @@ struct EmailRouter: ParseRouter {
         self.options = options
         let pages = EmailPages(options: options)
         table.on(.post, "requestPasswordReset") { [emails] req, _ in
-            try await emails.requestPasswordReset(req.bodyObject, mountURL: req.mountURL, auth: req.auth)
+            try await emails.requestPasswordReset(try PasswordResetRequest(decoding: req.body), mountURL: req.mountURL, auth: req.auth)
             return .ok([:])
         }
         table.on(.post, "verificationEmailRequest") { [emails] req, _ in
-            try await emails.requestVerificationEmail(req.bodyObject, mountURL: req.mountURL)
+            try await emails.requestVerificationEmail(try VerificationEmailRequest(decoding: req.body), mountURL: req.mountURL)
             return .ok([:])
         }
         table.on(.get, "apps/:appId/verify_email") { [emails] req, p in

@@ -16,10 +16,10 @@ struct HooksRouter: ParseRouter {
             return ParseResponse(body: try await cloud.functionHook(try p.require("name")).json)
         }
         table.master(.post, "hooks/functions") { [cloud] req, _ in
-            ParseResponse(body: try await cloud.createFunctionHook(req.bodyObject.objectValue ?? [:]).json)
+            ParseResponse(body: try await cloud.createFunctionHook(try CreateFunctionHook(decoding: req.body)).json)
         }
         table.master(.put, "hooks/functions/:name") { [cloud] req, p in
-            return ParseResponse(body: try await cloud.updateFunctionHook(try p.require("name"), req.bodyObject.objectValue ?? [:])?.json ?? [:])
+            return ParseResponse(body: try await cloud.updateFunctionHook(try p.require("name"), try ChangeHook(decoding: req.body))?.json ?? [:])
         }
         table.master(.get, "hooks/triggers") { [cloud] req, _ in
             try await cloud.reloadWebhooks()
@@ -29,11 +29,11 @@ struct HooksRouter: ParseRouter {
             return ParseResponse(body: try await cloud.triggerHook(try p.require("className"), try p.require("triggerName")).json)
         }
         table.master(.post, "hooks/triggers") { [cloud] req, _ in
-            ParseResponse(body: try await cloud.createTriggerHook(req.bodyObject.objectValue ?? [:]).json)
+            ParseResponse(body: try await cloud.createTriggerHook(try CreateTriggerHook(decoding: req.body)).json)
         }
         table.master(.put, "hooks/triggers/:className/:triggerName") { [cloud] req, p in
             return ParseResponse(
-                body: try await cloud.updateTriggerHook(try p.require("className"), try p.require("triggerName"), req.bodyObject.objectValue ?? [:])?
+                body: try await cloud.updateTriggerHook(try p.require("className"), try p.require("triggerName"), try ChangeHook(decoding: req.body))?
                     .json ?? [:])
         }
     }

@@ -7,7 +7,7 @@ struct InstallationsRouter: ParseRouter {
 
     init(installations: InstallationService, objects: ObjectService, queries: QueryService) {
         table.on(.post, "installations") { [installations] req, _ in
-            let saved = try await installations.save(req.bodyObject, auth: req.auth)
+            let saved = try await installations.save(try SaveInstallation(decoding: req.body), auth: req.auth)
             if saved.created {
                 return ParseResponse(status: 201, body: .object(saved.body), location: "\(req.mountURL)/classes/_Installation/\(saved.objectId)")
             }
@@ -23,7 +23,7 @@ struct InstallationsRouter: ParseRouter {
                 ))
         }
         table.on(.put, "installations/:objectId") { [installations] req, p in
-            .ok(try await installations.update(try p.require("objectId"), body: req.bodyObject, auth: req.auth))
+            .ok(try await installations.update(try p.require("objectId"), try UpdateObject(decoding: req.body), auth: req.auth))
         }
         table.on(.delete, "installations/:objectId") { [objects] req, p in
             try await objects.delete("_Installation", objectId: try p.require("objectId"), auth: req.auth, trusted: true)

@@ -8,7 +8,8 @@ struct PushRouter: ParseRouter {
 
     init(push: PushService) {
         table.master(.post, "push") { [push] req, _ in
-            let id = try await push.send(req.bodyObject.objectValue ?? [:])
+            try push.requireConfigured()
+            let id = try await push.send(try SendPush(decoding: req.body))
             var response = ParseResponse.ok(["result": true])
             response.headers["X-Parse-Push-Status-Id"] = id
             return response

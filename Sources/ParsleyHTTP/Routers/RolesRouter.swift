@@ -27,7 +27,7 @@ struct RolesRouter: ParseRouter {
                         "_Role", objectId: try p.require("objectId"), FindOptions(params: req.params, isGet: true), auth: req.auth, triggers: true))
             }
             table.on(.post, base) { [roles, objects, queries] req, _ in
-                let created = try await roles.create(req.bodyObject, auth: req.auth, objects: objects, queries: queries)
+                let created = try await roles.create(try CreateRole(decoding: req.body), auth: req.auth, objects: objects, queries: queries)
                 let id = created["objectId"]?.stringValue ?? ""
                 return ParseResponse(status: 201, body: .object(created), location: "\(req.mountURL)/\(base)/\(id)")
             }
@@ -53,18 +53,19 @@ struct RolesRouter: ParseRouter {
     static func update(
         _ req: ParseRequest, objectId: String, roles: RoleService, objects: ObjectService, queries: QueryService
     ) async throws -> [String: JSONValue] {
-        if req.bodyObject["name"] != nil {
+        let changes = try UpdateObject(decoding: req.body)
+        if changes.fields["name"] != nil {
             // Only a caller who may write the role learns that its name is immutable; others get 101.
             let stored = try? await queries.get("_Role", objectId: objectId, FindOptions(), auth: .master)
             guard let stored, Self.isWritable(stored, by: req.auth) else { throw ParseError.objectNotFound() }
-            try RoleRules.validateUpdate(req.bodyObject, currentName: stored["name"]?.stringValue)
+            try RoleRules.validateUpdate(changes.fields, currentName: stored["name"]?.stringValue)
         } else {
-            try RoleRules.validateUpdate(req.bodyObject, currentName: nil)
+            try RoleRules.validateUpdate(changes.fields, currentName: nil)
         }
         let outcome: Result<[String: JSONValue], any Error>
         do {
             outcome = .success(
-                try await objects.update("_Role", objectId: objectId, body: req.bodyObject, auth: req.auth, rules: .init(trusted: true)))
+                try await objects.update("_Role", objectId: objectId, changes, auth: req.auth, rules: .init(trusted: true)))
         } catch {
             outcome = .failure(error)
         }

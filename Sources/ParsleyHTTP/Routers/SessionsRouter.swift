@@ -39,12 +39,12 @@ struct SessionsRouter: ParseRouter {
         }
         table.on(.put, "sessions/:objectId") { [objects, sessions] req, p in
             // A user may change other fields of its own sessions (their ACL); another user's session is not found (101).
+            let changes = try UpdateObject(decoding: req.body)
             if !req.auth.isMaster {
                 guard let userId = req.auth.userId else { throw ParseError(.invalidSessionToken, "Session token required.") }
-                try Self.checkClientUpdate(req.bodyObject, userId: userId)
+                try Self.checkClientUpdate(changes.json, userId: userId)
             }
-            let r = try await objects.update(
-                "_Session", objectId: try p.require("objectId"), body: req.bodyObject, auth: req.auth, rules: .init(trusted: true))
+            let r = try await objects.update("_Session", objectId: try p.require("objectId"), changes, auth: req.auth, rules: .init(trusted: true))
             await sessions.invalidateAll()
             return .ok(r)
         }

@@ -14,7 +14,7 @@ struct UsersRouter: ParseRouter {
         self.queries = queries
         self.sessions = sessions
         table.on(.post, "users") { [users] req, _ in
-            let created = try await users.signUp(req.bodyObject, auth: req.auth)
+            let created = try await users.signUp(try SignUp(decoding: req.body), auth: req.auth)
             return ParseResponse(
                 status: created.status, body: .object(created.body),
                 location: created.status == 201 ? "\(req.mountURL)/users/\(created.objectId)" : nil)
@@ -32,15 +32,17 @@ struct UsersRouter: ParseRouter {
             return .ok(users.shape(user, auth: req.auth))
         }
         table.on(.put, "users/:objectId") { [users] req, p in
-            .ok(try await users.update(try p.require("objectId"), body: req.bodyObject, auth: req.auth))
+            .ok(try await users.update(try p.require("objectId"), try UpdateObject(decoding: req.body), auth: req.auth))
         }
         table.on(.delete, "users/:objectId") { [users] req, p in
             try await users.delete(try p.require("objectId"), auth: req.auth)
             return .ok([:])
         }
         for method in [ParseRequest.Method.get, .post] {
-            table.on(method, "login") { [users] req, _ in .ok(try await users.logIn(Self.credentials(req), auth: req.auth)) }
-            table.on(method, "verifyPassword") { [users] req, _ in .ok(try await users.verifyPassword(Self.credentials(req))) }
+            table.on(method, "login") { [users] req, _ in .ok(try await users.logIn(try LogIn(decoding: Self.credentials(req)), auth: req.auth)) }
+            table.on(method, "verifyPassword") { [users] req, _ in
+                .ok(try await users.verifyPassword(try VerifyPassword(decoding: Self.credentials(req))))
+            }
         }
         table.on(.post, "logout") { [users] req, _ in
             try await users.logOut(auth: req.auth)
@@ -48,7 +50,7 @@ struct UsersRouter: ParseRouter {
         }
         table.on(.post, "loginAs") { [users] req, _ in
             guard req.auth.isMaster else { throw ParseError(.operationForbidden, "master key is required") }
-            return .ok(try await users.logInAs(Self.credentials(req), auth: req.auth))
+            return .ok(try await users.logInAs(try LogInAs(decoding: Self.credentials(req)), auth: req.auth))
         }
         table.on(.post, "upgradeToRevocableSession") { [sessions] req, _ in
             guard let userId = req.auth.userId else { throw ParseError(.objectNotFound, "invalid session") }

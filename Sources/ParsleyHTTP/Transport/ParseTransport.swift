@@ -80,12 +80,13 @@ public struct ParseTransport: HTTPResponder {
         context.call = ParseCall(
             method: request.method, segments: request.path, params: request.params, body: request.body, keyOrders: request.keyOrders,
             mountURL: request.mountURL, requestId: request.requestId)
-        var auth = request.auth
-        auth.mountURL = request.mountURL
-        context.auth = auth
+        context.auth = request.auth
         context.sessionResolved = true
         context.rateLimitsCounted = true
-        return try await answerCaptured(request, context)
+        // The caller's request (cloud code's), with this call's mount URL.
+        var info = RequestInfo.current
+        info.mountURL = request.mountURL
+        return try await RequestInfo.$current.withValue(info) { try await answerCaptured(request, context) }
     }
 
     private func answerCaptured(_ call: ParseRequest, _ context: Context) async throws -> ParseResponse {
