@@ -259,6 +259,29 @@ struct CloudCodeTests {
     }
 
     @Test(
+        "the request's cloud context reaches before- and after-triggers of batch sub-requests, transactional or not, as of a direct request",
+        arguments: Backend.all)
+    func contextInBatch(_ backend: Backend) async throws {
+        let afterLog = AfterLog()
+        try await TestServer.with(backend: backend, cloud: Self.cloud(afterLog: afterLog)) { p in
+            for (n, transaction) in [false, true].enumerated() {
+                let tag = "batch-\(transaction)"
+                let batch = try await p.request(
+                    .post, "/batch",
+                    [
+                        "transaction": .bool(transaction),
+                        "requests": [["method": "POST", "path": "/parse/classes/Post", "body": ["title": .string("In \(tag)")]]],
+                    ],
+                    extra: ["X-Parse-Cloud-Context": #"{"tag":"\#(tag)"}"#])
+                #expect(batch.status == 200, "\(batch.json)")
+                #expect(batch.json.arrayValue?.first?["success"]?["tag"] == .string(tag), "\(batch.json)")
+                let lines = try await afterLog.wait(for: n + 1)
+                #expect(lines.contains("save In \(tag) new=true tag=\(tag)"), "\(lines)")
+            }
+        }
+    }
+
+    @Test(
         "beforeDelete may refuse; after-triggers run once per committed write with the saved object, their failures never reach the client",
         arguments: Backend.all)
     func deletesAndAfterTriggers(_ backend: Backend) async throws {

@@ -13,7 +13,9 @@ public struct Transactions: Sendable {
     /// Runs `body` inside one write transaction (or inside the current one); everything it wrote is rolled back
     /// if it throws.
     public func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await store.transaction { _ in try await body() }
+        // The request's context is set again inside: the store may run the body on its writer's task (see below).
+        let request = RequestInfo.current
+        return try await store.transaction { _ in try await RequestInfo.$current.withValue(request) { try await body() } }
     }
 
     /// As `run`, with the webhooks called inside (a batch's `beforeSave` hooks) given `hookBudget` in all rather than
@@ -22,9 +24,12 @@ public struct Transactions: Sendable {
     /// called once the budget is spent fails at once (141 timed out) and the transaction rolls back.
     public func run<T: Sendable>(hookBudget: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let deadline = ContinuousClock.now + hookBudget
-        // Set inside the transaction's body: the store may run it on its writer's task, where the caller's task-locals
-        // are not seen.
-        return try await store.transaction { _ in try await Self.$hookDeadline.withValue(deadline) { try await body() } }
+        // Set inside the transaction's body (with the request's context): the store may run it on its writer's task,
+        // where the caller's task-locals are not seen.
+        let request = RequestInfo.current
+        return try await store.transaction { _ in
+            try await RequestInfo.$current.withValue(request) { try await Self.$hookDeadline.withValue(deadline) { try await body() } }
+        }
     }
 
     /// When the webhooks of the transaction the current task runs in must have answered (nil outside one).
