@@ -6,12 +6,28 @@ public struct CloudAPI: Sendable {
     let runtime: CloudRuntime
     /// Whose rights the calls use.
     public let auth: Auth
+    /// The request context the calls' triggers see (`RequestInfo`); nil: the current one (the calling trigger's or
+    /// function's request).
+    let request: RequestInfo?
 
-    /// The same calls with the master key.
+    init(runtime: CloudRuntime, auth: Auth, request: RequestInfo? = nil) {
+        self.runtime = runtime
+        self.auth = auth
+        self.request = request
+    }
+
+    /// The same calls with the master key (and, as the master key's own calls, no client address, headers or
+    /// context for their triggers).
     public var asMaster: CloudAPI {
         var master = Auth.master
         master.runsTriggers = auth.runsTriggers
-        return CloudAPI(runtime: runtime, auth: master)
+        return CloudAPI(runtime: runtime, auth: master, request: RequestInfo())
+    }
+
+    /// Runs a call in this API's request context.
+    private func scoped<T: Sendable>(_ call: () async throws -> T) async throws -> T {
+        guard let request else { return try await call() }
+        return try await RequestInfo.$current.withValue(request) { try await call() }
     }
 
     /// The same calls without the classes' triggers: no `beforeSave`/`afterSave`/`beforeDelete`/`afterDelete`,
@@ -20,38 +36,42 @@ public struct CloudAPI: Sendable {
     public var withoutTriggers: CloudAPI {
         var quiet = auth
         quiet.runsTriggers = false
-        return CloudAPI(runtime: runtime, auth: quiet)
+        return CloudAPI(runtime: runtime, auth: quiet, request: request)
     }
 
     /// One object by id (`include`/`keys` as in REST); 101 when it does not exist or the caller may not read it.
     public func get(_ className: String, _ objectId: String, _ params: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
-        try await runtime.attached().queries.get(
-            className, objectId: objectId, FindOptions(params: params, isGet: true), auth: auth, triggers: auth.runsTriggers)
+        try await scoped {
+            try await runtime.attached().queries.get(
+                className, objectId: objectId, FindOptions(params: params, isGet: true), auth: auth, triggers: auth.runsTriggers)
+        }
     }
 
     /// A query with REST's parameters: `where` (the full query language), `order`, `limit`, `skip`, `keys`, `include`.
     public func find(_ className: String, _ params: [String: JSONValue] = [:]) async throws -> [[String: JSONValue]] {
-        try await runtime.attached().queries.find(className, FindOptions(params: params), auth: auth, triggers: auth.runsTriggers).results
+        try await scoped {
+            try await runtime.attached().queries.find(className, FindOptions(params: params), auth: auth, triggers: auth.runsTriggers).results
+        }
     }
 
     /// How many objects match `where`.
     public func count(_ className: String, where whereValue: JSONValue? = nil) async throws -> Int {
-        try await runtime.attached().queries.count(className, where: whereValue, auth: auth, triggers: auth.runsTriggers)
+        try await scoped { try await runtime.attached().queries.count(className, where: whereValue, auth: auth, triggers: auth.runsTriggers) }
     }
 
     /// Creates an object (its class's `beforeSave` and `afterSave` run); returns `objectId` and `createdAt`.
     public func create(_ className: String, _ fields: [String: JSONValue]) async throws -> [String: JSONValue] {
-        try await runtime.attached().objects.create(className, CreateObject(fields), auth: auth)
+        try await scoped { try await runtime.attached().objects.create(className, CreateObject(fields), auth: auth) }
     }
 
     /// Updates an object with values or operations (`{"__op":"Increment","amount":1}`).
     public func update(_ className: String, _ objectId: String, _ fields: [String: JSONValue]) async throws -> [String: JSONValue] {
-        try await runtime.attached().objects.update(className, objectId: objectId, UpdateObject(fields), auth: auth)
+        try await scoped { try await runtime.attached().objects.update(className, objectId: objectId, UpdateObject(fields), auth: auth) }
     }
 
     /// Deletes an object (its class's `beforeDelete` and `afterDelete` run).
     public func delete(_ className: String, _ objectId: String) async throws {
-        try await runtime.attached().objects.delete(className, objectId: objectId, auth: auth)
+        try await scoped { try await runtime.attached().objects.delete(className, objectId: objectId, auth: auth) }
     }
 
     /// Queues a push (Parse's `Parse.Push.send`, always with the master's rights): `where` (a query on `_Installation`)
@@ -75,6 +95,6 @@ public struct CloudAPI: Sendable {
 
     /// Calls another cloud function with the same rights.
     public func run(_ function: String, _ params: [String: JSONValue] = [:]) async throws -> JSONValue {
-        try await runtime.run(CallFunction(functionName: function, params: params), auth: auth)
+        try await scoped { try await runtime.run(CallFunction(functionName: function, params: params), auth: auth) }
     }
 }
