@@ -54,7 +54,7 @@ let package = Package(
         .target(
             name: "ParsleyDomain",
             dependencies: [
-                "ParsleyCore", "ParsleyStorage", "ParsleyPush",
+                "ParsleyCore", "ParsleyStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -77,12 +77,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Push: the provider protocol and the APNs (HTTP/2, ES256 token auth) and FCM HTTP v1 (OAuth2 with an RS256
-        // service-account JWT) adapters.
+        // Push adapters behind the domain's `PushProvider`: APNs (HTTP/2, ES256 token auth) and FCM HTTP v1 (OAuth2
+        // with an RS256 service-account JWT).
         .target(
             name: "ParsleyPush",
             dependencies: [
-                "ParsleyCore",
+                "ParsleyCore", "ParsleyDomain",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
