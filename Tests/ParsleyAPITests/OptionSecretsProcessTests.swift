@@ -108,7 +108,8 @@ struct OptionSecretsProcessTests {
                 environment: [
                     "PARSE_SERVER_WEBHOOK_KEY": s, "PARSE_SERVER_READ_ONLY_MASTER_KEY": "ro-\(s)",
                     "PARSE_SERVER_PUSH":
-                        #"{"ios":{"token":{"key":\#(pem),"keyId":"K","teamId":"T"},"topic":"com.example.app","host":"https://apns:\#(s)@127.0.0.1:9"}}"#,
+                        #"{"ios":{"token":{"key":\#(pem),"keyId":"K","teamId":"T"},"topic":"com.example.app","#
+                        + #""host":"https://apns:\#(s)@127.0.0.1:9"}}"#,
                 ],
                 expect: .starts(saying: "host https://apns:[redacted]@127.0.0.1:9")),
         ]

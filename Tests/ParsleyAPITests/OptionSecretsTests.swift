@@ -22,7 +22,8 @@ struct OptionSecretsTests {
         #"["\#(sentinel)", {"key": "\#(sentinel)", "value": ["\#(sentinel)"]}]"#,
         "mongodb://parse:\(sentinel)@db.example:27017/app",
         "postgres://parse:\(sentinel)@127.0.0.1:1/app",
-        #"{"ios":{"token":{"key":"\#(sentinel)","keyId":"K","teamId":"T"},"host":"https://u:\#(sentinel)@h"},"android":{"firebaseServiceAccount":"\#(sentinel)"}}"#,
+        #"{"ios":{"token":{"key":"\#(sentinel)","keyId":"K","teamId":"T"},"host":"https://u:\#(sentinel)@h"},"#
+            + #""android":{"firebaseServiceAccount":"\#(sentinel)"}}"#,
         #"[{"requestPath":"/x","requestTimeWindow":1000,"requestCount":1,"zone":"\#(sentinel)"}]"#,
         #"{"paths":["(\#(sentinel)"],"classNames":["(\#(sentinel)"],"validatorPattern":"(\#(sentinel)","fileExtensions":["(\#(sentinel)"]}"#,
         "(\(sentinel)",

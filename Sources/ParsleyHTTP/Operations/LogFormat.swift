@@ -65,7 +65,8 @@ public struct ParsleyLogHandler: LogHandler {
             return line
         case .json:
             var line =
-                "{\"time\":\(jsonString(stamp)),\"level\":\(jsonString(level.rawValue)),\"logger\":\(jsonString(label)),\"msg\":\(jsonString(message))"
+                "{\"time\":\(jsonString(stamp)),\"level\":\(jsonString(level.rawValue)),\"logger\":\(jsonString(label)),"
+                + "\"msg\":\(jsonString(message))"
             for (k, v) in entries where !["time", "level", "logger", "msg"].contains(k) {
                 line += ",\(jsonString(k)):\(jsonValue(v))"
             }
