@@ -29,7 +29,7 @@ enum EdgeBench {
         try await withBackground({
             try await BareServer.run(directory: work, port: barePort, ids: loudIds, logger: logger)
         }) {
-            try await Task.sleep(for: .seconds(1))
+            try await BareServer.waitUntilListening(port: barePort)
             let headers = ["X-Parse-Application-Id": "bench-app", "X-Parse-Master-Key": ServerProcess.masterKey, "Content-Type": "application/json"]
             struct Target { let name: String; let url: String; let ids: [String] }
             let targets = [

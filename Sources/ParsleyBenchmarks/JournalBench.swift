@@ -51,7 +51,7 @@ enum JournalBench {
     static func bareBaseline(work: URL, wrk: Wrk, seconds: Int, port: Int, logger: Logger) async throws -> Measure {
         let ids = (0..<20_000).map { "bare\($0)" }
         return try await withBackground({ try await BareServer.run(directory: work, port: port, ids: ids, logger: logger) }) {
-            try await Task.sleep(for: .seconds(1))
+            try await BareServer.waitUntilListening(port: port)
             return try wrk.run(
                 name: "baseline: bare get by id", url: "http://127.0.0.1:\(port)", seconds: seconds,
                 script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Item/", ids: Array(ids.prefix(2_000)), headers: [:], body: nil),
