@@ -15,7 +15,10 @@ public struct AuthProviders: Sendable {
 
     func validate(_ provider: String, _ data: JSONValue, options: ParseServerOptions) async throws -> String {
         if provider == "anonymous" {
-            guard options.accounts.enableAnonymousUsers else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
+            // Off by `enableAnonymousUsers: false` or by the `auth` option's `anonymous: {enabled: false}`.
+            guard options.accounts.enableAnonymousUsers, options.accounts.auth["anonymous"]?["enabled"] != .bool(false) else {
+                throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.")
+            }
             guard case .string(let id)? = data["id"], !id.isEmpty else { throw ParseError(.init(rawValue: 251), "Invalid anonymous authData") }
             return id
         }
