@@ -34,6 +34,7 @@ public final class FakeIdentityProvider: Sendable {
     /// The keys every fake starts with: generated once per test run.
     static let firstKey = FakeSigningKey.make(kid: "fake-key-1")
     static let rotatedKey = FakeSigningKey.make(kid: "fake-key-2")
+    static let ellipticKey = FakeSigningKey.makeP256(kid: "fake-ec-1")
 
     private init(port: Int, issuer: String?, maxAge: Int?) {
         self.port = port
@@ -54,6 +55,11 @@ public final class FakeIdentityProvider: Sendable {
     /// Publishes a second key beside the first and signs with it from now on.
     public func rotate() {
         state.withLock { if !$0.published.contains(where: { $0.kid == Self.rotatedKey.kid }) { $0.published.append(Self.rotatedKey) } }
+    }
+
+    /// Publishes a P-256 key beside the others and signs with it (ES256) from now on.
+    public func useES256() {
+        state.withLock { if !$0.published.contains(where: { $0.kid == Self.ellipticKey.kid }) { $0.published.append(Self.ellipticKey) } }
     }
 
     /// The key tokens are signed with: the newest published one.

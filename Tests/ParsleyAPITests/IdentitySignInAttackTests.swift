@@ -67,6 +67,25 @@ struct IdentitySignInAttackTests {
         }
     }
 
+    @Test("ES256: an OpenID Connect provider takes P-256 keys, Apple (RS256 only) does not; forged ES256 tokens are 101", arguments: Backend.all)
+    func es256(_ backend: Backend) async throws {
+        try await Sign.with(backend) { p, fake in
+            fake.useES256()
+            let good = try await p.request(
+                .post, "/users", ["authData": Self.data("keycloak", id: "ec-1", token: fake.mint(sub: "ec-1", aud: "web-app"))], master: false)
+            #expect(good.status == 201, "\(good.json)")
+            let apple = fake.mint(sub: "ec-1", aud: .string(Sign.appleClient), iss: Sign.apple)
+            let refused = try await p.request(.post, "/users", ["authData": Self.data("apple", id: "ec-1", token: apple)], master: false)
+            #expect(refused.code == 101)
+            for forgery in TokenForgery.allCases {
+                let token = fake.mint(sub: "ec-2", aud: "web-app", forgery: forgery)
+                let r = try await p.request(.post, "/users", ["authData": Self.data("keycloak", id: "ec-2", token: token)], master: false)
+                #expect(r.code == 101, "\(forgery): \(r.json)")
+            }
+            #expect(try await Sign.userCount(p) == 1)
+        }
+    }
+
     @Test("the JWKS is fetched once for many log-ins, again once for a rotated key, and not for every unknown kid", arguments: Backend.all)
     func keyCache(_ backend: Backend) async throws {
         try await Sign.with(backend) { p, fake in
