@@ -1,9 +1,9 @@
 import Foundation
 import ParsleyCore
-import ParsleyDomain
 import Testing
 
 @testable import ParsleyAdapters
+@testable import ParsleyDomain
 @testable import ParsleyServer
 
 /// Parse Server's `auth` option: read from the environment, a flag, the config file or a JSON file; providers that
@@ -43,7 +43,7 @@ struct AuthOptionTests {
             (#"{"apple":{}}"#, "auth.apple: `clientId`"),
             (#"{"apple":{"clientId":""}}"#, "auth.apple: `clientId`"),
             (#"{"google":{"clientId":[]}}"#, "auth.google: `clientId`"),
-            (#"{"facebook":{"appIds":["1"]}}"#, "auth.facebook: `clientId`"),
+            (#"{"facebook":{"clientId":[1]}}"#, "auth.facebook: `clientId`"),
             (#"{"corp":{"oidc":true,"clientId":"c","jwksURL":"https://x/keys"}}"#, "auth.corp: `issuer`"),
             (#"{"corp":{"oidc":true,"issuer":"https://x","clientId":"c"}}"#, "auth.corp: `jwksURL`"),
             (#"{"apple":{"clientId":"a","jwksURL":"file:///etc/keys"}}"#, "auth.apple: `jwksURL`"),
@@ -55,14 +55,38 @@ struct AuthOptionTests {
             let message = try ParseServerOptionsTests.refusal(["PARSE_SERVER_AUTH_PROVIDERS": value])
             #expect(message.contains("PARSE_SERVER_AUTH_PROVIDERS") && message.contains(reason), "\(value): \(message)")
         }
-        // A disabled provider needs no settings; an unknown one is a warning, not a refusal.
+        // A disabled provider needs no settings; an unknown one, or Facebook with Graph API settings only (access_token
+        // log-ins: not yet), is a warning, not a refusal: its log-ins answer 252.
         let disabled = try ParseServerOptionsTests.setup([
-            "PARSE_SERVER_AUTH_PROVIDERS": #"{"apple":{"enabled":false},"twitter":{"consumer_key":"k"}}"#
+            "PARSE_SERVER_AUTH_PROVIDERS": #"{"apple":{"enabled":false},"twitter":{"consumer_key":"k"},"facebook":{"appIds":["1"]}}"#
         ])
         let option = AuthOption(disabled.options.accounts.auth)
         #expect(option.providers.map(\.name) == ["github"])
-        #expect(option.warnings.count == 1 && option.warnings[0].contains("auth.twitter"))
+        #expect(option.warnings.count == 2 && option.warnings.contains { $0.contains("auth.twitter") })
+        #expect(option.warnings.contains { $0.contains("auth.facebook") && $0.contains("Graph API") })
         #expect(option.problems.isEmpty)
+    }
+
+    /// An app's own provider, as a Swift app adds it beside the standard ones.
+    struct CorporateDirectory: AuthProvider {
+        let name = "corp"
+        func validate(_ data: JSONValue) async throws -> String {
+            guard data["secret"] == "open sesame", case .string(let id)? = data["id"] else { throw ParseError(.objectNotFound, "no") }
+            return id
+        }
+    }
+
+    @Test("an app's own AuthProvider works beside the auth option, and the option's enabled: false turns it off too")
+    func appProvider() async throws {
+        let providers = AuthProviders(AuthOption([:]).providers + [CorporateDirectory()])
+        let data: JSONValue = ["id": "e-1", "secret": "open sesame"]
+        #expect(try await providers.validate("corp", data, options: TestServer.options()) == "e-1")
+        let off = TestServer.options { $0.accounts.auth = ["corp": ["enabled": false]] }
+        let error = await #expect(throws: ParseError.self) { try await providers.validate("corp", data, options: off) }
+        #expect(error?.code.rawValue == 252)
+        let anonymousOff = TestServer.options { $0.accounts.enableAnonymousUsers = false }
+        let anonymous = await #expect(throws: ParseError.self) { try await providers.validate("anonymous", ["id": "d"], options: anonymousOff) }
+        #expect(anonymous?.code.rawValue == 252)
     }
 
     @Test("the JWKS Cache-Control reading")

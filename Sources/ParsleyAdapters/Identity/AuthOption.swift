@@ -5,7 +5,8 @@ public import ParsleyDomain
 ///
 /// - `apple`: `clientId` (a string or a list; required), `jwksURL`.
 /// - `google`: `clientId` (required), `jwksURL`.
-/// - `facebook`: Limited Login tokens, `clientId` (the app id; required), `jwksURL`.
+/// - `facebook`: Limited Login tokens, `clientId` (the app id), `jwksURL`; without `clientId` (Graph API `appIds`
+///   only) it is left out with a warning.
 /// - `github`: on unless disabled; `apiURL` (default `accounts.githubAPIURL`).
 /// - `anonymous`: on unless disabled (here or by `enableAnonymousUsers`); checked by the domain itself.
 /// - any name with `"oidc": true`: `issuer` (a string or a list), `clientId`, `jwksURL` (all required).
@@ -67,11 +68,13 @@ public struct AuthOption: Sendable {
             let ids = try Self.clientIds(entry)
             return jwksURL.map { IdentityTokenAuthProvider.google(clientIds: ids, jwksURL: $0) } ?? IdentityTokenAuthProvider.google(clientIds: ids)
         case "facebook":
+            // Graph API log-ins (`appIds`, `access_token`) are not implemented: without a Limited Login client id the
+            // provider is left out (its log-ins answer 252), which refuses rather than lifts anything.
             guard entry["clientId"] != nil else {
-                throw Problem(
-                    reason:
-                        "`clientId` (the Facebook app id) is required: Parsley checks Limited Login tokens; access_token log-ins through the Graph API are not supported yet"
+                warnings.append(
+                    "auth.facebook: without `clientId` (the app id, for Limited Login tokens) there is nothing Parsley can check: access_token log-ins through the Graph API are not supported yet; Facebook log-ins answer 252"
                 )
+                return nil
             }
             let ids = try Self.clientIds(entry)
             return jwksURL.map { IdentityTokenAuthProvider.facebookLimitedLogin(clientIds: ids, jwksURL: $0) }
