@@ -142,6 +142,7 @@ public struct UserService: Sendable {
         }
         guard let first = ids.first else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
         if let existing = try await userId(provider: first.provider, id: first.id) {
+            try await storeChangedAuthData(authData, of: existing)
             let session = try await sessions.create(
                 userId: existing, installationId: auth.installationId, action: "login", authProvider: first.provider)
             var user = try await fetchSelf(existing)
@@ -164,6 +165,19 @@ public struct UserService: Sendable {
         response["sessionToken"] = .string(session.token)
         if generated { response["username"] = fields["username"] }
         return Created(status: 201, body: response, objectId: id)
+    }
+
+    /// A log-in with provider data that differs from the stored (a new identity token) stores it, as Parse Server does
+    /// (`hasMutatedAuthData`; not for `anonymous`). The data was validated just before.
+    func storeChangedAuthData(_ authData: [String: JSONValue], of id: String) async throws {
+        let stored = try await fetchSelf(id)["authData"]?.objectValue ?? [:]
+        var merged = stored
+        for (provider, data) in authData where provider != "anonymous" && !data.isNull && stored[provider] != data { merged[provider] = data }
+        guard merged != stored else { return }
+        var internalWrite = Auth.master
+        internalWrite.runsTriggers = false
+        _ = try await objects.update(
+            "_User", objectId: id, body: ["authData": .object(merged)], auth: internalWrite, rules: .init(trusted: true))
     }
 
     /// The user linked to a provider id.

@@ -53,6 +53,11 @@ struct IdentitySignInTests {
             #expect(again.status == 200)
             #expect(again["objectId"]?.stringValue == id)
             let firstToken = try #require(again["sessionToken"]?.stringValue)
+            // A log-in with a new identity token stores it (Parse Server's mutated authData).
+            let newer = fake.mint(sub: "001.apple", aud: .string(Self.appleClient), iss: Self.apple, extra: ["nonce": "second"])
+            let third = try await p.request(.post, "/users", ["authData": ["apple": ["id": "001.apple", "token": .string(newer)]]], master: false)
+            #expect(third.status == 200 && third["objectId"]?.stringValue == id)
+            #expect(try await p.request(.get, "/users/\(id)")["authData"]?["apple"]?["token"] == .string(newer))
 
             // A password user links Apple with its session, then signs in with it.
             let bob = try await p.signUp("bob")
