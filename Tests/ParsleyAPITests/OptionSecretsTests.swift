@@ -107,7 +107,11 @@ struct OptionSecretsTests {
             ("PARSE_SERVER_MAX_UPLOAD_SIZE", Self.sentinel, "PARSE_SERVER_MAX_UPLOAD_SIZE (maxUploadSize) must be a size"),
             ("PARSE_SERVER_LIVE_QUERY", Self.sentinel, "PARSE_SERVER_LIVE_QUERY (liveQuery) must be JSON and is not"),
             ("PARSE_SERVER_LIVE_QUERY", "[1]", "PARSE_SERVER_LIVE_QUERY (liveQuery) must be a JSON object, not an array"),
-            ("PARSE_SERVER_AUTH_PROVIDERS", #"{"facebook":{"appIds":["1"],"appSecret":"\#(Self.sentinel)"}}"#, "auth (PARSE_SERVER_AUTH_PROVIDERS)"),
+            (
+                "PARSE_SERVER_AUTH_PROVIDERS", #"{"apple":{"clientSecret":"\#(Self.sentinel)"}}"#,
+                "PARSE_SERVER_AUTH_PROVIDERS (auth): auth.apple: `clientId`"
+            ),
+            ("PARSE_SERVER_AUTH_PROVIDERS", #"{"facebook":{"appIds":["1"],"appSecret":"\#(Self.sentinel)"}}"#, "auth.facebook: without `clientId`"),
         ] {
             let said = await Self.messages(OptionValues(environment: base.merging([variable: value]) { $1 }))
             #expect(said.contains { $0.contains(expected) }, "\(variable): \(said)")

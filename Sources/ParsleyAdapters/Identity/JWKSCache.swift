@@ -16,7 +16,8 @@ actor JWKSCache {
     static let longestMaxAge = 86_400
 
     private var current: (keys: JWKSKeySet, expires: ContinuousClock.Instant)?
-    private var inFlight: Task<(JWKSKeySet, Int), any Error>?
+    /// Callers waiting for the fetch under way; nil when none is.
+    private var waiters: [CheckedContinuation<JWKSKeySet, any Error>]?
     private var lastUnknownKidFetch: ContinuousClock.Instant?
 
     init(url: String, timeout: Duration = .seconds(5), unknownKidInterval: Duration = .seconds(30)) {
@@ -37,16 +38,24 @@ actor JWKSCache {
         return try await refresh().keys[kid]
     }
 
-    /// Fetches the set, or waits for the fetch already under way.
+    /// Fetches the set, or waits for the fetch already under way (made by the caller that found none: no task of its
+    /// own outlives the requests).
     private func refresh() async throws -> JWKSKeySet {
-        if let inFlight { return try await inFlight.value.0 }
-        let (url, timeout) = (self.url, self.timeout)
-        let task = Task { try await Self.fetch(url, timeout: timeout) }
-        inFlight = task
-        defer { inFlight = nil }
-        let (keys, maxAge) = try await task.value
-        current = (keys, .now + .seconds(maxAge))
-        return keys
+        if waiters != nil {
+            return try await withCheckedThrowingContinuation { waiters?.append($0) }
+        }
+        waiters = []
+        let result: Result<(JWKSKeySet, Int), any Error>
+        do {
+            result = .success(try await Self.fetch(url, timeout: timeout))
+        } catch {
+            result = .failure(error)
+        }
+        let waiting = waiters ?? []
+        waiters = nil
+        if case .success(let (keys, maxAge)) = result { current = (keys, .now + .seconds(maxAge)) }
+        for waiter in waiting { waiter.resume(with: result.map(\.0)) }
+        return try result.get().0
     }
 
     /// One GET of the JWKS: the usable keys and how many seconds they may be kept.
