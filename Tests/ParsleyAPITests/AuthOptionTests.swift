@@ -47,6 +47,7 @@ struct AuthOptionTests {
             (#"{"corp":{"oidc":true,"clientId":"c","jwksURL":"https://x/keys"}}"#, "auth.corp: `issuer`"),
             (#"{"corp":{"oidc":true,"issuer":"https://x","clientId":"c"}}"#, "auth.corp: `jwksURL`"),
             (#"{"apple":{"clientId":"a","jwksURL":"file:///etc/keys"}}"#, "auth.apple: `jwksURL`"),
+            (#"{"line-jp":{"oidc":true,"issuer":"https://x","clientId":"c","jwksURL":"https://x/keys"}}"#, "auth.line-jp: a provider's name"),
             (#"{"apple":true}"#, "auth.apple must be a JSON object"),
             (#"["apple"]"#, "must be a JSON object"),
             ("{not json", "must be JSON or the path of a readable JSON file"),

@@ -56,6 +56,8 @@ public struct AuthOption: Sendable {
     private mutating func provider(_ name: String, _ entry: JSONValue) throws(Problem) -> (any AuthProvider)? {
         let jwksURL = try Self.url(entry, "jwksURL")
         if entry["oidc"] == .bool(true) {
+            // The name is the authData key the user is found by (`authData.<name>.id`).
+            guard Naming.isIdentifier(name) else { throw Problem(reason: "a provider's name is letters, digits and _, starting with a letter") }
             guard let issuers = Self.strings(entry["issuer"]) else { throw Problem(reason: "`issuer` (a string or a list) is required") }
             guard let jwksURL else { throw Problem(reason: "`jwksURL` is required") }
             return IdentityTokenAuthProvider.openIDConnect(name: name, issuers: issuers, clientIds: try Self.clientIds(entry), jwksURL: jwksURL)
