@@ -42,6 +42,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        // JWKS parsing and RS256/ES256 verification of identity tokens (Sign in with Apple, Google, OpenID Connect).
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         // Pure Parse model: values, JSON, schema types, query AST, write operations, errors. No I/O.
@@ -54,7 +56,7 @@ let package = Package(
         .target(
             name: "ParsleyDomain",
             dependencies: [
-                "ParsleyCore", "ParsleyStorage", "ParsleyPush",
+                "ParsleyCore", "ParsleyStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -74,15 +76,31 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: swiftSettings
         ),
-        // Push: the provider protocol and the APNs (HTTP/2, ES256 token auth) and FCM HTTP v1 (OAuth2 with an RS256
-        // service-account JWT) adapters.
+        // A local OpenID Connect identity provider for the tests: a JWKS endpoint on 127.0.0.1 (with Cache-Control,
+        // counting its fetches) and RS256 identity tokens minted with its own keys, good ones and forged ones.
+        .target(
+            name: "ParsleyIdentityFakes",
+            dependencies: [
+                "ParsleyCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Push adapters behind the domain's `PushProvider`: APNs (HTTP/2, ES256 token auth) and FCM HTTP v1 (OAuth2
+        // with an RS256 service-account JWT).
         .target(
             name: "ParsleyPush",
             dependencies: [
-                "ParsleyCore",
+                "ParsleyCore", "ParsleyDomain",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -228,6 +246,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Push: the providers, and the fake APNs (HTTP/2 over TLS) and FCM servers they are tested against.
                 "ParsleyPush", "ParsleyPushFakes",
+                // Sign in with Apple, Google and OpenID Connect against a local identity provider.
+                "ParsleyIdentityFakes",
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOPosix", package: "swift-nio"),

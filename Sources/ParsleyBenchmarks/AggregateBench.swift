@@ -18,7 +18,8 @@ enum AggregateBench {
 
     static func run(work: URL, arguments: BenchArguments, logger: Logger) async throws {
         print(
-            "Parsley aggregate benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, $group by category (100 values) with $sum over \(arguments.objects) objects; median of 5"
+            "Parsley aggregate benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, $group by category (100 values) with $sum over "
+                + "\(arguments.objects) objects; median of 5"
         )
         print("")
         print("| backend | objects | raw GROUP BY, same database | GET /aggregate | ratio |")
@@ -55,7 +56,8 @@ enum AggregateBench {
                 }
             }
             print(
-                "| \(backend) | \(arguments.objects) | \(ms(rawSeconds)) ms | \(ms(httpSeconds)) ms | \(String(format: "%.2f", httpSeconds / rawSeconds)) |"
+                "| \(backend) | \(arguments.objects) | \(ms(rawSeconds)) ms | \(ms(httpSeconds)) ms | "
+                    + "\(String(format: "%.2f", httpSeconds / rawSeconds)) |"
             )
         }
     }

@@ -16,7 +16,8 @@ enum CloudBench {
 
     static func run(work: URL, wrk: Wrk, arguments: BenchArguments, logger: Logger) async throws {
         print(
-            "Parsley cloud code benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, create (POST ~260 B), \(rounds) rounds in turns"
+            "Parsley cloud code benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, create "
+                + "(POST ~260 B), \(rounds) rounds in turns"
         )
         var swift = CloudCode()
         swift.beforeSave("Bench") { _ in }
@@ -53,7 +54,8 @@ enum CloudBench {
                             Row(name: "create, no-op beforeSave + afterSave as webhooks", result: withHooks, baseline: base),
                         ])
                         print(
-                            "after-triggers run: Swift \(inSwift.api.services.cloud.afterTriggersRun), webhooks \(cloud.afterTriggersRun) (failed: \(cloud.afterTriggerFailures))"
+                            "after-triggers run: Swift \(inSwift.api.services.cloud.afterTriggersRun), webhooks \(cloud.afterTriggersRun) (failed: "
+                                + "\(cloud.afterTriggerFailures))"
                         )
                         print(
                             "per round (req/s): "

@@ -13,7 +13,8 @@ enum EdgeBench {
     static func run(work: URL, wrk: Wrk, arguments: BenchArguments, logger: Logger) async throws {
         let seconds = arguments.seconds
         print(
-            "Parsley edge benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(seconds)s, \(rounds) rounds in turns, medians"
+            "Parsley edge benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(seconds)s, \(rounds) rounds in turns, "
+                + "medians"
         )
         let logFile = work.appendingPathComponent("access.log")
         let loud = try ServerProcess(work: work, port: arguments.port, environment: [:], standardOutput: logFile)
@@ -28,7 +29,7 @@ enum EdgeBench {
         try await withBackground({
             try await BareServer.run(directory: work, port: barePort, ids: loudIds, logger: logger)
         }) {
-            try await Task.sleep(for: .seconds(1))
+            try await BareServer.waitUntilListening(port: barePort)
             let headers = ["X-Parse-Application-Id": "bench-app", "X-Parse-Master-Key": ServerProcess.masterKey, "Content-Type": "application/json"]
             struct Target { let name: String; let url: String; let ids: [String] }
             let targets = [
@@ -62,7 +63,8 @@ enum EdgeBench {
             }
             print("")
             print(
-                "| request | bare Hummingbird + sqlite-nio req/s | Parsley, default settings req/s (p50 / p99 ms) | ratio | Parsley, LOG_LEVEL=error req/s | access log cost |"
+                "| request | bare Hummingbird + sqlite-nio req/s | Parsley, default settings req/s (p50 / p99 ms) | ratio | Parsley, "
+                    + "LOG_LEVEL=error req/s | access log cost |"
             )
             print("|---|---:|---:|---:|---:|---:|")
             for (label, key) in [("get by id", "get"), ("GET /parse/health", "health"), ("create (POST ~300 B)", "create")] {

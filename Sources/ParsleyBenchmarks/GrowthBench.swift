@@ -24,7 +24,8 @@ enum GrowthBench {
         let seconds = arguments.seconds
         let sizes = stride(from: 4, through: 7, by: 1).map { Int(pow(10, Double($0))) }.filter { $0 <= arguments.maxObjects }
         print(
-            "Parsley growth benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(seconds)s per figure, sizes \(sizes.map(String.init).joined(separator: ", "))"
+            "Parsley growth benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(seconds)s per figure, sizes "
+                + "\(sizes.map(String.init).joined(separator: ", "))"
         )
         var figures: [Figure] = []
         figures += try await sqlite(work: work, wrk: wrk, sizes: sizes, seconds: seconds, port: arguments.port, logger: logger)
@@ -145,7 +146,8 @@ enum GrowthBench {
             throw BenchFailure("sign-up: \(signUp)")
         }
         let body =
-            #"{"fields":{"category":{"type":"String"},"score":{"type":"Number"},"title":{"type":"String"},"owner":{"type":"Pointer","targetClass":"_User"}},"indexes":{"category_score":{"category":1,"score":-1},"owner_score":{"owner":1,"score":-1}}}"#
+            #"{"fields":{"category":{"type":"String"},"score":{"type":"Number"},"title":{"type":"String"},"owner":{"type":"Pointer","#
+            + #""targetClass":"_User"}},"indexes":{"category_score":{"category":1,"score":-1},"owner_score":{"owner":1,"score":-1}}}"#
         let (schema, orders) = try JSONParser.parseKeepingKeyOrder(Array(body.utf8))
         _ = try await server.call("POST", "/schemas/Item", schema, keyOrders: orders)
         return (user, token)
@@ -192,7 +194,8 @@ enum GrowthBench {
                 WrkScript.fixed(
                     method: "POST", path: "/parse/classes/Item", headers: headers,
                     body:
-                        #"{"category":"c5","score":7,"title":"new","owner":{"__type":"Pointer","className":"_User","objectId":"\#(user)"},"ACL":{"\#(user)":{"read":true,"write":true}}}"#
+                        #"{"category":"c5","score":7,"title":"new","owner":{"__type":"Pointer","className":"_User","objectId":"\#(user)"},"#
+                        + #""ACL":{"\#(user)":{"read":true,"write":true}}}"#
                 )
             ),
         ]

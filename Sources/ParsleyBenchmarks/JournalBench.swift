@@ -23,7 +23,8 @@ enum JournalBench {
     static func run(work: URL, wrk: Wrk, arguments: BenchArguments, logger: Logger) async throws {
         let seconds = max(arguments.seconds, 10)
         print(
-            "Parsley journal workload: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(users) users, wrk -t2 -c64 -d\(seconds)s, the parsley executable with default settings (access log on)"
+            "Parsley journal workload: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(users) users, wrk -t2 -c64 -d\(seconds)s, the "
+                + "parsley executable with default settings (access log on)"
         )
         let baseline = try await bareBaseline(work: work, wrk: wrk, seconds: seconds, port: arguments.port + 5, logger: logger)
         var rows: [(String, Measure, Int, String)] = []
@@ -41,7 +42,8 @@ enum JournalBench {
         print("|---|---:|---:|---:|---:|---|---:|---:|")
         for (name, m, peak, errors) in rows {
             print(
-                "| \(name) | \(fmt(m.requestsPerSecond)) | \(ms(m.p50)) | \(ms(m.p99)) | \(peak / 1024) MiB | \(errors.isEmpty ? "none" : errors) | \(fmt(baseline.requestsPerSecond)) | \(String(format: "%.2f", m.requestsPerSecond / baseline.requestsPerSecond)) |"
+                "| \(name) | \(fmt(m.requestsPerSecond)) | \(ms(m.p50)) | \(ms(m.p99)) | \(peak / 1024) MiB | \(errors.isEmpty ? "none" : errors) "
+                    + "| \(fmt(baseline.requestsPerSecond)) | \(String(format: "%.2f", m.requestsPerSecond / baseline.requestsPerSecond)) |"
             )
         }
     }
@@ -49,7 +51,7 @@ enum JournalBench {
     static func bareBaseline(work: URL, wrk: Wrk, seconds: Int, port: Int, logger: Logger) async throws -> Measure {
         let ids = (0..<20_000).map { "bare\($0)" }
         return try await withBackground({ try await BareServer.run(directory: work, port: port, ids: ids, logger: logger) }) {
-            try await Task.sleep(for: .seconds(1))
+            try await BareServer.waitUntilListening(port: port)
             return try wrk.run(
                 name: "baseline: bare get by id", url: "http://127.0.0.1:\(port)", seconds: seconds,
                 script: WrkScript.randomId(method: "GET", prefix: "/parse/classes/Item/", ids: Array(ids.prefix(2_000)), headers: [:], body: nil),
@@ -80,7 +82,8 @@ enum JournalBench {
         var people = try await signUp(server)
         try await addEntries(server, &people, questions: questions, pictures: pictures)
         print(
-            "  \(backend): \(users) users signed up, \(users * entriesPerUser) entries in \(String(format: "%.1f", (ContinuousClock.now - started) / .seconds(1))) s"
+            "  \(backend): \(users) users signed up, \(users * entriesPerUser) entries in "
+                + "\(String(format: "%.1f", (ContinuousClock.now - started) / .seconds(1))) s"
         )
         if hold {
             // `--hold`: keep serving the populated server for a profiler or a hand-run wrk.

@@ -22,7 +22,8 @@ enum LiveQueryBench {
         let connections = arguments.connections
         let environment = ["PARSE_SERVER_LIVE_QUERY": #"{"classNames":["Score"]}"#, "PARSE_SERVER_APPLICATION_ID": "bench-app"]
         print(
-            "Parsley LiveQuery benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores (server and clients share them), \(connections) connections, \(arguments.rate) writes/s for \(arguments.seconds) s"
+            "Parsley LiveQuery benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores (server and clients share them), \(connections) "
+                + "connections, \(arguments.rate) writes/s for \(arguments.seconds) s"
         )
         // Baseline: as many plain HTTP keep-alive connections, idle after one request, on a server of their own
         // (what the HTTP server itself keeps per connection).
@@ -59,7 +60,8 @@ enum LiveQueryBench {
             try await Task.sleep(for: .seconds(2))
             let connectedKB = server.residentKilobytes()
             print(
-                "  \(connections) connected and subscribed in \(String(format: "%.1f", connectSeconds)) s; server resident \(idle / 1024) MiB before, \(connectedKB / 1024) MiB after"
+                "  \(connections) connected and subscribed in \(String(format: "%.1f", connectSeconds)) s; server resident \(idle / 1024) MiB "
+                    + "before, \(connectedKB / 1024) MiB after"
             )
 
             // Baseline: the same writes to a class nobody can subscribe to.
@@ -78,16 +80,19 @@ enum LiveQueryBench {
             print("|---|---|")
             print("| connections, each with one subscription | \(connections) |")
             print(
-                "| server memory per idle connection (with its subscription) | \(String(format: "%.1f", Double(connectedKB - idle) / Double(connections))) KB |"
+                "| server memory per idle connection (with its subscription) | "
+                    + "\(String(format: "%.1f", Double(connectedKB - idle) / Double(connections))) KB |"
             )
             print(
-                "| baseline: server memory per idle HTTP keep-alive connection | \(String(format: "%.1f", Double(httpKB - before) / Double(connections))) KB |"
+                "| baseline: server memory per idle HTTP keep-alive connection | "
+                    + "\(String(format: "%.1f", Double(httpKB - before) / Double(connections))) KB |"
             )
             print("| writes/s asked, done | \(arguments.rate), \(Int(Double(writes.count) / Double(arguments.seconds))) |")
             print("| events delivered/s | \(Int(Double(delivered) / seconds)) |")
             print("| commit to delivery, p50 / p99 | \(ms(percentile(delays, 0.5))) ms / \(ms(percentile(delays, 0.99))) ms |")
             print(
-                "| write latency p50 / p99, live class (baseline: class not live) | \(ms(writes.p50)) / \(ms(writes.p99)) ms (\(ms(baseline.p50)) / \(ms(baseline.p99)) ms) |"
+                "| write latency p50 / p99, live class (baseline: class not live) | \(ms(writes.p50)) / \(ms(writes.p99)) ms (\(ms(baseline.p50)) "
+                    + "/ \(ms(baseline.p99)) ms) |"
             )
             print("| server peak resident memory | \(peak / 1024) MiB |")
             clients.cancelAll()

@@ -40,7 +40,8 @@ enum PostgresBench {
     {
 
         print(
-            "Parsley benchmark on PostgreSQL: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, synchronous_commit=on, pool 20"
+            "Parsley benchmark on PostgreSQL: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, "
+                + "synchronous_commit=on, pool 20"
         )
         let raw = try await rawBaseline(settings, seconds: arguments.seconds, logger: logger)
 
@@ -110,8 +111,9 @@ enum PostgresBench {
             let counter = Counter()
             let insert = try await timed(seconds: seconds) {
                 let id = "id\(counter.next())"
+                let stamp = "2026-01-01T00:00:00.000Z"
                 try await client.query(
-                    #"INSERT INTO raw_bench ("objectId","createdAt","updatedAt",data) VALUES (\#(id), '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', \#(payload)::jsonb)"#
+                    #"INSERT INTO raw_bench ("objectId","createdAt","updatedAt",data) VALUES (\#(id), \#(stamp), \#(stamp), \#(payload)::jsonb)"#
                 )
             }
             let written = max(1, counter.value)

@@ -86,7 +86,8 @@ struct Row {
         print("|---|---:|---:|---:|---:|---:|")
         for r in rows {
             print(
-                "| \(r.name) | \(fmt(r.result.requestsPerSecond)) | \(ms(r.result.p50)) | \(ms(r.result.p99)) | \(fmt(r.baseline.requestsPerSecond)) | \(String(format: "%.2f", r.result.requestsPerSecond / r.baseline.requestsPerSecond)) |"
+                "| \(r.name) | \(fmt(r.result.requestsPerSecond)) | \(ms(r.result.p50)) | \(ms(r.result.p99)) | "
+                    + "\(fmt(r.baseline.requestsPerSecond)) | \(String(format: "%.2f", r.result.requestsPerSecond / r.baseline.requestsPerSecond)) |"
             )
         }
     }
@@ -134,7 +135,8 @@ struct Wrk {
         measure.errors = errors.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "; ")
         if !quiet {
             print(
-                "  \(name): \(fmt(measure.requestsPerSecond)) req/s, p50 \(ms(measure.p50)) ms, p99 \(ms(measure.p99)) ms \(errors.joined(separator: "; "))"
+                "  \(name): \(fmt(measure.requestsPerSecond)) req/s, p50 \(ms(measure.p50)) ms, p99 \(ms(measure.p99)) ms "
+                    + "\(errors.joined(separator: "; "))"
             )
         }
         return measure
@@ -194,7 +196,8 @@ enum BenchData {
     static func payload(seed: Int) -> String {
         let text = String(repeating: "How are you today? ", count: 8)
         return
-            #"{"title":"entry \#(seed)","mood":"happy","score":\#(seed % 1000),"counter":0,"tags":["journal","daily"],"private":false,"text":"\#(text)"}"#
+            #"{"title":"entry \#(seed)","mood":"happy","score":\#(seed % 1000),"counter":0,"tags":["journal","daily"],"private":false,"#
+            + #""text":"\#(text)"}"#
     }
 
     static func sampleIds(_ api: ParseAPI, className: String, count: Int) async throws -> [String] {

@@ -65,7 +65,8 @@ try await BenchServer.with(database: database, port: arguments.port, logger: log
     var table: [Row] = []
 
     print(
-        "Parsley benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, SQLite WAL synchronous=FULL\(arguments.changeEvents ? ", change events on with a subscriber" : "")"
+        "Parsley benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c64 -d\(arguments.seconds)s, SQLite WAL "
+            + "synchronous=FULL\(arguments.changeEvents ? ", change events on with a subscriber" : "")"
     )
 
     // `--security` skips 1-3 and the unindexed query: the signed-in scenarios and the query they are compared with.
@@ -122,10 +123,12 @@ try await BenchServer.with(database: database, port: arguments.port, logger: log
         print("")
         print("baseline (raw sqlite-nio, same process, no HTTP):")
         print(
-            "  insert, one transaction each, synchronous=FULL: \(fmt(raw.insert.requestsPerSecond)) ops/s  p50 \(ms(raw.insert.p50)) ms  p99 \(ms(raw.insert.p99)) ms"
+            "  insert, one transaction each, synchronous=FULL: \(fmt(raw.insert.requestsPerSecond)) ops/s  p50 \(ms(raw.insert.p50)) ms  p99 "
+                + "\(ms(raw.insert.p99)) ms"
         )
         print(
-            "  point read by primary key, 4 concurrent readers: \(fmt(raw.read.requestsPerSecond)) ops/s  p50 \(ms(raw.read.p50)) ms  p99 \(ms(raw.read.p99)) ms"
+            "  point read by primary key, 4 concurrent readers: \(fmt(raw.read.requestsPerSecond)) ops/s  p50 \(ms(raw.read.p50)) ms  p99 "
+                + "\(ms(raw.read.p99)) ms"
         )
     }
     print("")

@@ -14,8 +14,13 @@ public struct AuthProviders: Sendable {
     }
 
     func validate(_ provider: String, _ data: JSONValue, options: ParseServerOptions) async throws -> String {
+        // The `auth` option's `enabled: false` turns off any provider, an app's own too; anonymous also goes off with
+        // `enableAnonymousUsers: false`.
+        let disabled = options.accounts.auth[provider]?["enabled"] == .bool(false) || options.accounts.auth[provider]?["enabled"] == .string("false")
+        if disabled || (provider == "anonymous" && !options.accounts.enableAnonymousUsers) {
+            throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.")
+        }
         if provider == "anonymous" {
-            guard options.accounts.enableAnonymousUsers else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
             guard case .string(let id)? = data["id"], !id.isEmpty else { throw ParseError(.init(rawValue: 251), "Invalid anonymous authData") }
             return id
         }

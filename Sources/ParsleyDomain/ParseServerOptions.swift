@@ -92,6 +92,10 @@ public struct AccountOptions: Sendable {
     public var lockout: AccountLockout? = nil
     /// Base URL of the GitHub API used to check `authData.github` tokens.
     public var githubAPIURL = "https://api.github.com"
+    /// Parse Server's `auth` option: one object per provider (`{"apple": {"clientId": ...}, "anonymous": {"enabled":
+    /// false}}`). The identity adapters build their providers from it (ParsleyAdapters' `AuthOption`); a provider it
+    /// disables, or that nothing provides, answers 252.
+    public var auth: [String: JSONValue] = [:]
     public init() {}
 }
 

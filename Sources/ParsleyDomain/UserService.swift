@@ -137,6 +137,7 @@ public struct UserService: Sendable {
         }
         guard let first = ids.first else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
         if let existing = try await userId(provider: first.provider, id: first.id) {
+            try await storeChangedAuthData(authData, of: existing)
             let session = try await sessions.create(
                 userId: existing, installationId: auth.installationId, action: "login", authProvider: first.provider)
             var user = try await fetchSelf(existing)
@@ -159,6 +160,19 @@ public struct UserService: Sendable {
         response["sessionToken"] = .string(session.token)
         if generated { response["username"] = fields["username"] }
         return Created(status: 201, body: response, objectId: id)
+    }
+
+    /// A log-in with provider data that differs from the stored (a new identity token) stores it, as Parse Server does
+    /// (`hasMutatedAuthData`; not for `anonymous`). The data was validated just before.
+    func storeChangedAuthData(_ authData: [String: JSONValue], of id: String) async throws {
+        let stored = try await fetchSelf(id)["authData"]?.objectValue ?? [:]
+        var merged = stored
+        for (provider, data) in authData where provider != "anonymous" && !data.isNull && stored[provider] != data { merged[provider] = data }
+        guard merged != stored else { return }
+        var internalWrite = Auth.master
+        internalWrite.runsTriggers = false
+        _ = try await objects.update(
+            "_User", objectId: id, body: ["authData": .object(merged)], auth: internalWrite, rules: .init(trusted: true))
     }
 
     /// The user linked to a provider id.
@@ -289,7 +303,7 @@ public struct UserService: Sendable {
         }
         let verification = current == nil ? nil : emails.prepareVerification(&fields, values: &internalValues, auth: auth, current: current)
         if case .object(let linking)? = fields["authData"] {
-            fields["authData"] = .object(try await linkedAuthData(id, linking))
+            fields["authData"] = .object(try await linkedAuthData(id, linking, auth: auth))
         }
         var response = try await mapDuplicates { [fields, internalValues] in
             try await objects.update("_User", objectId: id, UpdateObject(fields), auth: auth, rules: .init(values: internalValues, trusted: true))
@@ -302,15 +316,22 @@ public struct UserService: Sendable {
         return response
     }
 
-    /// Merges new provider data into a user's `authData` (a null provider unlinks it).
-    func linkedAuthData(_ id: String, _ changes: [String: JSONValue]) async throws -> [String: JSONValue] {
+    /// Merges new provider data into a user's `authData` (a null provider unlinks it). Each provider's data is
+    /// checked before its id is looked up, so ids cannot be probed with bad tokens. A provider's refusal (101) answers
+    /// 206 `Insufficient auth.` to anyone but the master key, as Parse Server's rest.js does on `_User` updates.
+    func linkedAuthData(_ id: String, _ changes: [String: JSONValue], auth: Auth) async throws -> [String: JSONValue] {
         var current = try await fetchSelf(id)["authData"]?.objectValue ?? [:]
         for (provider, data) in changes.sorted(by: { $0.key < $1.key }) {
             if data.isNull {
                 current[provider] = nil
                 continue
             }
-            let providerId = try await providers.validate(provider, data, options: options)
+            let providerId: String
+            do {
+                providerId = try await providers.validate(provider, data, options: options)
+            } catch let error as ParseError where error.code == .objectNotFound && !auth.isMaster {
+                throw ParseError(.init(rawValue: 206), "Insufficient auth.")
+            }
             if let other = try await userId(provider: provider, id: providerId), other != id {
                 throw ParseError(.init(rawValue: 208), "this auth is already used")
             }

@@ -4,6 +4,7 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 public import ParsleyCore
+public import ParsleyDomain
 
 /// Sends to Apple devices through APNs: HTTP/2 `POST /3/device/{token}` with an ES256 provider token.
 ///

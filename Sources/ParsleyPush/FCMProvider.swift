@@ -3,6 +3,7 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 public import ParsleyCore
+public import ParsleyDomain
 import _CryptoExtras
 
 /// Sends through Firebase Cloud Messaging's HTTP v1 API with a service account: an OAuth2 access token (shared by

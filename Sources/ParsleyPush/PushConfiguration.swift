@@ -4,6 +4,7 @@ import Foundation
 public import Logging
 import NIOSSL
 public import ParsleyCore
+public import ParsleyDomain
 import _CryptoExtras
 
 /// Parse Server's `push` option, read and checked: APNs token-auth credentials per Apple family and the FCM HTTP v1

@@ -30,7 +30,8 @@ extension ServerSettings {
         guard let level = Logger.Level(rawValue: levelText) ?? parseServerLevels[levelText] else {
             throw Invalid(
                 description:
-                    "\(raw?.name ?? "LOG_LEVEL") must be trace, debug, info, notice, warning, error or critical (or Parse Server's warn, verbose, silly)"
+                    "\(raw?.name ?? "LOG_LEVEL") must be trace, debug, info, notice, warning, error or critical (or Parse Server's warn, verbose, "
+                    + "silly)"
             )
         }
         return (format, level)

@@ -23,6 +23,7 @@ extension ServerSettings {
         options.accounts.enforcePrivateUsers = try values.bool("enforcePrivateUsers", default: true)
         options.changeEvents = try values.bool("changeEvents", default: false)
         options.accounts.enableAnonymousUsers = try values.bool("enableAnonymousUsers", default: true)
+        options.accounts.auth = try authProviders(values, logger: logger)
         if let seconds = try values.integer("sessionLength", default: nil) {
             guard seconds > 0 else { throw Invalid(description: "PARSE_SERVER_SESSION_LENGTH must be a positive number of seconds") }
             options.accounts.sessionLength = Int64(seconds)

@@ -17,7 +17,8 @@ public struct StoredConfig: Sendable, Equatable {
     static func createTable(_ dialect: any SQLDialect) -> SQLFragment {
         SQLFragment(
             unsafeSQL:
-                "CREATE TABLE IF NOT EXISTS \(dialect.quote(tableName)) (objectId TEXT PRIMARY KEY, params TEXT NOT NULL, masterKeyOnly TEXT NOT NULL)"
+                "CREATE TABLE IF NOT EXISTS \(dialect.quote(tableName)) (objectId TEXT PRIMARY KEY, params TEXT NOT NULL, masterKeyOnly TEXT NOT "
+                + "NULL)"
         )
     }
 
@@ -64,7 +65,8 @@ extension SQLWriter {
         _ = try await db.query(
             SQLFragment(
                 unsafeSQL:
-                    "INSERT INTO \(table) (objectId, params, masterKeyOnly) VALUES ('1', ?, ?) ON CONFLICT (objectId) DO UPDATE SET params = excluded.params, masterKeyOnly = excluded.masterKeyOnly",
+                    "INSERT INTO \(table) (objectId, params, masterKeyOnly) VALUES ('1', ?, ?) ON CONFLICT (objectId) DO UPDATE SET params = "
+                    + "excluded.params, masterKeyOnly = excluded.masterKeyOnly",
                 [.text(JSONWriter.string(params)), .text(JSONWriter.string(masterKeyOnly))]))
     }
 }

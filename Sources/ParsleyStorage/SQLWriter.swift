@@ -45,7 +45,8 @@ public struct SQLWriter: Sendable {
         _ = try await db.query(
             SQLFragment(
                 unsafeSQL:
-                    "CREATE TABLE IF NOT EXISTS \(t) (\"objectId\" TEXT PRIMARY KEY, \"createdAt\" TEXT NOT NULL, \"updatedAt\" TEXT NOT NULL, \"_rperm\" \(dialect.permissionColumnType), \"_wperm\" \(dialect.permissionColumnType))"
+                    "CREATE TABLE IF NOT EXISTS \(t) (\"objectId\" TEXT PRIMARY KEY, \"createdAt\" TEXT NOT NULL, \"updatedAt\" TEXT NOT NULL, "
+                    + "\"_rperm\" \(dialect.permissionColumnType), \"_wperm\" \(dialect.permissionColumnType))"
             ))
     }
 
@@ -74,7 +75,8 @@ public struct SQLWriter: Sendable {
         _ = try await db.query(
             SQLFragment(
                 unsafeSQL:
-                    "ALTER TABLE \(dialect.quote(className)) ADD COLUMN \(ifNotExists)\(dialect.quote(field))\(columnType.isEmpty ? "" : " " + columnType)"
+                    "ALTER TABLE \(dialect.quote(className)) ADD COLUMN "
+                    + "\(ifNotExists)\(dialect.quote(field))\(columnType.isEmpty ? "" : " " + columnType)"
             ))
     }
 
@@ -83,7 +85,8 @@ public struct SQLWriter: Sendable {
         _ = try await db.query(
             SQLFragment(
                 unsafeSQL:
-                    "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(dialect.quote("\(className)_\(name)")) ON \(dialect.quote(className)) (\(cols))"
+                    "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(dialect.quote("\(className)_\(name)")) ON \(dialect.quote(className)) "
+                    + "(\(cols))"
             ))
     }
 
@@ -106,7 +109,8 @@ public struct SQLWriter: Sendable {
         }
         let f = SQLFragment(
             unsafeSQL:
-                "INSERT INTO \(dialect.quote(className)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: binds.count).joined(separator: ", ")))",
+                "INSERT INTO \(dialect.quote(className)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES "
+                + "(\(Array(repeating: "?", count: binds.count).joined(separator: ", ")))",
             binds)
         _ = try await db.query(f)
     }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import NIOCore
 import ParsleyCore
+import ParsleyDomain
 import ParsleyPushFakes
 import ParsleyPush
 import Testing

@@ -57,7 +57,8 @@ struct AggregateTests {
                 p,
                 [
                     "pipeline":
-                        #"[{"$group":{"_id":"$team","total":{"$sum":"$points"},"n":{"$sum":1},"avg":{"$avg":"$points"},"low":{"$min":"$points"},"high":{"$max":"$points"}}},{"$sort":{"total":-1}}]"#
+                        #"[{"$group":{"_id":"$team","total":{"$sum":"$points"},"n":{"$sum":1},"avg":{"$avg":"$points"},"low":{"$min":"$points"},"#
+                        + #""high":{"$max":"$points"}}},{"$sort":{"total":-1}}]"#
                 ])
             #expect(byTeam.map { $0["objectId"] } == ["red", "blue", "green"])
             #expect(byTeam.map { $0["total"] } == [40, 12.5, 1])
@@ -73,7 +74,8 @@ struct AggregateTests {
                 p,
                 [
                     "pipeline":
-                        #"[{"$match":{"when":{"$exists":true}}},{"$group":{"_id":{"y":{"$year":"$when"},"m":{"$month":"$when"}},"n":{"$sum":1}}},{"$sort":{"_id":1}}]"#
+                        #"[{"$match":{"when":{"$exists":true}}},{"$group":{"_id":{"y":{"$year":"$when"},"m":{"$month":"$when"}},"n":{"$sum":1}}},"#
+                        + #"{"$sort":{"_id":1}}]"#
                 ])
             #expect(months.map { $0["objectId"] } == [["y": 2024, "m": 1], ["y": 2024, "m": 2], ["y": 2025, "m": 2]])
             #expect(months.map { $0["n"] } == [2, 1, 1])

@@ -258,7 +258,8 @@ extension ChangeEventsTests {
             let url = try #require(db.url)
             try await PostgresCluster.execute(
                 url,
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'"
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query "
+                    + "LIKE 'LISTEN%'"
             )
             #expect(await events.next() == .gap)
             // Back: a write made now is heard (retrying while the listener reconnects).

@@ -1,4 +1,5 @@
 import ParsleyCore
+import ParsleyDomain
 import ParsleyPushFakes
 import ParsleyPush
 import Testing

@@ -41,7 +41,8 @@ struct LiveQueryNodesTests {
                     // Every node's listening connection is cut: node B's clients are told to reconnect, then closed.
                     try await PostgresCluster.execute(
                         url,
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'"
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND "
+                            + "query LIKE 'LISTEN%'"
                     )
                     let error = try await lq.expect("error", timeout: .seconds(30))
                     #expect(error["reconnect"] == true)

@@ -80,11 +80,13 @@ struct LogSinkTests {
         }
         #expect(
             line(.text)
-                == #"2026-11-26T07:16:11.042Z info parsley: request duration_ms=12.34 ip=127.0.0.1 method=GET path="/parse/classes/A b" request_id="id\"x" status=200"#
+                == #"2026-11-26T07:16:11.042Z info parsley: request duration_ms=12.34 ip=127.0.0.1 method=GET path="/parse/classes/A b" "#
+                + #"request_id="id\"x" status=200"#
                 + "\n")
         #expect(
             line(.logfmt)
-                == #"time=2026-11-26T07:16:11.042Z level=info logger=parsley msg=request duration_ms=12.34 ip=127.0.0.1 method=GET path="/parse/classes/A b" request_id="id\"x" status=200"#
+                == #"time=2026-11-26T07:16:11.042Z level=info logger=parsley msg=request duration_ms=12.34 ip=127.0.0.1 method=GET "#
+                + #"path="/parse/classes/A b" request_id="id\"x" status=200"#
                 + "\n")
         let json = try JSONParser.parse(line(.json))
         #expect(

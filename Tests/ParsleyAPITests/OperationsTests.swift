@@ -94,7 +94,8 @@ struct OperationsTests {
         let rules = try RateLimitRule.parse(
             JSONParser.parse(
                 #"[{"requestPath":"/classes/*","requestTimeWindow":60000,"requestCount":3,"requestMethods":["POST"]},"#
-                    + #"{"requestPath":"/functions/:name","requestTimeWindow":60000,"requestCount":1,"zone":"session","errorResponseMessage":"Slow down."}]"#
+                    + #"{"requestPath":"/functions/:name","requestTimeWindow":60000,"requestCount":1,"zone":"session","errorResponseMessage":"Slow "#
+                    + #"down."}]"#
             ))
         try await Self.with(backend: backend, rateLimits: rules) { p, _ in
             _ = try await p.createId("Limited", ["n": 0])  // master key: not counted
@@ -170,7 +171,8 @@ struct OperationsTests {
         let json = ParsleyLogHandler.render(format: .json, time: time, level: .info, label: "parsley", message: "request \"x\"", metadata: metadata)
         #expect(
             json
-                == #"{"time":"1970-01-01T00:00:00.000Z","level":"info","logger":"parsley","msg":"request \"x\"","note":"two words","path":"/parse/classes/A","status":201}"#
+                == #"{"time":"1970-01-01T00:00:00.000Z","level":"info","logger":"parsley","msg":"request \"x\"","note":"two words","#
+                + #""path":"/parse/classes/A","status":201}"#
         )
         #expect((try? JSONParser.parse(json)) != nil)
         let logfmt = ParsleyLogHandler.render(format: .logfmt, time: time, level: .warning, label: "parsley", message: "hi there", metadata: metadata)

@@ -84,9 +84,13 @@ struct OptionSecretsProcessTests {
                 description: "rate limit that is not JSON", environment: ["PARSE_SERVER_RATE_LIMIT": "[{\(s)"],
                 expect: .refused(naming: "PARSE_SERVER_RATE_LIMIT")),
             Case(
-                description: "auth providers with an app secret",
+                description: "auth providers with an app secret and no client id",
+                environment: ["PARSE_SERVER_AUTH_PROVIDERS": #"{"apple":{"clientSecret":"\#(s)"}}"#],
+                expect: .refused(naming: "PARSE_SERVER_AUTH_PROVIDERS (auth): auth.apple: `clientId`")),
+            Case(
+                description: "facebook Graph API settings with an app secret (not supported yet)",
                 environment: ["PARSE_SERVER_AUTH_PROVIDERS": #"{"facebook":{"appIds":["1"],"appSecret":"\#(s)"}}"#],
-                expect: .refused(naming: "auth (PARSE_SERVER_AUTH_PROVIDERS)")),
+                expect: .starts(saying: "auth.facebook: without `clientId`")),
             Case(
                 description: "encryption key", environment: ["PARSE_SERVER_ENCRYPTION_KEY": s],
                 expect: .refused(naming: "encryptionKey (PARSE_SERVER_ENCRYPTION_KEY)")),
@@ -108,7 +112,8 @@ struct OptionSecretsProcessTests {
                 environment: [
                     "PARSE_SERVER_WEBHOOK_KEY": s, "PARSE_SERVER_READ_ONLY_MASTER_KEY": "ro-\(s)",
                     "PARSE_SERVER_PUSH":
-                        #"{"ios":{"token":{"key":\#(pem),"keyId":"K","teamId":"T"},"topic":"com.example.app","host":"https://apns:\#(s)@127.0.0.1:9"}}"#,
+                        #"{"ios":{"token":{"key":\#(pem),"keyId":"K","teamId":"T"},"topic":"com.example.app","#
+                        + #""host":"https://apns:\#(s)@127.0.0.1:9"}}"#,
                 ],
                 expect: .starts(saying: "host https://apns:[redacted]@127.0.0.1:9")),
         ]

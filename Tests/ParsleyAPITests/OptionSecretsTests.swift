@@ -22,7 +22,8 @@ struct OptionSecretsTests {
         #"["\#(sentinel)", {"key": "\#(sentinel)", "value": ["\#(sentinel)"]}]"#,
         "mongodb://parse:\(sentinel)@db.example:27017/app",
         "postgres://parse:\(sentinel)@127.0.0.1:1/app",
-        #"{"ios":{"token":{"key":"\#(sentinel)","keyId":"K","teamId":"T"},"host":"https://u:\#(sentinel)@h"},"android":{"firebaseServiceAccount":"\#(sentinel)"}}"#,
+        #"{"ios":{"token":{"key":"\#(sentinel)","keyId":"K","teamId":"T"},"host":"https://u:\#(sentinel)@h"},"#
+            + #""android":{"firebaseServiceAccount":"\#(sentinel)"}}"#,
         #"[{"requestPath":"/x","requestTimeWindow":1000,"requestCount":1,"zone":"\#(sentinel)"}]"#,
         #"{"paths":["(\#(sentinel)"],"classNames":["(\#(sentinel)"],"validatorPattern":"(\#(sentinel)","fileExtensions":["(\#(sentinel)"]}"#,
         "(\(sentinel)",
@@ -106,7 +107,11 @@ struct OptionSecretsTests {
             ("PARSE_SERVER_MAX_UPLOAD_SIZE", Self.sentinel, "PARSE_SERVER_MAX_UPLOAD_SIZE (maxUploadSize) must be a size"),
             ("PARSE_SERVER_LIVE_QUERY", Self.sentinel, "PARSE_SERVER_LIVE_QUERY (liveQuery) must be JSON and is not"),
             ("PARSE_SERVER_LIVE_QUERY", "[1]", "PARSE_SERVER_LIVE_QUERY (liveQuery) must be a JSON object, not an array"),
-            ("PARSE_SERVER_AUTH_PROVIDERS", #"{"facebook":{"appIds":["1"],"appSecret":"\#(Self.sentinel)"}}"#, "auth (PARSE_SERVER_AUTH_PROVIDERS)"),
+            (
+                "PARSE_SERVER_AUTH_PROVIDERS", #"{"apple":{"clientSecret":"\#(Self.sentinel)"}}"#,
+                "PARSE_SERVER_AUTH_PROVIDERS (auth): auth.apple: `clientId`"
+            ),
+            ("PARSE_SERVER_AUTH_PROVIDERS", #"{"facebook":{"appIds":["1"],"appSecret":"\#(Self.sentinel)"}}"#, "auth.facebook: without `clientId`"),
         ] {
             let said = await Self.messages(OptionValues(environment: base.merging([variable: value]) { $1 }))
             #expect(said.contains { $0.contains(expected) }, "\(variable): \(said)")

@@ -114,6 +114,7 @@ struct ParseServerOptionsTests {
         case "rateLimit": return #"[{"requestPath":"/classes/*","requestTimeWindow":1000,"requestCount":5}]"#
         case "requestKeywordDenylist": return #"[{"key":"evil"}]"#
         case "push": return "{}"
+        case "auth": return #"{"anonymous":{"enabled":true}}"#
         case "liveQuery": return #"{"classNames":["Chat"]}"#
         case "security": return #"{"enableCheck":true}"#
         case "liveQueryServerOptions": return #"{"websocketTimeout":5000}"#

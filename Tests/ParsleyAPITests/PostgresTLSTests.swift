@@ -120,7 +120,8 @@ struct PostgresTLSTests {
                 try await executor.query(
                     SQLFragment(
                         unsafeSQL:
-                            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role) LOGIN SUPERUSER; END IF; END $$"
+                            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role) LOGIN SUPERUSER; "
+                            + "END IF; END $$"
                     ))
             }
         }

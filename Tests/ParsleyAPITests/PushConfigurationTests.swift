@@ -1,5 +1,6 @@
 import Foundation
 import ParsleyCore
+import ParsleyDomain
 import ParsleyPushFakes
 import ParsleyPush
 import Testing

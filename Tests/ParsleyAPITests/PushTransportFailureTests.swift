@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import ParsleyCore
+import ParsleyDomain
 import ParsleyHTTP
 import ParsleyPushFakes
 import Testing

@@ -38,7 +38,8 @@ struct SchemasIndexOrderTests {
             let post = try await p.raw(
                 .post, "/parse/schemas/Entry",
                 body:
-                    #"{"fields":{"user":{"type":"String"},"created_at":{"type":"Date"},"mood":{"type":"Number"}},"indexes":{"mine":{"user":1,"created_at":-1}}}"#,
+                    #"{"fields":{"user":{"type":"String"},"created_at":{"type":"Date"},"mood":{"type":"Number"}},"indexes":{"mine":{"user":1,"#
+                    + #""created_at":-1}}}"#,
                 headers: h)
             #expect(post.status == 200, "\(post.json)")
             let mine = try await Self.columns(api, backend, table: "Entry", index: "Entry_mine")

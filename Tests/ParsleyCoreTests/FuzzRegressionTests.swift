@@ -8,13 +8,15 @@ struct FuzzRegressionTests {
     @Test("a relation Batch whose ops name different classes is refused (111), like one op naming two")
     func relationBatchOfTwoClasses() throws {
         let body = try JSONParser.parse(
-            #"{"likes":{"__op":"Batch","ops":[{"__op":"AddRelation","objects":[{"__type":"Pointer","className":"XUser","objectId":"a1"}]},{"__op":"RemoveRelation","objects":[{"__type":"Pointer","className":"_User","objectId":"b2"}]}]}}"#
+            #"{"likes":{"__op":"Batch","ops":[{"__op":"AddRelation","objects":[{"__type":"Pointer","className":"XUser","objectId":"a1"}]},"#
+                + #"{"__op":"RemoveRelation","objects":[{"__type":"Pointer","className":"_User","objectId":"b2"}]}]}}"#
         )
         #expect(throws: ParseError(.incorrectType, "Relation objects must all be of the same class")) {
             try WriteParser(isCreate: false).parse(body)
         }
         let sameClass = try JSONParser.parse(
-            #"{"likes":{"__op":"Batch","ops":[{"__op":"AddRelation","objects":[{"__type":"Pointer","className":"_User","objectId":"a1"}]},{"__op":"RemoveRelation","objects":[{"__type":"Pointer","className":"_User","objectId":"b2"}]}]}}"#
+            #"{"likes":{"__op":"Batch","ops":[{"__op":"AddRelation","objects":[{"__type":"Pointer","className":"_User","objectId":"a1"}]},"#
+                + #"{"__op":"RemoveRelation","objects":[{"__type":"Pointer","className":"_User","objectId":"b2"}]}]}}"#
         )
         let patch = try WriteParser(isCreate: false).parse(sameClass)
         #expect(

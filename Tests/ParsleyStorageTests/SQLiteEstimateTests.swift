@@ -19,7 +19,8 @@ struct SQLiteEstimateTests {
                 try await db.query(#"CREATE TABLE "Item" ("objectId" TEXT PRIMARY KEY, "category" TEXT)"#)
                 try await db.query(#"CREATE INDEX "Item_category" ON "Item" ("category")"#)
                 try await db.query(
-                    #"WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 1000) INSERT INTO "Item" SELECT 'o' || i, 'c' || (i % 7) FROM s"#
+                    #"WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 1000) INSERT INTO "Item" SELECT 'o' || i, 'c' || (i "#
+                        + #"% 7) FROM s"#
                 )
                 try await db.query(#"DELETE FROM "Item" WHERE "objectId" IN ('o10', 'o20')"#)
             }

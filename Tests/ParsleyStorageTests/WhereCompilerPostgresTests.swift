@@ -73,7 +73,9 @@ struct PostgresGoldenSQLTests {
     @Test("dotted keys into an Object field compare like with like")
     func dottedKeys() throws {
         let expected = GoldenSQL(
-            #"((parsley_text((t0."meta" #> ARRAY[$1, $2]::text[])) = $3) AND (parsley_num((t0."meta" #> ARRAY[$4]::text[])) = $5) AND ((parsley_json_type(t0."meta" #> ARRAY[$6]::text[]) IN ('integer','real') AND parsley_num((t0."meta" #> ARRAY[$7]::text[])) > $8)))"#,
+            #"((parsley_text((t0."meta" #> ARRAY[$1, $2]::text[])) = $3) AND (parsley_num((t0."meta" #> ARRAY[$4]::text[])) = $5) AND "#
+                + #"((parsley_json_type(t0."meta" #> ARRAY[$6]::text[]) IN ('integer','real') AND parsley_num((t0."meta" #> ARRAY[$7]::text[])) > "#
+                + #"$8)))"#,
             [.text("owner"), .text("name"), .text("ann"), .text("rank"), .integer(2), .text("score"), .text("score"), .real(1.5)])
         #expect(try whereClause(GoldenQueries.dottedKeys) == expected)
     }
@@ -81,7 +83,8 @@ struct PostgresGoldenSQLTests {
     @Test("a scalar on an array field matches an element")
     func arrayElement() throws {
         let expected = GoldenSQL(
-            #"EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(t0."tags") = 'array' THEN t0."tags" ELSE '[]'::jsonb END) AS t1(v) WHERE (parsley_json_type(t1.v) = 'text' AND parsley_text(t1.v) = $1))"#,
+            #"EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(t0."tags") = 'array' THEN t0."tags" ELSE '[]'::jsonb END) AS t1(v) "#
+                + #"WHERE (parsley_json_type(t1.v) = 'text' AND parsley_text(t1.v) = $1))"#,
             [.text("swift")])
         #expect(try whereClause(GoldenQueries.arrayElement) == expected)
     }
@@ -89,7 +92,9 @@ struct PostgresGoldenSQLTests {
     @Test("$all on an array counts distinct listed elements (one bound list)")
     func arrayAll() throws {
         let expected = GoldenSQL(
-            #"((SELECT COUNT(DISTINCT parsley_text(t1.v)) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(t0."tags") = 'array' THEN t0."tags" ELSE '[]'::jsonb END) AS t1(v) WHERE parsley_json_type(t1.v) = 'text' AND parsley_text(t1.v) IN (SELECT t2.v FROM jsonb_array_elements_text($1) AS t2(v))) = $2)"#,
+            #"((SELECT COUNT(DISTINCT parsley_text(t1.v)) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(t0."tags") = 'array' THEN t0."tags" "#
+                + #"ELSE '[]'::jsonb END) AS t1(v) WHERE parsley_json_type(t1.v) = 'text' AND parsley_text(t1.v) IN (SELECT t2.v FROM "#
+                + #"jsonb_array_elements_text($1) AS t2(v))) = $2)"#,
             [.json("[\"swift\",\"sql\"]"), .integer(2)])
         #expect(try whereClause(GoldenQueries.arrayAll) == expected)
     }
@@ -97,7 +102,9 @@ struct PostgresGoldenSQLTests {
     @Test("$containedBy: no element outside the bound list")
     func arrayContainedBy() throws {
         let expected = GoldenSQL(
-            #"NOT EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(t0."tags") = 'array' THEN t0."tags" ELSE '[]'::jsonb END) AS t1(v) WHERE NOT ((parsley_json_type(t1.v) = 'text' AND parsley_text(t1.v) IN (SELECT t2.v FROM jsonb_array_elements_text($1) AS t2(v)))))"#,
+            #"NOT EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(t0."tags") = 'array' THEN t0."tags" ELSE '[]'::jsonb END) AS "#
+                + #"t1(v) WHERE NOT ((parsley_json_type(t1.v) = 'text' AND parsley_text(t1.v) IN (SELECT t2.v FROM jsonb_array_elements_text($1) "#
+                + #"AS t2(v)))))"#,
             [.json("[\"swift\",\"sql\",\"parse\"]")])
         #expect(try whereClause(GoldenQueries.arrayContainedBy) == expected)
     }
@@ -161,7 +168,8 @@ struct PostgresGoldenSQLTests {
     @Test("$within $box")
     func withinBox() throws {
         let expected = GoldenSQL(
-            #"parsley_num((t0."location" #> ARRAY[$1]::text[])) BETWEEN $2 AND $3 AND parsley_num((t0."location" #> ARRAY[$4]::text[])) BETWEEN $5 AND $6"#,
+            #"parsley_num((t0."location" #> ARRAY[$1]::text[])) BETWEEN $2 AND $3 AND parsley_num((t0."location" #> ARRAY[$4]::text[])) BETWEEN $5 "#
+                + #"AND $6"#,
             [.text("latitude"), .real(10.0), .real(30.0), .text("longitude"), .real(20.0), .real(40.0)])
         #expect(try whereClause(GoldenQueries.withinBox) == expected)
     }
@@ -177,7 +185,8 @@ struct PostgresGoldenSQLTests {
     @Test("the read filter holds one of the caller's principals")
     func readFilter() throws {
         let expected = GoldenSQL(
-            #"((t0."published" = $1) AND (t0."title" = $2) AND (t0."views" = $3)) AND (t0."_rperm" IS NULL OR jsonb_exists_any(t0."_rperm", ARRAY[$4, $5, $6]::text[]))"#,
+            #"((t0."published" = $1) AND (t0."title" = $2) AND (t0."views" = $3)) AND (t0."_rperm" IS NULL OR jsonb_exists_any(t0."_rperm", "#
+                + #"ARRAY[$4, $5, $6]::text[]))"#,
             [.integer(1), .text("Hello"), .integer(3), .text("*"), .text("u1"), .text("role:Admin")])
         #expect(try whereClause(GoldenQueries.equality, readPrincipals: ["*", "u1", "role:Admin"]) == expected)
     }
@@ -185,7 +194,9 @@ struct PostgresGoldenSQLTests {
     @Test("a page of a find: keys, order (also on a dotted key), limit, skip, read filter")
     func findPage() throws {
         let expected = GoldenSQL(
-            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."title", t0."views" FROM "Post" AS t0 WHERE t0."published" = $1 AND (t0."_rperm" IS NULL OR jsonb_exists_any(t0."_rperm", ARRAY[$2, $3]::text[])) ORDER BY t0."views" DESC, NULLIF((t0."meta" #> ARRAY[$4]::text[]), 'null'::jsonb) ASC LIMIT 20 OFFSET 40"#,
+            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."title", t0."views" FROM "Post" AS t0 WHERE "#
+                + #"t0."published" = $1 AND (t0."_rperm" IS NULL OR jsonb_exists_any(t0."_rperm", ARRAY[$2, $3]::text[])) ORDER BY t0."views" DESC,"#
+                + #" NULLIF((t0."meta" #> ARRAY[$4]::text[]), 'null'::jsonb) ASC LIMIT 20 OFFSET 40"#,
             [.integer(1), .text("*"), .text("u1"), .text("rank")])
         #expect(try select(try GoldenFinds.page()) == expected)
     }
@@ -193,7 +204,8 @@ struct PostgresGoldenSQLTests {
     @Test("$nearSphere without an order sorts by distance; skip without limit")
     func findNearest() throws {
         let expected = GoldenSQL(
-            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."location" FROM "Post" AS t0 WHERE t0."location" IS NOT NULL ORDER BY parsley_geo_distance(t0."location", $1, $2) ASC OFFSET 5"#,
+            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."location" FROM "Post" AS t0 WHERE t0."location" "#
+                + #"IS NOT NULL ORDER BY parsley_geo_distance(t0."location", $1, $2) ASC OFFSET 5"#,
             [.real(1.0), .real(2.0)])
         #expect(try select(try GoldenFinds.nearest()) == expected)
     }
@@ -201,7 +213,9 @@ struct PostgresGoldenSQLTests {
     @Test("$text with its score as a column and the order")
     func findScored() throws {
         let expected = GoldenSQL(
-            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."body", parsley_text_score(t0."body"::text, $1, $2) FROM "Post" AS t0 WHERE parsley_text_score(t0."body"::text, $3, $4) > 0 ORDER BY parsley_text_score(t0."body"::text, $5, $6) DESC LIMIT 10"#,
+            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."body", parsley_text_score(t0."body"::text, $1, "#
+                + #"$2) FROM "Post" AS t0 WHERE parsley_text_score(t0."body"::text, $3, $4) > 0 ORDER BY parsley_text_score(t0."body"::text, $5, "#
+                + #"$6) DESC LIMIT 10"#,
             [.text("swift server"), .integer(1), .text("swift server"), .integer(1), .text("swift server"), .integer(1)])
         #expect(try select(try GoldenFinds.scored()) == expected)
     }

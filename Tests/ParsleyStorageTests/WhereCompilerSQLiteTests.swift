@@ -73,7 +73,8 @@ struct SQLiteGoldenSQLTests {
     @Test("dotted keys into an Object field compare like with like")
     func dottedKeys() throws {
         let expected = GoldenSQL(
-            #"((json_extract(t0."meta", ?) = ?) AND (json_extract(t0."meta", ?) = ?) AND ((json_type(t0."meta", ?) IN ('integer','real') AND json_extract(t0."meta", ?) > ?)))"#,
+            #"((json_extract(t0."meta", ?) = ?) AND (json_extract(t0."meta", ?) = ?) AND ((json_type(t0."meta", ?) IN ('integer','real') AND "#
+                + #"json_extract(t0."meta", ?) > ?)))"#,
             [
                 .text("$.\"owner\".\"name\""),
                 .text("ann"),
@@ -97,7 +98,8 @@ struct SQLiteGoldenSQLTests {
     @Test("$all on an array counts distinct listed elements (one bound list)")
     func arrayAll() throws {
         let expected = GoldenSQL(
-            #"((SELECT COUNT(DISTINCT t1.value) FROM json_each(t0."tags") AS t1 WHERE t1.type = 'text' AND t1.value IN (SELECT t2.value FROM json_each(?) AS t2)) = ?)"#,
+            #"((SELECT COUNT(DISTINCT t1.value) FROM json_each(t0."tags") AS t1 WHERE t1.type = 'text' AND t1.value IN (SELECT t2.value FROM "#
+                + #"json_each(?) AS t2)) = ?)"#,
             [.text("[\"swift\",\"sql\"]"), .integer(2)])
         #expect(try whereClause(GoldenQueries.arrayAll) == expected)
     }
@@ -105,7 +107,8 @@ struct SQLiteGoldenSQLTests {
     @Test("$containedBy: no element outside the bound list")
     func arrayContainedBy() throws {
         let expected = GoldenSQL(
-            #"NOT EXISTS (SELECT 1 FROM json_each(t0."tags") AS t1 WHERE NOT ((t1.type = 'text' AND t1.value IN (SELECT t2.value FROM json_each(?) AS t2))))"#,
+            #"NOT EXISTS (SELECT 1 FROM json_each(t0."tags") AS t1 WHERE NOT ((t1.type = 'text' AND t1.value IN (SELECT t2.value FROM json_each(?) "#
+                + #"AS t2))))"#,
             [.text("[\"swift\",\"sql\",\"parse\"]")])
         #expect(try whereClause(GoldenQueries.arrayContainedBy) == expected)
     }
@@ -193,7 +196,9 @@ struct SQLiteGoldenSQLTests {
     @Test("a page of a find: keys, order (also on a dotted key), limit, skip, read filter")
     func findPage() throws {
         let expected = GoldenSQL(
-            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."title", t0."views" FROM "Post" AS t0 WHERE t0."published" = ? AND (t0."_rperm" IS NULL OR parsley_holds_any(t0."_rperm", ?)) ORDER BY t0."views" DESC, json_extract(t0."meta", ?) ASC LIMIT 20 OFFSET 40"#,
+            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."title", t0."views" FROM "Post" AS t0 WHERE "#
+                + #"t0."published" = ? AND (t0."_rperm" IS NULL OR parsley_holds_any(t0."_rperm", ?)) ORDER BY t0."views" DESC, "#
+                + #"json_extract(t0."meta", ?) ASC LIMIT 20 OFFSET 40"#,
             [.integer(1), .text("*\nu1"), .text("$.\"rank\"")])
         #expect(try select(try GoldenFinds.page()) == expected)
     }
@@ -201,7 +206,9 @@ struct SQLiteGoldenSQLTests {
     @Test("$nearSphere without an order sorts by distance; skip without limit")
     func findNearest() throws {
         let expected = GoldenSQL(
-            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."location" FROM "Post" AS t0 WHERE t0."location" IS NOT NULL ORDER BY parsley_geo_distance(json_extract(t0."location", '$.latitude'), json_extract(t0."location", '$.longitude'), ?, ?) ASC LIMIT -1 OFFSET 5"#,
+            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."location" FROM "Post" AS t0 WHERE t0."location" "#
+                + #"IS NOT NULL ORDER BY parsley_geo_distance(json_extract(t0."location", '$.latitude'), json_extract(t0."location", "#
+                + #"'$.longitude'), ?, ?) ASC LIMIT -1 OFFSET 5"#,
             [.real(1.0), .real(2.0)])
         #expect(try select(try GoldenFinds.nearest()) == expected)
     }
@@ -209,7 +216,9 @@ struct SQLiteGoldenSQLTests {
     @Test("$text with its score as a column and the order")
     func findScored() throws {
         let expected = GoldenSQL(
-            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."body", parsley_text_score(t0."body", ?, ?, ?) FROM "Post" AS t0 WHERE parsley_text_score(t0."body", ?, ?, ?) > 0 ORDER BY parsley_text_score(t0."body", ?, ?, ?) DESC LIMIT 10"#,
+            #"SELECT t0."objectId", t0."createdAt", t0."updatedAt", t0."_rperm", t0."_wperm", t0."body", parsley_text_score(t0."body", ?, ?, ?) "#
+                + #"FROM "Post" AS t0 WHERE parsley_text_score(t0."body", ?, ?, ?) > 0 ORDER BY parsley_text_score(t0."body", ?, ?, ?) DESC LIMIT "#
+                + #"10"#,
             [
                 .text("swift server"),
                 .integer(1),

@@ -152,7 +152,8 @@ public final class LiveQueryHub: Sendable {
                 LiveQueryError(
                     code: 2,
                     message:
-                        "Cannot find subscription with clientId \(c.clientId) subscriptionId \(requestId). Make sure you subscribe to live query server before unsubscribing."
+                        "Cannot find subscription with clientId \(c.clientId) subscriptionId \(requestId). Make sure you subscribe to live query "
+                        + "server before unsubscribing."
                 ),
                 requestId: requestId)
         }
@@ -197,7 +198,8 @@ public final class LiveQueryHub: Sendable {
         if let unsafe = predicate.regexPatterns.first(where: { !RegexSafety.isSafe($0.pattern) }) {
             throw ParseError(
                 .invalidQuery,
-                "$regex '\(unsafe.pattern.prefix(64))' is not allowed in LiveQuery subscriptions: nested quantifiers, quantified alternations and back-references can run for ever"
+                "$regex '\(unsafe.pattern.prefix(64))' is not allowed in LiveQuery subscriptions: nested quantifiers, quantified alternations and "
+                    + "back-references can run for ever"
             )
         }
         let readFields = predicate.referencedFields.union(Self.topFields(watch ?? []))

@@ -1,6 +1,5 @@
 import Logging
 import ParsleyCore
-import ParsleyPush
 
 /// One node sending one leased push: each due part (the whole push, or for a local-time push each UTC offset whose
 /// time came), a page of installations at a time; after every page the counts, the cursor and a renewed lease are

@@ -1,7 +1,7 @@
 import Crypto
 import Logging
 public import ParsleyCore
-public import ParsleyPush
+
 import Synchronization
 
 /// Parse's push: `POST /push` and cloud code's `parse.push` store a `_PushStatus` row (the queue: it survives a

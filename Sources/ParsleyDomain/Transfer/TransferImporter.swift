@@ -39,7 +39,8 @@ public struct TransferImporter: Sendable {
             let busy = try await nonEmptyClasses()
             if !busy.isEmpty {
                 throw TransferError(
-                    "the target database is not empty (objects in \(busy.joined(separator: ", "))); import into an empty database, or use --force to overwrite objects with the same objectId"
+                    "the target database is not empty (objects in \(busy.joined(separator: ", "))); import into an empty database, or use --force "
+                        + "to overwrite objects with the same objectId"
                 )
             }
         }

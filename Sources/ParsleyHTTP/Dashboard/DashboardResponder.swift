@@ -156,7 +156,8 @@ struct DashboardResponder: Sendable {
     static let securityHeaders: HTTPFields = {
         var h = HTTPFields()
         h[HTTPField.Name("Content-Security-Policy")!] =
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data: blob:; connect-src 'self'; object-src 'none'; "
+            + "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
         h[HTTPField.Name("X-Frame-Options")!] = "DENY"
         h[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         h[HTTPField.Name("Referrer-Policy")!] = "no-referrer"

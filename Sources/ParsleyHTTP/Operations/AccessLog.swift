@@ -123,7 +123,7 @@ public enum AccessLog {
 
     /// Lines go straight to the sink in `format` (nil: through swift-log again).
     public static func writeDirectly(format: ParsleyLogHandler.Format?) {
-        direct.store(format.map { ParsleyLogHandler.Format.allCases.firstIndex(of: $0)! } ?? -1, ordering: .relaxed)
+        direct.store(format.flatMap { ParsleyLogHandler.Format.allCases.firstIndex(of: $0) } ?? -1, ordering: .relaxed)
     }
 
     static func log(_ record: AccessRecord, logger: Logger) {

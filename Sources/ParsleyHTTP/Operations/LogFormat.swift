@@ -53,21 +53,22 @@ public struct ParsleyLogHandler: LogHandler {
         var stampBytes: [UInt8] = []
         LogText.appendTime(milliseconds, to: &stampBytes, cache: &cache)
         let stamp = String(decoding: stampBytes, as: UTF8.self)
-        let keys = metadata.keys.sorted()
+        let entries = metadata.sorted { $0.key < $1.key }
         switch format {
         case .text:
             var line = "\(stamp) \(level) \(label): \(message)"
-            for k in keys { line += " \(k)=\(logfmtValue(metadata[k]!.description))" }
+            for (k, v) in entries { line += " \(k)=\(logfmtValue(v.description))" }
             return line
         case .logfmt:
             var line = "time=\(stamp) level=\(level) logger=\(logfmtValue(label)) msg=\(logfmtValue(message))"
-            for k in keys { line += " \(k)=\(logfmtValue(metadata[k]!.description))" }
+            for (k, v) in entries { line += " \(k)=\(logfmtValue(v.description))" }
             return line
         case .json:
             var line =
-                "{\"time\":\(jsonString(stamp)),\"level\":\(jsonString(level.rawValue)),\"logger\":\(jsonString(label)),\"msg\":\(jsonString(message))"
-            for k in keys where !["time", "level", "logger", "msg"].contains(k) {
-                line += ",\(jsonString(k)):\(jsonValue(metadata[k]!))"
+                "{\"time\":\(jsonString(stamp)),\"level\":\(jsonString(level.rawValue)),\"logger\":\(jsonString(label)),"
+                + "\"msg\":\(jsonString(message))"
+            for (k, v) in entries where !["time", "level", "logger", "msg"].contains(k) {
+                line += ",\(jsonString(k)):\(jsonValue(v))"
             }
             return line + "}"
         }
@@ -90,7 +91,7 @@ public struct ParsleyLogHandler: LogHandler {
             return jsonString(c.description)
         case .array(let a): return "[" + a.map(jsonValue).joined(separator: ",") + "]"
         case .dictionary(let d):
-            return "{" + d.keys.sorted().map { "\(jsonString($0)):\(jsonValue(d[$0]!))" }.joined(separator: ",") + "}"
+            return "{" + d.sorted { $0.key < $1.key }.map { "\(jsonString($0.key)):\(jsonValue($0.value))" }.joined(separator: ",") + "}"
         }
     }
 

@@ -24,7 +24,7 @@ public final class LogRing: Sendable {
                 return String(decoding: bytes, as: UTF8.self)
             }
             var line = "\(label): \(text.description)"
-            for k in metadata.keys.sorted() { line += " \(k)=\(ParsleyLogHandler.logfmtValue(metadata[k]!.description))" }
+            for (k, v) in metadata.sorted(by: { $0.key < $1.key }) { line += " \(k)=\(ParsleyLogHandler.logfmtValue(v.description))" }
             return LogRedactor.shared.redact(line)
         }
     }

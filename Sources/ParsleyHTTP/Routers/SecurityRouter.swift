@@ -35,7 +35,8 @@ public struct SecurityRouter: ParseRouter {
                     Check(
                         title: "Secure master key", warning: "The Parse Server master key is insecure and vulnerable to brute force attacks.",
                         solution:
-                            "Choose a longer and/or more complex master key with a combination of upper- and lowercase characters, numbers and special characters.",
+                            "Choose a longer and/or more complex master key with a combination of upper- and lowercase characters, numbers and "
+                            + "special characters.",
                         passes: strongKey),
                     Check(
                         title: "Security log disabled", warning: "Security checks in logs may expose vulnerabilities to anyone with access to logs.",
@@ -48,7 +49,8 @@ public struct SecurityRouter: ParseRouter {
                     Check(
                         title: "Users are created without public access",
                         warning:
-                            "Users with public read access are exposed to anyone who knows their object IDs, or to anyone who can query the Parse.User class.",
+                            "Users with public read access are exposed to anyone who knows their object IDs, or to anyone who can query the "
+                            + "Parse.User class.",
                         solution: "Change Parse Server configuration to 'enforcePrivateUsers: true'.", passes: options.accounts.enforcePrivateUsers),
                     Check(
                         title: "Public file upload disabled",

@@ -41,7 +41,8 @@ public struct WhereCompiler {
             guard let ownerSchema = schemas[owner.className], case .relation? = ownerSchema.fields[key] else { return "1=0" }
             var f = SQLFragment(
                 unsafeSQL:
-                    "\(column(alias, "objectId")) IN (SELECT relatedId FROM \(dialect.quote(Self.joinTable(field: key, owner: owner.className))) WHERE owningId = "
+                    "\(column(alias, "objectId")) IN (SELECT relatedId FROM \(dialect.quote(Self.joinTable(field: key, owner: owner.className))) "
+                    + "WHERE owningId = "
             )
             f.append(bind: .text(owner.objectId))
             f.append(")")

@@ -254,7 +254,8 @@ enum LocalCluster {
             asUser: user,
             [bin.appendingPathComponent("initdb").path, "-D", data.path, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"])
         var options =
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c listen_addresses=127.0.0.1 -p \(port) -k \(root.path)"
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c listen_addresses=127.0.0.1 -p \(port) -k "
+            + "\(root.path)"
         // TLS on (connections choose it with sslmode): a test CA, a certificate for localhost and 127.0.0.1, and a
         // client certificate for the role parsley_cert, which may log in by certificate only.
         let tls = root.appendingPathComponent("tls")
