@@ -172,7 +172,7 @@ public struct UserService: Sendable {
         var internalWrite = Auth.master
         internalWrite.runsTriggers = false
         _ = try await objects.update(
-            "_User", objectId: id, body: ["authData": .object(merged)], auth: internalWrite, rules: .init(trusted: true))
+            "_User", objectId: id, ["authData": .object(merged)], auth: internalWrite, rules: .init(trusted: true))
     }
 
     /// The user linked to a provider id.
