@@ -67,6 +67,28 @@ struct IdentitySignInAttackTests {
         }
     }
 
+    @Test("malformed headers answer 101: no kid, a kid that is no string, critical extensions, alg of another case, a header that is no JSON")
+    func malformedHeaders() async throws {
+        try await Sign.with(.sqlite) { p, fake in
+            let good = fake.mint(sub: "m", aud: .string(Sign.appleClient), iss: Sign.apple)
+            let parts = good.split(separator: ".").map(String.init)
+            func header(_ json: String) -> String { IdentityTokenMinter.base64URL(Data(json.utf8)) }
+            let kid = fake.signingKey.kid
+            let headers = [
+                #"{"alg":"RS256"}"#, #"{"alg":"RS256","kid":1}"#, #"{"alg":"RS256","kid":"\#(kid)","crit":["exp"]}"#,
+                #"{"alg":"rs256","kid":"\#(kid)"}"#, #"{"alg":["RS256"],"kid":"\#(kid)"}"#, "not json",
+            ]
+            for h in headers {
+                let token = "\(header(h)).\(parts[1]).\(parts[2])"
+                let r = try await p.request(.post, "/users", ["authData": ["apple": ["id": "m", "token": .string(token)]]], master: false)
+                #expect(r.code == 101, "\(h): \(r.json)")
+            }
+            // The same signature under its own header checks out (so the refusals above are the headers' doing).
+            let r = try await p.request(.post, "/users", ["authData": ["apple": ["id": "m", "token": .string(good)]]], master: false)
+            #expect(r.status == 201)
+        }
+    }
+
     @Test("ES256: an OpenID Connect provider takes P-256 keys, Apple (RS256 only) does not; forged ES256 tokens are 101", arguments: Backend.all)
     func es256(_ backend: Backend) async throws {
         try await Sign.with(backend) { p, fake in

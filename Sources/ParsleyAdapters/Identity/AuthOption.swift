@@ -74,7 +74,8 @@ public struct AuthOption: Sendable {
             // provider is left out (its log-ins answer 252), which refuses rather than lifts anything.
             guard entry["clientId"] != nil else {
                 warnings.append(
-                    "auth.facebook: without `clientId` (the app id, for Limited Login tokens) there is nothing Parsley can check: access_token log-ins through the Graph API are not supported yet; Facebook log-ins answer 252"
+                    "auth.facebook: without `clientId` (the app id, for Limited Login tokens) there is nothing Parsley can check: "
+                        + "access_token log-ins through the Graph API are not supported yet; Facebook log-ins answer 252"
                 )
                 return nil
             }
@@ -83,7 +84,8 @@ public struct AuthOption: Sendable {
                 ?? IdentityTokenAuthProvider.facebookLimitedLogin(clientIds: ids)
         default:
             warnings.append(
-                "auth.\(name): Parsley has no provider of this name (built in: \(Self.builtIn.joined(separator: ", ")), or any OpenID Connect provider with \"oidc\": true); its log-ins answer 252"
+                "auth.\(name): Parsley has no provider of this name (built in: \(Self.builtIn.joined(separator: ", ")), "
+                    + "or any OpenID Connect provider with \"oidc\": true); its log-ins answer 252"
             )
             return nil
         }
