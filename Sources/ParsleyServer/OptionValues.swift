@@ -68,6 +68,20 @@ final class OptionValues: Sendable {
         return lookup(spec)
     }
 
+    /// A JSON option that may also be given as the path of a JSON file (`auth`, `push`): the value, read from the
+    /// file when it is a path; nil when the option is not set. - Throws: naming the option, never showing the
+    /// value (a mistyped JSON option, secrets and all, would otherwise be printed as the "path").
+    func jsonOrFile(_ key: String) throws -> (value: JSONValue, raw: Raw)? {
+        guard let raw = raw(key) else { return nil }
+        var option = raw.source.hasPrefix("config file") ? raw.json : (try? JSONParser.parse(raw.text)) ?? .string(raw.text)
+        if case .string(let path) = option {
+            guard let data = FileManager.default.contents(atPath: path), let value = try? JSONParser.parse(String(decoding: data, as: UTF8.self))
+            else { throw ServerSettings.Invalid(description: "\(OptionTable.spec(key).shownName) must be JSON or the path of a readable JSON file") }
+            option = value
+        }
+        return (option, raw)
+    }
+
     static func json(_ text: String) -> JSONValue {
         (try? JSONParser.parse(text)) ?? .string(text)
     }

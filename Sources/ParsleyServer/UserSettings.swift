@@ -183,17 +183,8 @@ extension ServerSettings {
     /// warning, so an existing Parse Server config still starts; a token-auth or service-account entry with a
     /// mistake stops the start.
     static func pushConfiguration(_ values: OptionValues, logger: Logger) throws -> PushConfiguration? {
-        guard let raw = values.raw("push") else { return nil }
+        guard var (option, raw) = try values.jsonOrFile("push") else { return nil }
         let name = OptionTable.spec("push").shownName
-        var option = raw.source.hasPrefix("config file") ? raw.json : (try? JSONParser.parse(raw.text)) ?? .string(raw.text)
-        if case .string(let path) = option {
-            guard let data = FileManager.default.contents(atPath: path), let value = try? JSONParser.parse(String(decoding: data, as: UTF8.self))
-            else {
-                // Not shown: a mistyped JSON option (private keys and all) would otherwise be printed as the "path".
-                throw Invalid(description: "\(name) must be JSON or the path of a readable JSON file")
-            }
-            option = value
-        }
         option = dropUnsupportedPush(option) { problem in
             logger.warning("Parse Server option push (\(raw.name)): \(problem)")
         }

@@ -9,37 +9,36 @@ func bodyFields(_ body: JSONValue?) throws(ParseError) -> [String: JSONValue] {
     }
 }
 
-/// `POST /classes/:className` (and every other create): the new object's fields, values or operations, decoded once.
-public struct CreateObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
-    public var fields: [String: JSONValue]
+/// A write's body: fields holding values or operations, decoded once from a body that must be a JSON object (an
+/// absent body is an empty object, anything else is 107). `CreateObject` and `UpdateObject` differ only in which
+/// service call takes them.
+public protocol ObjectWriteBody: Sendable, Equatable, ExpressibleByDictionaryLiteral
+where Key == String, Value == JSONValue {
+    var fields: [String: JSONValue] { get set }
+    init(_ fields: [String: JSONValue])
+}
 
-    public init(_ fields: [String: JSONValue]) { self.fields = fields }
-
+extension ObjectWriteBody {
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self.fields = Dictionary(elements, uniquingKeysWith: { _, last in last })
+        self.init(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 
     /// A request body. - Throws: 107 when it is not an object.
-    public init(decoding body: JSONValue?) throws(ParseError) { fields = try bodyFields(body) }
+    public init(decoding body: JSONValue?) throws(ParseError) { self.init(try bodyFields(body)) }
 
     /// The fields as the write pipeline and hooks take them.
     public var json: JSONValue { .object(fields) }
 }
 
-/// `PUT /classes/:className/:objectId` (and every other update): the changed fields, values or operations
-/// (`{"__op":"Increment","amount":1}`), decoded once.
-public struct UpdateObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+/// `POST /classes/:className` (and every other create): the new object's fields, values or operations.
+public struct CreateObject: ObjectWriteBody {
     public var fields: [String: JSONValue]
-
     public init(_ fields: [String: JSONValue]) { self.fields = fields }
+}
 
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self.fields = Dictionary(elements, uniquingKeysWith: { _, last in last })
-    }
-
-    /// A request body. - Throws: 107 when it is not an object.
-    public init(decoding body: JSONValue?) throws(ParseError) { fields = try bodyFields(body) }
-
-    /// The fields as the write pipeline and hooks take them.
-    public var json: JSONValue { .object(fields) }
+/// `PUT /classes/:className/:objectId` (and every other update): the changed fields, values or operations
+/// (`{"__op":"Increment","amount":1}`).
+public struct UpdateObject: ObjectWriteBody {
+    public var fields: [String: JSONValue]
+    public init(_ fields: [String: JSONValue]) { self.fields = fields }
 }
