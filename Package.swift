@@ -211,7 +211,7 @@ let package = Package(
             name: "ParsleyBenchmarks",
             dependencies: [
                 "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyAdapters", "ParsleyHTTP", "ParsleyPush",
-                "ParsleyPushFakes",
+                "ParsleyPushFakes", "ParsleyIdentityFakes",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
