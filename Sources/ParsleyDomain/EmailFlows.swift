@@ -123,7 +123,7 @@ public struct EmailFlows: Sendable {
     func verificationMessage(_ p: PendingVerification) -> EmailMessage {
         let link = EmailTemplates.link(
             mountURL: p.mountURL, applicationId: options.applicationId, page: "verify_email", token: p.token, username: p.username)
-        return EmailTemplates.verification(to: p.email, appName: appName, link: link)
+        return options.email.templates.verification(to: p.email, username: p.username, appName: appName, link: link)
     }
 
     /// Sends through the adapter; a failure is logged, never shown to the client (Parse Server's behaviour).
@@ -173,7 +173,7 @@ public struct EmailFlows: Sendable {
         let username = user["username"]?.stringValue ?? ""
         let link = EmailTemplates.link(
             mountURL: mountURL, applicationId: options.applicationId, page: "request_password_reset", token: token, username: username)
-        await deliver(EmailTemplates.passwordReset(to: email, username: user["username"]?.stringValue, appName: appName, link: link))
+        await deliver(options.email.templates.passwordReset(to: email, username: user["username"]?.stringValue, appName: appName, link: link))
     }
 
     static func expired(_ user: [String: JSONValue], now: ParseDate) -> Bool {

@@ -114,6 +114,9 @@ public struct EmailOptions: Sendable {
     /// `/verificationEmailRequest` answers success for an unknown or already verified e-mail, so it cannot be
     /// used to learn which e-mails have accounts (`emailVerifySuccessOnInvalidEmail`).
     public var verifySuccessOnInvalidEmail = true
+    /// The app's own wording of the verification and password-reset mails (`emailTemplates`); Parse Server's
+    /// default texts otherwise.
+    public var templates = EmailTemplateSet()
     public init() {}
 }
 

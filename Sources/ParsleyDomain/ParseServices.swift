@@ -72,7 +72,7 @@ public struct ParseServices: Sendable {
         // The paths were checked when the options were read (ServerSettings); a bad one turns idempotency off here.
         self.idempotency = (try? IdempotencyService(options: options, objects: objects, queries: queries)) ?? nil
         self.push = PushService(objects: objects, queries: queries, settings: options.push)
-        cloud.attach(objects: objects, queries: queries, roles: self.roles, push: push)
+        cloud.attach(objects: objects, queries: queries, roles: self.roles, push: push, mail: options.email.adapter)
         self.liveQuery = LiveQueryHub(
             options: options, store: store, schemas: schemas, sessions: sessions, roles: roles, changes: objects.changes, cloud: cloud)
     }

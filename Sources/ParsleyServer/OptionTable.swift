@@ -370,6 +370,9 @@ enum OptionTable {
             "smtpSecurity", ["PARSLEY_SMTP_SECURITY"], .value, .parsley,
             "`starttls` (default: upgrade when offered; credentials are never sent unencrypted), `tls` (implicit TLS, port 465) or `none`"),
         supported("smtpCAFile", ["PARSLEY_SMTP_CA_FILE"], .value, .parsley, "PEM certificates trusted besides the system's roots"),
+        supported(
+            "emailTemplates", ["PARSLEY_EMAIL_TEMPLATES"], .value, .parsley,
+            "a folder of `verification_email` and `password_reset_email` templates (`.subject.txt`, `.txt`, `.html`)"),
     ]
 
     static let byKey: [String: OptionSpec] = {

@@ -42,6 +42,34 @@ extension ServerSettings {
                     "PARSE_SERVER_VERIFY_USER_EMAILS is on but PARSLEY_SMTP_HOST is not set: emails are only logged (links at LOG_LEVEL=debug)")
             }
         }
+        options.email.templates = try emailTemplates(values)
+    }
+
+    /// `emailTemplates` (`PARSLEY_EMAIL_TEMPLATES`): a folder of `verification_email` and `password_reset_email`
+    /// templates, `.subject.txt`, `.txt` and `.html`, each optional; a folder without any of them stops the start.
+    static func emailTemplates(_ values: OptionValues) throws -> EmailTemplateSet {
+        guard let folder = values.string("emailTemplates") else { return EmailTemplateSet() }
+        func read(_ name: String) throws -> String? {
+            let path = URL(fileURLWithPath: folder).appendingPathComponent(name).path
+            guard FileManager.default.fileExists(atPath: path) else { return nil }
+            do {
+                return try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw Invalid(description: "PARSLEY_EMAIL_TEMPLATES: \(name) in the folder cannot be read as UTF-8 text")
+            }
+        }
+        func template(_ base: String) throws -> EmailTemplateSet.Template {
+            var subject = try read(base + ".subject.txt")
+            while let last = subject?.last, last == "\n" || last == "\r" { subject?.removeLast() }
+            return .init(subject: subject, text: try read(base + ".txt"), html: try read(base + ".html"))
+        }
+        let set = EmailTemplateSet(verification: try template("verification_email"), passwordReset: try template("password_reset_email"))
+        if set == EmailTemplateSet() {
+            throw Invalid(
+                description: "PARSLEY_EMAIL_TEMPLATES: the folder holds none of verification_email.{subject.txt,txt,html}, "
+                    + "password_reset_email.{subject.txt,txt,html}")
+        }
+        return set
     }
 
     static func passwordPolicy(_ values: OptionValues) throws -> PasswordPolicy? {
@@ -150,7 +178,7 @@ extension ServerSettings {
         }
         let caFile = values.string("smtpCAFile")
         if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-            throw Invalid(description: "PARSLEY_SMTP_CA_FILE \(caFile) cannot be read")
+            throw Invalid(description: "PARSLEY_SMTP_CA_FILE: the file cannot be read")
         }
         guard let host else { return nil }
         guard let from else {

@@ -30,7 +30,9 @@ final class SMTPTestServer: @unchecked Sendable {
             async def handle_DATA(self, server, session, envelope):
                 msg = email.message_from_bytes(envelope.original_content or envelope.content, policy=policy.default)
                 record = {"mail_from": envelope.mail_from, "rcpt_tos": envelope.rcpt_tos, "from": str(msg["from"]),
-                          "to": str(msg["to"]), "subject": str(msg["subject"]), "body": msg.get_content(),
+                          "to": str(msg["to"]), "subject": str(msg["subject"]),
+                          "body": msg.get_body(preferencelist=("plain",)).get_content(), "content_type": msg.get_content_type(),
+                          "html": msg.get_body(preferencelist=("html",)).get_content() if msg.is_multipart() else None,
                           "date": str(msg["date"]), "message_id": str(msg["message-id"]),
                           "login": getattr(session, "parsley_login", None), "mechanism": getattr(session, "parsley_mechanism", None),
                           "tls": encrypted(server, session)}

@@ -24,6 +24,14 @@ struct ParseServerOptionsTests {
         }
     }
 
+    /// A templates folder for `emailTemplates`' sample value.
+    static let templatesFolder: String = {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-templates-sample")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try? Data("Verify {{email}}".utf8).write(to: dir.appendingPathComponent("verification_email.subject.txt"))
+        return dir.path
+    }()
+
     static var docURL: URL {
         // Tests/ParsleyAPITests/<this file> → the repository.
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -124,6 +132,7 @@ struct ParseServerOptionsTests {
         case "smtpAuth": return "plain"
         case "smtpSecurity": return "tls"
         case "smtpCAFile": return "/etc/hostname"
+        case "emailTemplates": return Self.templatesFolder
         case "maxUploadSize": return "5mb"
         case "masterKey": return "sample-master-key"
         case "readOnlyMasterKey": return "sample-read-only-key"

@@ -76,7 +76,7 @@ public struct SMTPEmailAdapter: EmailAdapter {
     public func send(_ message: EmailMessage) async throws {
         let c = configuration
         let sender = Self.address(c.from)
-        for value in [message.to, message.subject, c.from, sender] where value.contains(where: { $0 == "\r" || $0 == "\n" }) {
+        for value in [message.to, message.subject, c.from, sender] where value.contains(where: \.isNewline) {
             throw SMTPError("line breaks are not allowed in addresses or the subject")
         }
         let data = Self.render(message, from: c.from, heloName: c.heloName, date: .now)

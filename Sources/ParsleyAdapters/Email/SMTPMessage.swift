@@ -2,9 +2,9 @@ import ParsleyCore
 import ParsleyDomain
 
 extension SMTPEmailAdapter {
-    /// The message as sent after `DATA`: headers, body, CRLF line ends, dot-stuffed, with the final `.`.
+    /// The message as sent after `DATA`: headers, body (the text, or the text and the HTML as
+    /// `multipart/alternative`), CRLF line ends, dot-stuffed, with the final `.`.
     static func render(_ message: EmailMessage, from: String, heloName: String, date: ParseDateStamp) -> String {
-        let ascii = message.text.utf8.allSatisfy { $0 < 128 }
         var headers = [
             "Date: \(date.rfc5322)",
             "From: \(from)",
@@ -12,25 +12,38 @@ extension SMTPEmailAdapter {
             "Subject: \(encodeHeader(message.subject))",
             "Message-ID: <\(ObjectID.make(length: 24))@\(heloName)>",
             "MIME-Version: 1.0",
-            "Content-Type: text/plain; charset=utf-8",
         ]
         var body: [String]
-        if ascii {
-            headers.append("Content-Transfer-Encoding: 7bit")
-            body = message.text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-                line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
-            }
+        if let html = message.html {
+            let boundary = "=_parsley_" + ObjectID.make(length: 24)
+            headers.append("Content-Type: multipart/alternative; boundary=\"\(boundary)\"")
+            let text = part(message.text, type: "text/plain"), page = part(html, type: "text/html")
+            body = ["This is a multi-part message in MIME format.", "--" + boundary] + text.headers + [""] + text.lines
+            body += ["--" + boundary] + page.headers + [""] + page.lines + ["--" + boundary + "--"]
         } else {
-            headers.append("Content-Transfer-Encoding: base64")
-            let encoded = Base64.encode(Array(message.text.utf8))
-            body = stride(from: 0, to: encoded.count, by: 76).map { i in
-                let start = encoded.index(encoded.startIndex, offsetBy: i)
-                let end = encoded.index(start, offsetBy: min(76, encoded.count - i))
-                return String(encoded[start..<end])
-            }
+            let text = part(message.text, type: "text/plain")
+            headers += text.headers
+            body = text.lines
         }
         body = body.map { $0.hasPrefix(".") ? "." + $0 : $0 }
         return (headers + [""] + body).joined(separator: "\r\n") + "\r\n.\r\n"
+    }
+
+    /// One body part: 7-bit lines when the content is ASCII, else base64 in lines of 76.
+    static func part(_ content: String, type: String) -> (headers: [String], lines: [String]) {
+        if content.utf8.allSatisfy({ $0 < 128 }) {
+            let lines = content.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
+            }
+            return (["Content-Type: \(type); charset=utf-8", "Content-Transfer-Encoding: 7bit"], lines)
+        }
+        let encoded = Base64.encode(Array(content.utf8))
+        let lines = stride(from: 0, to: encoded.count, by: 76).map { i in
+            let start = encoded.index(encoded.startIndex, offsetBy: i)
+            let end = encoded.index(start, offsetBy: min(76, encoded.count - i))
+            return String(encoded[start..<end])
+        }
+        return (["Content-Type: \(type); charset=utf-8", "Content-Transfer-Encoding: base64"], lines)
     }
 
     /// RFC 2047 encoded words for non-ASCII header text, each under the 75-character limit.

@@ -93,6 +93,16 @@ public struct CloudAPI: Sendable {
         try await push(["where": .object(whereValue), "data": .object(data)])
     }
 
+    /// Sends a mail through the server's email adapter (Parse's `Parse.Cloud.sendEmail`): `text`, and `html` beside it
+    /// when given. Waits for the adapter (SMTP's answer), so a failure reaches the caller. - Throws: 142 for a
+    /// recipient or subject with a line break or without an `@`, or the adapter's error.
+    public func sendEmail(to: String, subject: String, text: String, html: String? = nil) async throws {
+        guard to.contains("@"), !(to + subject).contains(where: \.isNewline) else {
+            throw ParseError(.validationError, "sendEmail needs one recipient address and a subject without line breaks")
+        }
+        try await runtime.attached().mail.send(EmailMessage(to: to, subject: subject, text: text, html: html))
+    }
+
     /// Calls another cloud function with the same rights.
     public func run(_ function: String, _ params: [String: JSONValue] = [:]) async throws -> JSONValue {
         try await scoped { try await runtime.run(CallFunction(functionName: function, params: params), auth: auth) }

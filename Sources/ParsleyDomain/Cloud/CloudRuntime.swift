@@ -16,6 +16,7 @@ public final class CloudRuntime: Sendable {
         var queries: QueryService
         var roles: RoleService
         var push: PushService
+        var mail: any EmailAdapter
     }
     private let services = Mutex<Services?>(nil)
     /// This process's committed writes, subscribed when the services are built (none is missed).
@@ -40,8 +41,8 @@ public final class CloudRuntime: Sendable {
     public var afterTriggerFailures: Int { afterFailures.load(ordering: .relaxed) }
     public var afterTriggersRun: Int { afterRuns.load(ordering: .relaxed) }
 
-    func attach(objects: ObjectService, queries: QueryService, roles: RoleService, push: PushService) {
-        services.withLock { $0 = Services(objects: objects, queries: queries, roles: roles, push: push) }
+    func attach(objects: ObjectService, queries: QueryService, roles: RoleService, push: PushService, mail: any EmailAdapter) {
+        services.withLock { $0 = Services(objects: objects, queries: queries, roles: roles, push: push, mail: mail) }
         // Subscribed always (a webhook after-trigger may be registered later); no event flows while events are off.
         let stream = objects.changes.subscribe()
         afterEvents.withLock { $0 = stream }

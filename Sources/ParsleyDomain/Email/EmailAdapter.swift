@@ -1,18 +1,21 @@
 public import Logging
 
-/// One outgoing email: plain text, one recipient (what Parse Server's verification and password-reset mails are).
+/// One outgoing email to one recipient: plain text, and an HTML version when there is one (sent together as
+/// `multipart/alternative`).
 public struct EmailMessage: Sendable, Equatable {
     public var to: String
     public var subject: String
     public var text: String
+    public var html: String?
     /// The link the mail carries (verification or password reset), kept apart so that adapters and logs can
     /// treat it as the secret it is.
     public var link: String?
 
-    public init(to: String, subject: String, text: String, link: String? = nil) {
+    public init(to: String, subject: String, text: String, html: String? = nil, link: String? = nil) {
         self.to = to
         self.subject = subject
         self.text = text
+        self.html = html
         self.link = link
     }
 }
