@@ -78,6 +78,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -213,7 +214,7 @@ let package = Package(
             name: "ParsleyBenchmarks",
             dependencies: [
                 "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyAdapters", "ParsleyHTTP", "ParsleyPush",
-                "ParsleyPushFakes",
+                "ParsleyPushFakes", "ParsleyIdentityFakes",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),

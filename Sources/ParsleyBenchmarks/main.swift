@@ -49,6 +49,9 @@ try await runAlone("--journal") { try await JournalBench.run(work: work, wrk: wr
 // `--growth`: the cost of requests as one class grows from 10^4 to 10^7 objects, table and plot (GrowthBench.swift).
 try await runAlone("--growth") { try await GrowthBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
 
+// `--logins`: Sign in with Apple (cached JWKS) against password log-ins (bcrypt), log-ins/s (LoginBench.swift).
+try await runAlone("--logins") { try await LoginBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
+
 // `--cloud`: the cost of no-op cloud code triggers on create (CloudBench.swift).
 try await runAlone("--cloud") { try await CloudBench.run(work: work, wrk: wrk, arguments: arguments, logger: logger) }
 

@@ -36,10 +36,12 @@ struct LoginAttempts: Sendable {
     let options: ParseServerOptions
 
     /// - Throws: 101 locked or invalid credentials, 205 unverified email (with `preventLoginWithUnverifiedEmail`).
-    func check(_ user: [String: JSONValue], passwordMatches: Bool) async throws {
+    /// `resetsFailures`: false while the user still owes a second factor (it resets them once given).
+    func check(_ user: [String: JSONValue], passwordMatches: Bool, resetsFailures: Bool = true) async throws {
         if let lockout = options.accounts.lockout, let id = user["objectId"]?.stringValue {
             if lockout.isLocked(user, now: .now) { throw ParseError(.objectNotFound, lockout.message) }
             if passwordMatches {
+                guard resetsFailures else { return try checkVerified(user) }
                 if (user["_failed_login_count"]?.integerValue ?? 0) != 0 || !(user["_account_lockout_expires_at"]?.isNull ?? true) {
                     try await reset(id)
                 }
@@ -48,6 +50,10 @@ struct LoginAttempts: Sendable {
             }
         }
         guard passwordMatches else { throw ParseError(.objectNotFound, "Invalid username/password.") }
+        try checkVerified(user)
+    }
+
+    func checkVerified(_ user: [String: JSONValue]) throws(ParseError) {
         if options.email.verifyUserEmails, options.email.preventLoginWithUnverifiedEmail, user["emailVerified"] != .bool(true) {
             throw ParseError(.init(rawValue: 205), "User email is not verified.")
         }

@@ -5,6 +5,14 @@ public import ParsleyCore
 public protocol AuthProvider: Sendable {
     var name: String { get }
     func validate(_ data: JSONValue) async throws -> String
+    /// `POST /challenge`: the answer to `challengeData.<name>` (a nonce to sign, a code sent ...) for `user` (when the
+    /// request identified one, as its owner sees it) and the provider's `authData` in the request; nil when the
+    /// provider has no challenge (it is then left out of the answer).
+    func challenge(_ data: JSONValue, authData: JSONValue?, user: [String: JSONValue]?) async throws -> JSONValue?
+}
+
+extension AuthProvider {
+    public func challenge(_ data: JSONValue, authData: JSONValue?, user: [String: JSONValue]?) async throws -> JSONValue? { nil }
 }
 
 public struct AuthProviders: Sendable {

@@ -132,11 +132,12 @@ public struct Permissions: Sendable {
 
         /// Removes protected fields (Parse Server's `filterSensitiveData`): the caller's hidden set, narrowed by
         /// each `userField:` rule whose field points to the caller. A user reading their own `_User` is exempt.
+        /// A user's own `authData.mfa` reads as its status only (`hidingSecondFactor`).
         public func strip(_ objects: [[String: JSONValue]]) -> [[String: JSONValue]] {
-            guard !isMaster, !hidden.isEmpty || !temporaryKeys.isEmpty else { return objects }
+            guard !isMaster, !hidden.isEmpty || !temporaryKeys.isEmpty || className == "_User" else { return objects }
             return objects.map { object in
                 var o = object
-                if className == "_User", let userId, object["objectId"]?.stringValue == userId { return o }
+                if className == "_User", let userId, object["objectId"]?.stringValue == userId { return Permissions.hidingSecondFactor(o) }
                 var h = hidden
                 if let userId {
                     for rule in userFieldRules where Self.points(object[rule.field], to: userId) { h.formIntersection(rule.hidden) }

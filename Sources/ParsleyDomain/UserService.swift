@@ -18,6 +18,8 @@ public struct UserService: Sendable {
     /// Verification and password-reset mails (EmailFlows.swift); lockout and verified-email log-in checks.
     public let emails: EmailFlows
     let attempts: LoginAttempts
+    /// `auth.mfa`'s second factor (UserService+MFA.swift); nil when it is off.
+    let mfa: MFA?
 
     public init(
         store: SQLStore, schemas: SchemaService, objects: ObjectService, queries: QueryService, sessions: SessionService,
@@ -36,6 +38,7 @@ public struct UserService: Sendable {
             store: store, schemas: schemas, objects: objects, sessions: sessions, options: options, hasher: hasher,
             beforePasswordReset: loginHooks.beforePasswordResetRequest)
         self.attempts = LoginAttempts(objects: objects, options: options)
+        self.mfa = Self.makeMFA(options, hooks: loginHooks)
     }
 
     /// Creates `_User` with its unique case-insensitive indexes.
@@ -61,6 +64,14 @@ public struct UserService: Sendable {
         case .password(let name, let secret): (username, password) = (name, secret)
         }
         try checkUserFields(fields, auth: auth)
+        // A sign-up may enrol a second factor at once (`authData: {"mfa": {"secret", "token"}}`).
+        var authDataResponse: JSONValue?
+        if case .object(var authData)? = fields["authData"], let data = authData["mfa"], !data.isNull {
+            let outcome = try await changeSecondFactor(data, stored: nil, auth: auth)
+            authData["mfa"] = outcome.save ?? data
+            fields["authData"] = .object(authData)
+            authDataResponse = outcome.response.map { ["mfa": $0] }
+        }
         let id = ObjectID.make()
         var internalValues = try await PasswordPolicy.change(
             options.accounts.passwordPolicy, to: password, username: username, user: nil, hasher: hasher)
@@ -80,6 +91,7 @@ public struct UserService: Sendable {
         case .skip: break
         case .reject: throw ParseError(.init(rawValue: 205), "User email is not verified.")
         }
+        if let authDataResponse { response["authDataResponse"] = authDataResponse }
         return Created(status: 201, body: response, objectId: id)
     }
 
@@ -131,20 +143,31 @@ public struct UserService: Sendable {
 
     func authDataLogIn(_ authData: [String: JSONValue], rest: [String: JSONValue], auth: Auth) async throws -> Created {
         var ids: [(provider: String, id: String)] = []
-        for (provider, data) in authData.sorted(by: { $0.key < $1.key }) where !data.isNull {
+        // `mfa` is an additional factor, not a way to find a user: checked below.
+        for (provider, data) in authData.sorted(by: { $0.key < $1.key }) where !data.isNull && provider != "mfa" {
             let id = try await providers.validate(provider, data, options: options)
             ids.append((provider, id))
         }
         guard let first = ids.first else { throw ParseError(.init(rawValue: 252), "This authentication method is unsupported.") }
         if let existing = try await userId(provider: first.provider, id: first.id) {
+            let stored = try await fetchSelf(existing)
+            try await checkSecondFactor(userId: existing, storedAuthData: stored["authData"], provided: authData["mfa"], user: stored)
             try await storeChangedAuthData(authData, of: existing)
             let session = try await sessions.create(
                 userId: existing, installationId: auth.installationId, action: "login", authProvider: first.provider)
-            var user = try await fetchSelf(existing)
+            var user = Self.hidingSecondFactor(try await fetchSelf(existing), auth: auth)
             user["sessionToken"] = .string(session.token)
             return Created(status: 200, body: user, objectId: existing)
         }
         var fields = rest
+        var authDataResponse: JSONValue?
+        if let data = authData["mfa"], !data.isNull {
+            let outcome = try await changeSecondFactor(data, stored: nil, auth: auth)
+            var withFactor = authData
+            withFactor["mfa"] = outcome.save ?? data
+            fields["authData"] = .object(withFactor)
+            authDataResponse = outcome.response.map { ["mfa": $0] }
+        }
         try checkUserFields(fields, auth: auth)
         fields["password"] = nil
         let generated = fields["username"] == nil
@@ -159,6 +182,7 @@ public struct UserService: Sendable {
         var response = created
         response["sessionToken"] = .string(session.token)
         if generated { response["username"] = fields["username"] }
+        if let authDataResponse { response["authDataResponse"] = authDataResponse }
         return Created(status: 201, body: response, objectId: id)
     }
 
@@ -167,7 +191,9 @@ public struct UserService: Sendable {
     func storeChangedAuthData(_ authData: [String: JSONValue], of id: String) async throws {
         let stored = try await fetchSelf(id)["authData"]?.objectValue ?? [:]
         var merged = stored
-        for (provider, data) in authData where provider != "anonymous" && !data.isNull && stored[provider] != data { merged[provider] = data }
+        for (provider, data) in authData where provider != "anonymous" && provider != "mfa" && !data.isNull && stored[provider] != data {
+            merged[provider] = data
+        }
         guard merged != stored else { return }
         var internalWrite = Auth.master
         internalWrite.runsTriggers = false
@@ -188,11 +214,13 @@ public struct UserService: Sendable {
 
     /// `GET|POST /login`.
     public func logIn(_ request: LogIn, auth: Auth) async throws -> [String: JSONValue] {
-        let user = try await verify(request.credentials)
+        let user = try await verify(request.credentials, deferLockoutReset: true)
+        // A user with MFA brings the code too (-1 `Missing additional authData mfa` without it).
+        try await checkSecondFactor(userId: user.id, storedAuthData: user.object["authData"], provided: request.authData?["mfa"], user: user.row)
         // Cloud code's beforeLogin may refuse, after the credentials were checked and before a session exists.
         if let before = loginHooks.beforeLogin { try await before(user.object, auth) }
         let session = try await sessions.create(userId: user.id, installationId: auth.installationId, action: "login", authProvider: "password")
-        var body = user.object
+        var body = Self.hidingSecondFactor(user.object, auth: auth)
         body["sessionToken"] = .string(session.token)
         if let after = loginHooks.afterLogin {
             var signedIn = auth
@@ -205,10 +233,14 @@ public struct UserService: Sendable {
 
     /// `GET|POST /verifyPassword`: the user, without a session.
     public func verifyPassword(_ request: VerifyPassword) async throws -> [String: JSONValue] {
-        try await verify(request.credentials).object
+        Permissions.hidingSecondFactor(try await verify(request.credentials).object)
     }
 
-    func verify(_ credentials: PasswordCredentials) async throws -> (id: String, object: [String: JSONValue]) {
+    /// The user these credentials name. `deferLockoutReset`: a right password does not yet clear the failed log-ins
+    /// of a user who still owes a second factor (a wrong code counts as a failure too).
+    func verify(_ credentials: PasswordCredentials, deferLockoutReset: Bool = false) async throws
+        -> (id: String, object: [String: JSONValue], row: [String: JSONValue])
+    {
         let password = credentials.password
         guard let schema = schemas.schema("_User") else {
             try await hasher.verifyAgainstNothing(password)
@@ -231,8 +263,8 @@ public struct UserService: Sendable {
             try await hasher.verifyAgainstNothing(password)
         }
         // Account lockout (counting this attempt), the password, then email verification.
-        try await attempts.check(row, passwordMatches: matches)
-        return (id, Self.publicFields(row, forSelf: true))
+        try await attempts.check(row, passwordMatches: matches, resetsFailures: !(deferLockoutReset && needsSecondFactor(row["authData"])))
+        return (id, Self.publicFields(row, forSelf: true), row)
     }
 
     /// `POST /loginAs` (master key): a new session for any user.
@@ -268,7 +300,7 @@ public struct UserService: Sendable {
     /// `GET /users/me`.
     public func me(auth: Auth) async throws -> [String: JSONValue] {
         guard let userId = auth.userId, let token = auth.sessionToken else { throw ParseError(.invalidSessionToken, "Invalid session token") }
-        var user = try await fetchSelf(userId)
+        var user = Self.hidingSecondFactor(try await fetchSelf(userId), auth: auth)
         user["sessionToken"] = .string(token)
         return user
     }
@@ -276,7 +308,7 @@ public struct UserService: Sendable {
     /// A user object for the caller: its own session token when it is the caller.
     public func shape(_ user: [String: JSONValue], auth: Auth) -> [String: JSONValue] {
         let isSelf = user["objectId"]?.stringValue == auth.userId && auth.userId != nil
-        var u = Self.publicFields(user, forSelf: isSelf || auth.isMaster)
+        var u = Self.hidingSecondFactor(Self.publicFields(user, forSelf: isSelf || auth.isMaster), auth: auth)
         if isSelf, let token = auth.sessionToken { u["sessionToken"] = .string(token) }
         return u
     }
@@ -302,13 +334,15 @@ public struct UserService: Sendable {
             passwordChanged = true
         }
         let verification = current == nil ? nil : emails.prepareVerification(&fields, values: &internalValues, auth: auth, current: current)
+        var authDataResponse: [String: JSONValue] = [:]
         if case .object(let linking)? = fields["authData"] {
-            fields["authData"] = .object(try await linkedAuthData(id, linking, auth: auth))
+            fields["authData"] = .object(try await linkedAuthData(id, linking, auth: auth, responses: &authDataResponse))
         }
         var response = try await mapDuplicates { [fields, internalValues] in
             try await objects.update("_User", objectId: id, UpdateObject(fields), auth: auth, rules: .init(values: internalValues, trusted: true))
         }
         emails.sendLater(verification)
+        if !authDataResponse.isEmpty { response["authDataResponse"] = .object(authDataResponse) }
         if passwordChanged {
             try await sessions.revokeAll(userId: id, except: auth.userId == id ? auth.sessionToken : nil)
             if auth.userId == id, let token = auth.sessionToken { response["sessionToken"] = .string(token) }
@@ -319,11 +353,20 @@ public struct UserService: Sendable {
     /// Merges new provider data into a user's `authData` (a null provider unlinks it). Each provider's data is
     /// checked before its id is looked up, so ids cannot be probed with bad tokens. A provider's refusal (101) answers
     /// 206 `Insufficient auth.` to anyone but the master key, as Parse Server's rest.js does on `_User` updates.
-    func linkedAuthData(_ id: String, _ changes: [String: JSONValue], auth: Auth) async throws -> [String: JSONValue] {
+    /// `mfa` is enrolled or changed by its own rules (`changeSecondFactor`); what it answers goes to `responses`.
+    func linkedAuthData(
+        _ id: String, _ changes: [String: JSONValue], auth: Auth, responses: inout [String: JSONValue]
+    ) async throws -> [String: JSONValue] {
         var current = try await fetchSelf(id)["authData"]?.objectValue ?? [:]
         for (provider, data) in changes.sorted(by: { $0.key < $1.key }) {
             if data.isNull {
                 current[provider] = nil
+                continue
+            }
+            if provider == "mfa" {
+                let outcome = try await changeSecondFactor(data, stored: current["mfa"], auth: auth)
+                current["mfa"] = outcome.save ?? data
+                if let response = outcome.response { responses["mfa"] = response }
                 continue
             }
             let providerId: String
@@ -365,6 +408,8 @@ public struct LoginHooks: Sendable {
     public var beforeLogin: (@Sendable (_ user: [String: JSONValue], _ auth: Auth) async throws -> Void)?
     public var afterLogin: (@Sendable (_ user: [String: JSONValue], _ auth: Auth) async -> Void)?
     public var afterLogout: (@Sendable (_ session: [String: JSONValue], _ auth: Auth) async -> Void)?
+    /// Sends an MFA code by SMS: `(cloud function, mobile, token)`, the function named by `auth.mfa.sendSMS`.
+    public var sendMFASMS: (@Sendable (_ function: String, _ mobile: String, _ token: String) async throws -> Void)?
     /// Runs before a password-reset mail is sent for a known user; may refuse.
     public var beforePasswordResetRequest: (@Sendable (_ user: [String: JSONValue], _ auth: Auth) async throws -> Void)?
     public init() {}

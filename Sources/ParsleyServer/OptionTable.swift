@@ -368,6 +368,10 @@ enum OptionTable {
         supported("smtpAuth", ["PARSLEY_SMTP_AUTH"], .value, .parsley, "`automatic` (default), `plain` or `login`"),
         supported("smtpFrom", ["PARSLEY_SMTP_FROM"], .value, .parsley, "required with smtpHost"),
         supported("smtpHeloName", ["PARSLEY_SMTP_HELO_NAME"], .value, .parsley, "default `localhost`"),
+        supported(
+            "smtpSecurity", ["PARSLEY_SMTP_SECURITY"], .value, .parsley,
+            "`starttls` (default: upgrade when offered; credentials are never sent unencrypted), `tls` (implicit TLS, port 465) or `none`"),
+        supported("smtpCAFile", ["PARSLEY_SMTP_CA_FILE"], .value, .parsley, "PEM certificates trusted besides the system's roots"),
     ]
 
     static let byKey: [String: OptionSpec] = {

@@ -144,12 +144,22 @@ extension ServerSettings {
         let username = values.string("smtpUsername")
         let password = values.string("smtpPassword")
         let helo = values.string("smtpHeloName") ?? "localhost"
+        let securityText = values.string("smtpSecurity")?.lowercased() ?? "starttls"
+        guard let security = SMTPEmailAdapter.Security(rawValue: securityText) else {
+            throw Invalid(description: "PARSLEY_SMTP_SECURITY must be starttls, tls or none")
+        }
+        let caFile = values.string("smtpCAFile")
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw Invalid(description: "PARSLEY_SMTP_CA_FILE \(caFile) cannot be read")
+        }
         guard let host else { return nil }
         guard let from else {
             throw Invalid(description: "PARSLEY_SMTP_FROM (the sender address) is required with PARSLEY_SMTP_HOST")
         }
         return SMTPEmailAdapter(
-            .init(host: host, port: port, username: username, password: password, from: from, heloName: helo, authMethod: auth))
+            .init(
+                host: host, port: port, username: username, password: password, from: from, heloName: helo, authMethod: auth,
+                security: security, caFile: caFile))
     }
 
     /// `requestKeywordDenylist` (Parse Server's JSON array of `{key, value}`) and `idempotencyOptions`

@@ -7,18 +7,24 @@ import ParsleyDomain
 import Testing
 
 /// A real SMTP server: Python's aiosmtpd on 127.0.0.1 and a free port, writing each message it accepts as a
-/// JSON line (envelope, headers, decoded body, the AUTH login used). Installs aiosmtpd when it is missing.
+/// JSON line (envelope, headers, decoded body, the AUTH login used, whether TLS was on) and each AUTH attempt to
+/// `auth.jsonl`. Plain, with STARTTLS (required before AUTH and MAIL) or implicit TLS, with a certificate of a CA made
+/// for the test. Installs aiosmtpd when it is missing.
 final class SMTPTestServer: @unchecked Sendable {
     static let script = #"""
-        import email, json, socket, sys
+        import email, json, socket, ssl, sys
         from email import policy
         from aiosmtpd.controller import Controller
         from aiosmtpd.smtp import AuthResult, LoginPassword
 
-        out, ready = sys.argv[1], sys.argv[2]
+        out, ready, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+        attempts = out.replace("messages.jsonl", "auth.jsonl")
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
+
+        def encrypted(server, session):
+            return bool(session.ssl) or server.transport.get_extra_info("ssl_object") is not None
 
         class Handler:
             async def handle_DATA(self, server, session, envelope):
@@ -26,19 +32,32 @@ final class SMTPTestServer: @unchecked Sendable {
                 record = {"mail_from": envelope.mail_from, "rcpt_tos": envelope.rcpt_tos, "from": str(msg["from"]),
                           "to": str(msg["to"]), "subject": str(msg["subject"]), "body": msg.get_content(),
                           "date": str(msg["date"]), "message_id": str(msg["message-id"]),
-                          "login": getattr(session, "parsley_login", None), "mechanism": getattr(session, "parsley_mechanism", None)}
+                          "login": getattr(session, "parsley_login", None), "mechanism": getattr(session, "parsley_mechanism", None),
+                          "tls": encrypted(server, session)}
                 with open(out, "a") as f:
                     f.write(json.dumps(record) + "\n")
                 return "250 Message accepted for delivery"
 
         def authenticator(server, session, envelope, mechanism, auth_data):
+            with open(attempts, "a") as f:
+                f.write(json.dumps({"mechanism": mechanism, "tls": encrypted(server, session)}) + "\n")
             if isinstance(auth_data, LoginPassword) and auth_data.login == b"mailer" and auth_data.password == b"s3cret pass":
                 session.parsley_login = "mailer"
                 session.parsley_mechanism = mechanism
                 return AuthResult(success=True)
             return AuthResult(success=False, handled=False)
 
-        controller = Controller(Handler(), hostname="127.0.0.1", port=port, authenticator=authenticator, auth_require_tls=False)
+        options = {}
+        if mode != "plain":
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(sys.argv[4], sys.argv[5])
+            if mode == "starttls":
+                options = {"tls_context": context, "require_starttls": True, "auth_require_tls": True}
+            else:
+                options = {"ssl_context": context, "auth_require_tls": False}
+        if mode == "plain":
+            options = {"auth_require_tls": False}
+        controller = Controller(Handler(), hostname="127.0.0.1", port=port, authenticator=authenticator, ready_timeout=20, **options)
         controller.start()
         with open(ready, "w") as f:
             f.write(str(port))
@@ -66,8 +85,13 @@ final class SMTPTestServer: @unchecked Sendable {
         return install.terminationStatus == 0
     }()
 
-    /// Starts the server, runs `body`, stops it. Fails (never skips) when the server cannot start.
-    static func with(_ body: (SMTPTestServer) async throws -> Void) async throws {
+    enum Mode: String { case plain, starttls, tls }
+
+    /// Starts the server, runs `body`, stops it. Fails (never skips) when the server cannot start. `certificate`:
+    /// the PEM certificate and key files for `starttls` and `tls`.
+    static func with(
+        _ mode: Mode = .plain, certificate: (cert: String, key: String)? = nil, _ body: (SMTPTestServer) async throws -> Void
+    ) async throws {
         _ = aiosmtpdReady
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-smtp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -79,8 +103,10 @@ final class SMTPTestServer: @unchecked Sendable {
         let process: ChildProcess
         do {
             process = try ChildProcess(
-                "/usr/bin/env", ["python3", scriptURL.path, dir.appendingPathComponent("messages.jsonl").path, ready.path], keepInputOpen: true,
-                output: log)
+                "/usr/bin/env",
+                ["python3", scriptURL.path, dir.appendingPathComponent("messages.jsonl").path, ready.path, mode.rawValue]
+                    + (certificate.map { [$0.cert, $0.key] } ?? []),
+                keepInputOpen: true, output: log)
         } catch {
             throw Failure("cannot start the SMTP test server (python3 with aiosmtpd; `python3 -m pip install aiosmtpd`): \(error)")
         }
@@ -123,11 +149,20 @@ final class SMTPTestServer: @unchecked Sendable {
         throw Failure("the SMTP server did not receive \(count) message(s)")
     }
 
-    func adapter(username: String? = nil, password: String? = nil, auth: SMTPEmailAdapter.AuthMethod = .automatic) -> SMTPEmailAdapter {
+    /// The AUTH attempts the server saw (each with whether TLS was on).
+    var authAttempts: [JSONValue] {
+        let text = (try? String(contentsOf: dir.appendingPathComponent("auth.jsonl"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+    }
+
+    func adapter(
+        username: String? = nil, password: String? = nil, auth: SMTPEmailAdapter.AuthMethod = .automatic, host: String = "127.0.0.1",
+        security: SMTPEmailAdapter.Security = .none, caFile: String? = nil
+    ) -> SMTPEmailAdapter {
         SMTPEmailAdapter(
             .init(
-                host: "127.0.0.1", port: port, username: username, password: password, from: "Parsley Tests <noreply@parsley.test>",
-                heloName: "parsley.test", authMethod: auth, timeout: .seconds(30)))
+                host: host, port: port, username: username, password: password, from: "Parsley Tests <noreply@parsley.test>",
+                heloName: "parsley.test", authMethod: auth, timeout: .seconds(30), security: security, caFile: caFile))
     }
 }
 

@@ -33,10 +33,11 @@ struct LiveQueryNodesTests {
                     try await T.warmUp(p, lq)
                     #expect(try await lq.subscribe(1, "Message", where: ["room": "lobby"])["op"] == "subscribed")
                     let id = try await p.createId("Message", ["room": "lobby", "n": 0])
-                    #expect(try await lq.expect("create")["object"]?["objectId"] == .string(id))
+                    // (Generous waits: a full suite on two cores can hold node B's listener back for many seconds.)
+                    #expect(try await lq.expect("create", timeout: .seconds(45))["object"]?["objectId"] == .string(id))
                     for _ in 0..<15 { _ = try await p.update("Message", id, ["n": ["__op": "Increment", "amount": 1]]) }
                     var seen: [Int] = []
-                    for _ in 0..<15 { seen.append(try await lq.expect("update")["object"]?["n"]?.integerValue ?? -1) }
+                    for _ in 0..<15 { seen.append(try await lq.expect("update", timeout: .seconds(45))["object"]?["n"]?.integerValue ?? -1) }
                     #expect(seen == Array(1...15))
                     // Every node's listening connection is cut: node B's clients are told to reconnect, then closed.
                     try await PostgresCluster.execute(

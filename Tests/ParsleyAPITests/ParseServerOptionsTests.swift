@@ -122,6 +122,8 @@ struct ParseServerOptionsTests {
         case "logLevel": return "warn"
         case "logFormat": return "json"
         case "smtpAuth": return "plain"
+        case "smtpSecurity": return "tls"
+        case "smtpCAFile": return "/etc/hostname"
         case "maxUploadSize": return "5mb"
         case "masterKey": return "sample-master-key"
         case "readOnlyMasterKey": return "sample-read-only-key"

@@ -9,6 +9,7 @@ public import ParsleyDomain
 ///   (a string or a list), `appSecret`, `graphURL`. One of `clientId` and `appIds` is required.
 /// - `github`: on unless disabled; `apiURL` (default `accounts.githubAPIURL`).
 /// - `anonymous`: on unless disabled (here or by `enableAnonymousUsers`); checked by the domain itself.
+/// - `mfa`: the second factor (`MFASettings`), checked by the domain's user flows; its mistakes stop the start.
 /// - any name with `"oidc": true`: `issuer` (a string or a list), `clientId`, `jwksURL` (all required).
 /// - any name with `"oauth2": true`: `tokenIntrospectionEndpointUrl` (required), `useridField` (default `sub`),
 ///   `appidField` and `appIds` (each requires the other), `authorizationHeader`.
@@ -22,7 +23,7 @@ public struct AuthOption: Sendable {
     /// Entries Parsley cannot honour, whose log-ins answer 252 (unknown providers, adapter modules).
     public var warnings: [String] = []
 
-    public static let builtIn = ["anonymous", "apple", "facebook", "github", "google"]
+    public static let builtIn = ["anonymous", "apple", "facebook", "github", "google", "mfa"]
 
     /// Reads `auth`; an entry with a problem is left out (its log-ins answer 252).
     public init(_ auth: [String: JSONValue], githubAPIURL: String = "https://api.github.com") {
@@ -32,7 +33,8 @@ public struct AuthOption: Sendable {
         if auth["github"].map(Self.isEnabled) ?? true {
             providers.append(GitHubAuthProvider(apiURL: auth["github"]?["apiURL"]?.stringValue ?? githubAPIURL))
         }
-        for (name, entry) in auth.sorted(by: { $0.key < $1.key }) where name != "github" && name != "anonymous" {
+        do { _ = try MFASettings(auth) } catch { problems.append("auth.\(error.reason)") }
+        for (name, entry) in auth.sorted(by: { $0.key < $1.key }) where !["github", "anonymous", "mfa"].contains(name) {
             guard case .object = entry else {
                 problems.append("auth.\(name) must be a JSON object")
                 continue

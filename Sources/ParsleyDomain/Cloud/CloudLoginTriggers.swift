@@ -42,6 +42,9 @@ extension CloudRuntime {
         hooks.beforePasswordResetRequest = { [self] user, auth in
             try await runLoginTrigger(.beforePasswordResetRequest, className: "_User", object: user, auth: auth)
         }
+        hooks.sendMFASMS = { [self] function, mobile, token in
+            _ = try await run(CallFunction(functionName: function, params: ["mobile": .string(mobile), "token": .string(token)]), auth: .master)
+        }
         hooks.afterLogout = { [self] session, auth in
             do { try await runLoginTrigger(.afterLogout, className: "_Session", object: session, auth: auth) } catch {
                 logger.warning("afterLogout failed", metadata: ["error": "\(error)"])

@@ -26,14 +26,22 @@ public struct PasswordCredentials: Sendable, Equatable {
     }
 }
 
-/// `GET|POST /login`: a new session for the user these credentials name.
+/// `GET|POST /login`: a new session for the user these credentials name; `authData` brings the additional factor
+/// (`{"mfa": {"token": "123456"}}`) a user with MFA must give.
 public struct LogIn: Sendable, Equatable {
     public var credentials: PasswordCredentials
+    public var authData: [String: JSONValue]?
 
-    public init(_ credentials: PasswordCredentials) { self.credentials = credentials }
+    public init(_ credentials: PasswordCredentials, authData: [String: JSONValue]? = nil) {
+        self.credentials = credentials
+        self.authData = authData
+    }
 
     /// The query string's parameters merged over the body's. - Throws: as `PasswordCredentials`.
-    public init(decoding params: [String: JSONValue]) throws(ParseError) { credentials = try PasswordCredentials(decoding: params) }
+    public init(decoding params: [String: JSONValue]) throws(ParseError) {
+        credentials = try PasswordCredentials(decoding: params)
+        authData = params["authData"]?.objectValue
+    }
 }
 
 /// `GET|POST /verifyPassword`: the user these credentials name, without a session.

@@ -20,7 +20,8 @@ public struct SignUp: Sendable, Equatable {
     /// A request body. - Throws: 107 not an object; without `authData`, 200 missing username, 201 missing password.
     public init(decoding body: JSONValue?) throws(ParseError) {
         var fields = try bodyFields(body)
-        if case .object(let authData)? = fields["authData"], !authData.isEmpty {
+        // `mfa` alone is a second factor enrolled at a password sign-up, not a way to sign up.
+        if case .object(let authData)? = fields["authData"], !authData.isEmpty, authData.keys.contains(where: { $0 != "mfa" }) {
             self.init(credentials: .authData(authData), fields: fields)
             return
         }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import ParsleyCore
 import Synchronization
 
 /// The dashboard's sign-ins: a random session id in an HTTP-only, same-site cookie, and a CSRF token the page keeps in
@@ -91,11 +92,5 @@ final class DashboardSessions: Sendable {
         return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &rng)) }.joined()
     }
 
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        guard x.count == y.count else { return false }
-        var diff: UInt8 = 0
-        for i in x.indices { diff |= x[i] ^ y[i] }
-        return diff == 0
-    }
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool { ConstantTime.equal(a, b) }
 }

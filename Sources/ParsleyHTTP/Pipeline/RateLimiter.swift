@@ -150,8 +150,9 @@ public final class RateLimiter: Sendable {
         let path = "/" + segments.joined(separator: "/")
         let method = method == "HEAD" ? "GET" : method
         let ip = caller.ip ?? "unknown"
-        // `/login` ignores any session token it is sent (ParseTransport), so it counts by address.
-        let token = segments == ["login"] ? nil : caller.sessionToken
+        // `/login` ignores any session token it is sent (ParseTransport), so it counts by address; `/challenge` (MFA and
+        // provider challenges) is counted the same way.
+        let token = segments == ["login"] || segments == ["challenge"] ? nil : caller.sessionToken
         let now = ContinuousClock.now
         pruneIfDue(now)
         for (index, rule) in rules.enumerated() {

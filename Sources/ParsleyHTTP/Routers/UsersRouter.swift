@@ -1,7 +1,7 @@
 import ParsleyCore
 import ParsleyDomain
 
-/// `/users`, `/login`, `/logout`, `/users/me`, `/verifyPassword`, `/loginAs`, `/upgradeToRevocableSession`.
+/// `/users`, `/login`, `/logout`, `/users/me`, `/verifyPassword`, `/loginAs`, `/upgradeToRevocableSession`, `/challenge`.
 /// `/classes/_User` is routed here too.
 struct UsersRouter: ParseRouter {
     let users: UserService
@@ -44,6 +44,7 @@ struct UsersRouter: ParseRouter {
                 .ok(try await users.verifyPassword(try VerifyPassword(decoding: Self.credentials(req))))
             }
         }
+        table.on(.post, "challenge") { [users] req, _ in .ok(try await users.challenge(try Challenge(decoding: req.body), auth: req.auth)) }
         table.on(.post, "logout") { [users] req, _ in
             try await users.logOut(auth: req.auth)
             return .ok([:])
