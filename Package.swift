@@ -77,12 +77,14 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),
         // A local OpenID Connect identity provider for the tests: a JWKS endpoint on 127.0.0.1 (with Cache-Control,
-        // counting its fetches) and RS256 identity tokens minted with its own keys, good ones and forged ones.
+        // counting its fetches) and RS256 identity tokens minted with its own keys, good ones and forged ones; and a
+        // local Facebook Graph API and OAuth 2.0 token introspection endpoint for access tokens.
         .target(
             name: "ParsleyIdentityFakes",
             dependencies: [
@@ -247,7 +249,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Push: the providers, and the fake APNs (HTTP/2 over TLS) and FCM servers they are tested against.
                 "ParsleyPush", "ParsleyPushFakes",
-                // Sign in with Apple, Google and OpenID Connect against a local identity provider.
+                // Sign in with Apple, Google, Facebook, OpenID Connect and OAuth 2.0 against local identity providers.
                 "ParsleyIdentityFakes",
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -1,7 +1,6 @@
 public import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 public import ParsleyCore
 import Synchronization
@@ -82,29 +81,16 @@ public final class FakeIdentityProvider: Sendable {
 
     /// Runs a fake identity provider beside `body`. `issuer` nil: its own URL.
     public static func with(issuer: String? = nil, maxAge: Int? = 3600, _ body: (FakeIdentityProvider) async throws -> Void) async throws {
-        let (ports, portSink) = AsyncStream<Int>.makeStream()
         let box = Mutex<FakeIdentityProvider?>(nil)
         let router = Router()
         router.get("/jwks") { _, _ -> Response in
             guard let fake = box.withLock({ $0 }) else { return Response(status: .serviceUnavailable) }
             return try await fake.serveJWKS()
         }
-        var logger = Logger(label: "fake-identity-provider")
-        // Stopping by cancellation makes Hummingbird log the cancelled connections as errors: not news here.
-        logger.logLevel = .critical
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { return }
+        try await LoopbackServer.run(router, label: "fake-identity-provider") { port in
             let fake = FakeIdentityProvider(port: port, issuer: issuer, maxAge: maxAge)
             box.withLock { $0 = fake }
-            let outcome: Result<Void, any Error>
-            do { outcome = .success(try await body(fake)) } catch { outcome = .failure(error) }
-            group.cancelAll()
-            try outcome.get()
+            try await body(fake)
         }
     }
 

@@ -5,9 +5,10 @@ import ParsleyCore
 import ParsleyDomain
 
 /// Parse Server's `auth` option (`PARSE_SERVER_AUTH_PROVIDERS`, `--auth`, config key `auth`): JSON, or the path of a
-/// JSON file, with one object per provider. A provider configured so that it would accept tokens it should not (no
-/// `clientId`, an OpenID Connect provider without issuer or keys) stops the start; a provider Parsley does not have is
-/// reported and its log-ins answer 252.
+/// JSON file, with one object per provider. A provider configured so that it would accept tokens it should not, or
+/// could check none (no `clientId`, an OpenID Connect provider without issuer or keys, Facebook without `appIds` or
+/// `clientId`, an `oauth2` provider without its introspection endpoint) stops the start; a provider Parsley does not
+/// have is reported and its log-ins answer 252.
 extension ServerSettings {
     static func authProviders(_ values: OptionValues, logger: Logger) throws -> [String: JSONValue] {
         guard let (option, raw) = try values.jsonOrFile("auth") else { return [:] }

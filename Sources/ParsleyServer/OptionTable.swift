@@ -136,8 +136,10 @@ enum OptionTable {
         supported(
             "auth", ["PARSE_SERVER_AUTH_PROVIDERS"], .value, .parseServer,
             "JSON (or a path to a JSON file), one object per provider: `apple`, `google` (`clientId` required), `facebook` "
-                + "(Limited Login tokens, `clientId`), `github`, `anonymous`, and any name with `\"oidc\": true` (`issuer`, `clientId`, "
-                + "`jwksURL`); `enabled: false` turns one off (252); `jwksURL` replaces a provider's published keys"),
+                + "(Graph API access tokens: `appIds`, `appSecret`, `graphURL`; Limited Login tokens: `clientId`), `github`, `anonymous`, "
+                + "any name with `\"oidc\": true` (`issuer`, `clientId`, `jwksURL`), any name with `\"oauth2\": true` "
+                + "(`tokenIntrospectionEndpointUrl`, `useridField`, `appidField`, `appIds`, `authorizationHeader`); `enabled: false` turns "
+                + "one off (252); `jwksURL` replaces a provider's published keys"),
         ignored("cacheAdapter", "PARSE_SERVER_CACHE_ADAPTER", .value, "schemas, sessions and roles are cached in memory by Parsley itself"),
         ignored("cacheMaxSize", "PARSE_SERVER_CACHE_MAX_SIZE", .value, "Parsley sizes its own caches", harmless: Harmless.number(10000)),
         ignored("cacheTTL", "PARSE_SERVER_CACHE_TTL", .value, "Parsley's caches are invalidated on change", harmless: Harmless.number(5000)),

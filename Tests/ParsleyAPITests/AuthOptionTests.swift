@@ -56,16 +56,62 @@ struct AuthOptionTests {
             let message = try ParseServerOptionsTests.refusal(["PARSE_SERVER_AUTH_PROVIDERS": value])
             #expect(message.contains("PARSE_SERVER_AUTH_PROVIDERS") && message.contains(reason), "\(value): \(message)")
         }
-        // A disabled provider needs no settings; an unknown one, or Facebook with Graph API settings only (access_token
-        // log-ins: not yet), is a warning, not a refusal: its log-ins answer 252.
+        // A disabled provider needs no settings; an unknown one is a warning, not a refusal: its log-ins answer 252.
         let disabled = try ParseServerOptionsTests.setup([
             "PARSE_SERVER_AUTH_PROVIDERS": #"{"apple":{"enabled":false},"twitter":{"consumer_key":"k"},"facebook":{"appIds":["1"]}}"#
         ])
         let option = AuthOption(disabled.options.accounts.auth)
-        #expect(option.providers.map(\.name) == ["github"])
-        #expect(option.warnings.count == 2 && option.warnings.contains { $0.contains("auth.twitter") })
-        #expect(option.warnings.contains { $0.contains("auth.facebook") && $0.contains("Graph API") })
+        #expect(option.providers.map(\.name) == ["github", "facebook"])
+        #expect(option.warnings.count == 1 && option.warnings.contains { $0.contains("auth.twitter") })
         #expect(option.problems.isEmpty)
+    }
+
+    @Test("Facebook without appIds or clientId, an oauth2 provider without its endpoint or with half an app check: the start stops")
+    func facebookAndOAuth2() throws {
+        let endpoint = #""tokenIntrospectionEndpointUrl":"https://idp.example/introspect""#
+        let bad: [(String, String)] = [
+            (#"{"facebook":{}}"#, "auth.facebook: `appIds` (the app ids, for access_token log-ins through the Graph API) or `clientId`"),
+            (#"{"facebook":{"appSecret":"s"}}"#, "auth.facebook: `appIds`"),
+            (#"{"facebook":{"appIds":[]}}"#, "auth.facebook: `appIds` must be"),
+            (#"{"facebook":{"appIds":[555]}}"#, "auth.facebook: `appIds` must be"),
+            (#"{"facebook":{"appIds":"1","appSecret":7}}"#, "auth.facebook: `appSecret` must be"),
+            (#"{"facebook":{"clientId":"1","appSecret":"s"}}"#, "auth.facebook: `appSecret` is for Graph API log-ins"),
+            (#"{"facebook":{"appIds":"1","graphURL":"graph.facebook.com"}}"#, "auth.facebook: `graphURL` must be an http(s) URL"),
+            (#"{"corp":{"oauth2":true}}"#, "auth.corp: `tokenIntrospectionEndpointUrl` (the token introspection endpoint's URL) is required"),
+            (#"{"corp":{"oauth2":true,"tokenIntrospectionEndpointUrl":"ldap://x"}}"#, "auth.corp: `tokenIntrospectionEndpointUrl` must be"),
+            (#"{"corp":{"oauth2":true,\#(endpoint),"appidField":"aud"}}"#, "auth.corp: `appidField` needs `appIds`"),
+            (#"{"corp":{"oauth2":true,\#(endpoint),"appidField":"aud","appIds":[]}}"#, "auth.corp: `appIds` must be"),
+            (#"{"corp":{"oauth2":true,\#(endpoint),"appIds":["a"]}}"#, "auth.corp: `appIds` needs `appidField`"),
+            (#"{"corp":{"oauth2":true,\#(endpoint),"useridField":""}}"#, "auth.corp: `useridField` must be a non-empty string"),
+            (#"{"corp":{"oauth2":true,\#(endpoint),"authorizationHeader":5}}"#, "auth.corp: `authorizationHeader` must be"),
+            (#"{"corp":{"oauth2":true,"oidc":true,\#(endpoint)}}"#, "auth.corp: `oidc` and `oauth2` cannot both be true"),
+            (#"{"my-idp":{"oauth2":true,\#(endpoint)}}"#, "auth.my-idp: a provider's name"),
+        ]
+        for (value, reason) in bad {
+            let message = try ParseServerOptionsTests.refusal(["PARSE_SERVER_AUTH_PROVIDERS": value])
+            #expect(message.contains("PARSE_SERVER_AUTH_PROVIDERS") && message.contains(reason), "\(value): \(message)")
+        }
+        let option = AuthOption([
+            "facebook": ["appIds": "555", "appSecret": "s"],
+            "corp": [
+                "oauth2": true, "tokenIntrospectionEndpointUrl": "https://idp.example/introspect", "appidField": "aud", "appIds": ["ios"],
+                "authorizationHeader": "Basic eDp5",
+            ],
+            "plain": ["oauth2": true, "tokenIntrospectionEndpointUrl": "https://idp.example/introspect"],
+        ])
+        #expect(option.problems.isEmpty && option.warnings.isEmpty, "\(option.problems) \(option.warnings)")
+        #expect(option.providers.map(\.name) == ["github", "corp", "facebook", "plain"])
+        // appIds may be one id; the Graph API is Parse Server's, unversioned; no clientId, no Limited Login.
+        let facebook = try #require(option.providers.compactMap { $0 as? FacebookAuthProvider }.first)
+        #expect(facebook.graph?.appIds == ["555"] && facebook.graph?.url == "https://graph.facebook.com" && facebook.graph?.appSecret == "s")
+        #expect(facebook.limitedLogin == nil)
+        let oauth2 = option.providers.compactMap { $0 as? OAuth2AuthProvider }
+        #expect(oauth2.map(\.useridField) == ["sub", "sub"])
+        #expect(oauth2.first?.appidField == "aud" && oauth2.first?.appIds == ["ios"] && oauth2.first?.authorizationHeader == "Basic eDp5")
+        #expect(oauth2.last?.appidField == nil && oauth2.last?.authorizationHeader == nil)
+        // appsecret_proof is HMAC-SHA256(key: the app secret, the token) in hex; tokens are escaped in queries and forms.
+        #expect(FacebookAuthProvider.Graph.proof("token", secret: "secret") == "e941110e3d2bfe82621f0e3e1434730d7305d106c5f68c87165d0b27a4611a4a")
+        #expect(ProviderCall.formEncoded("a b+c/=&\u{e9}~-._") == "a%20b%2Bc%2F%3D%26%C3%A9~-._")
     }
 
     /// An app's own provider, as a Swift app adds it beside the standard ones.

@@ -88,9 +88,9 @@ struct OptionSecretsProcessTests {
                 environment: ["PARSE_SERVER_AUTH_PROVIDERS": #"{"apple":{"clientSecret":"\#(s)"}}"#],
                 expect: .refused(naming: "PARSE_SERVER_AUTH_PROVIDERS (auth): auth.apple: `clientId`")),
             Case(
-                description: "facebook Graph API settings with an app secret (not supported yet)",
-                environment: ["PARSE_SERVER_AUTH_PROVIDERS": #"{"facebook":{"appIds":["1"],"appSecret":"\#(s)"}}"#],
-                expect: .starts(saying: "auth.facebook: without `clientId`")),
+                description: "facebook Graph API settings with an app secret and no app id",
+                environment: ["PARSE_SERVER_AUTH_PROVIDERS": #"{"facebook":{"appIds":[],"appSecret":"\#(s)"}}"#],
+                expect: .refused(naming: "PARSE_SERVER_AUTH_PROVIDERS (auth): auth.facebook: `appIds` must be")),
             Case(
                 description: "encryption key", environment: ["PARSE_SERVER_ENCRYPTION_KEY": s],
                 expect: .refused(naming: "encryptionKey (PARSE_SERVER_ENCRYPTION_KEY)")),

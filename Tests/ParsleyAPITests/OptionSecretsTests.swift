@@ -111,7 +111,7 @@ struct OptionSecretsTests {
                 "PARSE_SERVER_AUTH_PROVIDERS", #"{"apple":{"clientSecret":"\#(Self.sentinel)"}}"#,
                 "PARSE_SERVER_AUTH_PROVIDERS (auth): auth.apple: `clientId`"
             ),
-            ("PARSE_SERVER_AUTH_PROVIDERS", #"{"facebook":{"appIds":["1"],"appSecret":"\#(Self.sentinel)"}}"#, "auth.facebook: without `clientId`"),
+            ("PARSE_SERVER_AUTH_PROVIDERS", #"{"facebook":{"appIds":[],"appSecret":"\#(Self.sentinel)"}}"#, "auth.facebook: `appIds` must be"),
         ] {
             let said = await Self.messages(OptionValues(environment: base.merging([variable: value]) { $1 }))
             #expect(said.contains { $0.contains(expected) }, "\(variable): \(said)")
