@@ -103,6 +103,19 @@ public struct ParseServices: Sendable {
         try await cloud.reloadWebhooks()
     }
 
+    /// Whether rate limits are counted in the database (several nodes may share it) rather than in memory.
+    public var countsRequestsInDatabase: Bool { store.isShared }
+
+    /// One more request under `key` in its current window of `windowMilliseconds`; the window's count so far.
+    public func countRequest(_ key: String, windowMilliseconds: Int64) async throws -> Int {
+        try await store.incrementCounter(key, now: ContinuousClockEpoch.millisecondsSince1970(), windowMilliseconds: windowMilliseconds)
+    }
+
+    /// Forgets request counts whose window started more than `olderThan` milliseconds ago.
+    public func pruneRequestCounts(olderThan milliseconds: Int64) async throws {
+        try await store.pruneCounters(before: ContinuousClockEpoch.millisecondsSince1970() - milliseconds)
+    }
+
     /// Creates the system classes the server relies on.
     public func bootstrap() async throws {
         try await users.bootstrap()
@@ -111,6 +124,8 @@ public struct ParseServices: Sendable {
         try await roles.prepareClass()
         try await installations.bootstrap()
         try await idempotency?.bootstrap()
+        // Rate-limit counters shared by the nodes of one database (RateLimiter.SharedCounters).
+        if store.isShared { try await store.createCounterTable() }
     }
 
     /// On a database several processes share, drops the schemas, roles and sessions another process changed, until

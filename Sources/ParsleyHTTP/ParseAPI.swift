@@ -32,7 +32,15 @@ public struct ParseAPI: Sendable {
         self.services = services
         let rules = rateLimits + Self.cloudRateLimits(services.cloud.code)
         let sessionsForLimits = services.sessions
-        let limiter = rules.isEmpty ? nil : RateLimiter(rules: rules) { token in try? await sessionsForLimits.resolve(token).userId }
+        // Counted in the database when other nodes may share it (its `_RateLimit` table is made at start-up).
+        let shared =
+            services.countsRequestsInDatabase
+            ? RateLimiter.SharedCounters(
+                increment: { key, window in try await services.countRequest(key, windowMilliseconds: window) },
+                prune: { age in try await services.pruneRequestCounts(olderThan: age) }) : nil
+        let limiter =
+            rules.isEmpty
+            ? nil : RateLimiter(rules: rules, shared: shared) { token in try? await sessionsForLimits.resolve(token).userId }
         self.limiter = limiter
         let (options, schemas, objects, queries) = (services.options, services.schemas, services.objects, services.queries)
         let (users, sessions, roles) = (services.users, services.sessions, services.roles)

@@ -128,8 +128,25 @@ public struct RateLimitExceeded: Error, Sendable {
 /// Fixed-window counters per rule and client (address, session token, user or everyone). Every request is checked
 /// with the method it really has (after the JS SDK's `_method`) and every batch sub-request as if it came alone, so
 /// a rule counts the same operation the same way on every path (`ParseTransport`, `BatchRouter`).
+///
+/// On a database several server processes share (PostgreSQL), the counters live in it (`SharedCounters`), so a
+/// limit holds across nodes behind a load balancer without pinning (Parse Server needs Redis for this); on SQLite
+/// they are kept in memory. If the database cannot count, the request is counted in memory instead of failing.
 public final class RateLimiter: Sendable {
+    /// Counts one more under a key in a window of some milliseconds, answering the window's count so far.
+    public struct SharedCounters: Sendable {
+        public var increment: @Sendable (_ key: String, _ windowMilliseconds: Int64) async throws -> Int
+        public var prune: @Sendable (_ olderThanMilliseconds: Int64) async throws -> Void
+        public init(
+            increment: @escaping @Sendable (String, Int64) async throws -> Int, prune: @escaping @Sendable (Int64) async throws -> Void
+        ) {
+            self.increment = increment
+            self.prune = prune
+        }
+    }
+
     let rules: [RateLimitRule]
+    let shared: SharedCounters?
     /// The user id of a session token (the `user` zone); nil for an unknown token.
     let userOfSession: @Sendable (String) async -> String?
     private struct Window {
@@ -139,8 +156,9 @@ public final class RateLimiter: Sendable {
     private let windows = NIOLockedValueBox<[String: Window]>([:])
     private let sweep = NIOLockedValueBox<ContinuousClock.Instant>(.now)
 
-    init(rules: [RateLimitRule], userOfSession: @escaping @Sendable (String) async -> String?) {
+    init(rules: [RateLimitRule], shared: SharedCounters? = nil, userOfSession: @escaping @Sendable (String) async -> String?) {
         self.rules = rules
+        self.shared = shared
         self.userOfSession = userOfSession
     }
 
@@ -171,7 +189,14 @@ public final class RateLimiter: Sendable {
                     who = "ip:" + ip
                 }
             }
-            let key = "\(index)|\(who)"
+            let key = "\(index)|\(rule.requestPath)|\(who)"
+            if let shared {
+                let milliseconds = Int64(rule.window.components.seconds) * 1000 + rule.window.components.attoseconds / 1_000_000_000_000_000
+                if let count = try? await shared.increment(key, milliseconds) {
+                    if count > rule.count { throw RateLimitExceeded(message: rule.message) }
+                    continue
+                }
+            }
             let allowed = windows.withLockedValue { w -> Bool in
                 var entry = w[key] ?? Window(start: now, count: 0)
                 if now - entry.start >= rule.window { entry = Window(start: now, count: 0) }
@@ -193,5 +218,9 @@ public final class RateLimiter: Sendable {
         guard due else { return }
         let longest = rules.map(\.window).max() ?? .seconds(60)
         windows.withLockedValue { w in w = w.filter { now - $0.value.start < longest } }
+        if let shared {
+            let milliseconds = Int64(longest.components.seconds) * 1000 + 1000
+            Task { try? await shared.prune(milliseconds) }
+        }
     }
 }

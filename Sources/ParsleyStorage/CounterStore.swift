@@ -1,0 +1,43 @@
+/// Fixed-window counters in the database (`_RateLimit`), so that every server process on one database counts a
+/// client's requests together: one upsert per count, answered with the window's new total.
+extension SQLStore {
+    static let counterTable = "_RateLimit"
+
+    /// Whether other server processes may share this database (PostgreSQL): then counters belong in it.
+    public var isShared: Bool { database is any ChangeBroadcasting }
+
+    /// Creates `_RateLimit` if needed.
+    public func createCounterTable() async throws {
+        let statement = SQLFragment(
+            unsafeSQL: "CREATE TABLE IF NOT EXISTS \(dialect.quote(Self.counterTable)) (key TEXT PRIMARY KEY, windowStart BIGINT NOT NULL, "
+                + "count BIGINT NOT NULL)")
+        _ = try await database.write { db in try await db.query(statement) }
+    }
+
+    /// Counts one more under `key` in the window that started at most `windowMilliseconds` before `now` (a new window
+    /// starts when the last one is over); the count so far in the window, this one included.
+    public func incrementCounter(_ key: String, now: Int64, windowMilliseconds: Int64) async throws -> Int {
+        let table = dialect.quote(Self.counterTable)
+        let expired = now - windowMilliseconds
+        let statement = SQLFragment(
+            unsafeSQL: "INSERT INTO \(table) (key, windowStart, count) VALUES (?, ?, 1) ON CONFLICT (key) DO UPDATE SET "
+                + "count = CASE WHEN \(table).windowStart <= ? THEN 1 ELSE \(table).count + 1 END, "
+                + "windowStart = CASE WHEN \(table).windowStart <= ? THEN excluded.windowStart ELSE \(table).windowStart END "
+                + "RETURNING count",
+            [.text(key), .integer(now), .integer(expired), .integer(expired)])
+        let rows = try await database.write { db in try await db.query(statement) }
+        switch rows.first?.first {
+        case .integer(let count)?: return Int(count)
+        case .real(let count)?: return Int(count)
+        case .text(let count)?: return Int(count) ?? 1
+        default: throw StoreError.database("the counter upsert returned no count")
+        }
+    }
+
+    /// Deletes counters whose window started before `before`.
+    public func pruneCounters(before: Int64) async throws {
+        let statement = SQLFragment(
+            unsafeSQL: "DELETE FROM \(dialect.quote(Self.counterTable)) WHERE windowStart < ?", [.integer(before)])
+        _ = try await database.write { db in try await db.query(statement) }
+    }
+}

@@ -1,0 +1,67 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import ParsleyAdapters
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
+import ParsleyPostgres
+import ParsleyStorage
+import Testing
+
+/// Rate limits with two server processes on one PostgreSQL database, as behind a load balancer without pinning:
+/// the counters live in the database, so a client alternating between the nodes is limited once, not once per node.
+@Suite("Rate limits across nodes")
+struct SharedRateLimitTests {
+    static func twoNodes(rules: [RateLimitRule], _ body: @escaping @Sendable (ParseClient, ParseClient) async throws -> Void) async throws {
+        guard Backend.all.contains(.postgres) else { return }
+        let options = TestServer.options()
+        let logger = TestDatabase.logger
+        try await TestDatabase.with(.postgres, logger: logger) { db in
+            let url = try #require(db.url)
+            let api1 = ParseAPI(
+                services: try await ParseServices.open(options: options, database: db.database, adapters: .standard), rateLimits: rules)
+            let other = try await PostgresDatabase.open(url: url, poolSize: 2, logger: logger)
+            try await other.serving {
+                let api2 = ParseAPI(services: try await ParseServices.open(options: options, database: other, adapters: .standard), rateLimits: rules)
+                try await ParsleyApplication.application(api: api1, host: "127.0.0.1", port: 0, logger: logger).test(.live) { client1 in
+                    try await ParsleyApplication.application(api: api2, host: "127.0.0.1", port: 0, logger: logger).test(.live) { client2 in
+                        try await body(ParseClient(client: client1, options: options), ParseClient(client: client2, options: options))
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("PostgreSQL: 6 requests a minute in all, alternating between two nodes: the 7th is refused on either node")
+    func acrossNodes() async throws {
+        let rule = RateLimitRule(requestPath: "/classes/*", window: .seconds(60), count: 6, methods: ["POST"], message: "Slow down.")
+        try await Self.twoNodes(rules: [rule]) { a, b in
+            #expect(try await a.request(.post, "/classes/Note", ["n": -1]).status == 201)  // (the master key makes the class)
+            for i in 0..<6 {
+                let node = i % 2 == 0 ? a : b
+                let r = try await node.request(.post, "/classes/Note", ["n": .int(Int64(i))], master: false)
+                #expect(r.status == 201, "request \(i): \(r.json)")
+            }
+            for node in [a, b] {
+                let refused = try await node.request(.post, "/classes/Note", ["n": 99], master: false)
+                #expect(refused.status == 429 && refused.code == 100 && refused["error"] == "Slow down.", "\(refused.json)")
+            }
+            // Another route and the master key are not counted.
+            #expect(try await a.request(.get, "/classes/Note", master: false).status == 200)
+            #expect(try await b.request(.post, "/classes/Note", ["n": 100]).status == 201)
+        }
+    }
+
+    @Test("PostgreSQL: a window that is over starts again on both nodes")
+    func windowsEnd() async throws {
+        let rule = RateLimitRule(requestPath: "/functions/*", window: .seconds(2), count: 2)
+        try await Self.twoNodes(rules: [rule]) { a, b in
+            #expect(try await a.request(.post, "/functions/nope", [:], master: false).status != 429)
+            #expect(try await b.request(.post, "/functions/nope", [:], master: false).status != 429)
+            #expect(try await a.request(.post, "/functions/nope", [:], master: false).status == 429)
+            try await Task.sleep(for: .milliseconds(2_200))
+            #expect(try await b.request(.post, "/functions/nope", [:], master: false).status != 429)
+        }
+    }
+}
