@@ -252,7 +252,8 @@ public struct EmailFlows: Sendable {
     }
 
     /// `POST /apps/:appId/request_password_reset`: sets the new password (under the password policy), spends
-    /// the token, revokes the user's sessions and, with `accountLockout.unlockOnPasswordReset`, unlocks the
+    /// the token, revokes the user's sessions (unless `revokeSessionOnPasswordReset` is off) and, with
+    /// `accountLockout.unlockOnPasswordReset`, unlocks the
     /// account. - Throws: 142 when the policy refuses the password (the link stays usable).
     public func resetPassword(token: String?, username: String?, newPassword: String) async throws -> ResetLink {
         let (user, state) = try await resetUser(token: token, username: username)
@@ -265,7 +266,7 @@ public struct EmailFlows: Sendable {
             values["_account_lockout_expires_at"] = .null
         }
         guard try await updateUser(id, values, guard: ("_perishable_token", token)) else { return .invalid }
-        try await sessions.revokeAll(userId: id)
+        if options.accounts.revokeSessionOnPasswordReset { try await sessions.revokeAll(userId: id) }
         return state
     }
 }

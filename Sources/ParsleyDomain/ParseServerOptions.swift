@@ -49,6 +49,15 @@ public struct ParseServerOptions: Sendable {
     public var liveQuery = LiveQueryOptions()
     /// The embedded admin dashboard at `/dashboard`.
     public var dashboard = DashboardOptions()
+    /// Fields hidden from clients in every class (`protectedFields`): class → `*`, `authenticated`, `role:…`,
+    /// `userField:…` or a user id → fields, added to each class's own protected fields. Parse Server's default
+    /// (`_User`'s `email` for everyone but the user) is always part of it.
+    public var protectedFields: [String: [String: [String]]] = defaultProtectedFields
+    /// Clients may choose a new object's id by sending `objectId` (`allowCustomObjectId`).
+    public var allowCustomObjectId = false
+    /// Characters of a generated objectId (`objectIdSize`, 10).
+    public var objectIdSize = 10
+    public static let defaultProtectedFields: [String: [String: [String]]] = ["_User": ["*": ["email"]]]
 
     public init(
         applicationId: String, masterKey: String, restAPIKey: String? = nil, clientKey: String? = nil, javascriptKey: String? = nil,
@@ -80,6 +89,13 @@ public struct ParseServerOptions: Sendable {
 public struct AccountOptions: Sendable {
     /// Session lifetime in seconds (`sessionLength`, one year).
     public var sessionLength: Int64 = 31_536_000
+    /// Sessions get an `expiresAt` (`expireInactiveSessions`); off: they never expire.
+    public var expireInactiveSessions = true
+    /// A session used when less than half of `sessionLength` is left is extended to a full `sessionLength` from
+    /// now (`extendSessionOnUse`).
+    public var extendSessionOnUse = false
+    /// Changing or resetting a password revokes the user's other sessions (`revokeSessionOnPasswordReset`).
+    public var revokeSessionOnPasswordReset = true
     /// bcrypt cost for password hashes (Parse Server uses 10).
     public var bcryptCost: UInt8 = 10
     /// New users get an ACL readable and writable by themselves only (`enforcePrivateUsers`).
@@ -146,6 +162,13 @@ public struct SecurityOptions: Sendable {
     /// Addresses the master key is accepted from (`masterKeyIps`); nil: every address. A master key from elsewhere
     /// is answered 403 `unauthorized`, as Parse Server does.
     public var masterKeyIps: [IPRange]? = nil
+    /// Which hops in front of the server may name the client (`X-Forwarded-For`) and its protocol
+    /// (`X-Forwarded-Proto`) (`trustProxy`); the client's address feeds rate limits, `masterKeyIps` and the access log.
+    public var trustProxy: TrustProxy = .none
+    /// Origins CORS answers allow (`allowOrigin`): the request's `Origin` when listed, else the first entry.
+    public var allowOrigin: [String] = ["*"]
+    /// Request headers CORS answers allow besides Parse's own (`allowHeaders`).
+    public var allowHeaders: [String] = []
     /// Retried requests with the same `X-Parse-Request-Id` are not applied twice (`idempotencyOptions`); nil: off.
     public var idempotency: IdempotencyOptions? = nil
     /// `security.enableCheck`: `GET /security` answers the security check report (409 otherwise).

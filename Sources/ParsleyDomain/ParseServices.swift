@@ -81,7 +81,9 @@ public struct ParseServices: Sendable {
     /// before the first request. `parsley serve` prepares them before its HTTP server starts listening.
     public init(options: ParseServerOptions, database: any SQLDatabase, cloud: CloudCode = CloudCode(), adapters: Adapters) {
         let store = SQLStore(database: database)
-        self.init(options: options, store: store, schemas: SchemaService(store: store), cloud: cloud, adapters: adapters)
+        self.init(
+            options: options, store: store, schemas: SchemaService(store: store, protectedFields: options.protectedFields), cloud: cloud,
+            adapters: adapters)
     }
 
     /// Services over `database`, ready to serve (commands and tests).

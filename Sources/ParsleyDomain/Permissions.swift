@@ -13,13 +13,11 @@ public struct Permissions: Sendable {
         self.schemas = schemas
     }
 
-    /// Parse Server's `protectedFields` option default, merged into each class's own entries.
-    public static let serverProtectedFields: [String: [String: [String]]] = ["_User": ["*": ["email"]]]
-
-    /// The effective CLP of a class (open when none is stored), with the server-level protected fields.
+    /// The effective CLP of a class (open when none is stored), with the server-level protected fields (Parse Server's
+    /// `protectedFields` option) added to the class's own, entity by entity, as Parse Server's schema controller does.
     public func classLevelPermissions(_ className: String) -> ClassLevelPermissions {
         var clp = ClassLevelPermissions(stored: schemas.schema(className)?.classLevelPermissions)
-        if let extra = Self.serverProtectedFields[className] { clp.merge(protectedFields: extra) }
+        if let extra = schemas.serverProtectedFields[className] { clp.merge(protectedFields: extra) }
         return clp
     }
 
@@ -290,6 +288,9 @@ public struct Permissions: Sendable {
 
     /// Whether a write body sets a field the class's schema does not have (Null and Delete add nothing).
     func addsFields(_ className: String, body: JSONValue, isCreate: Bool) -> Bool {
+        var body = body
+        // A client's own objectId (`allowCustomObjectId`) is no field; the rest of the body still counts.
+        if isCreate, case .object(var fields) = body, fields.removeValue(forKey: "objectId") != nil { body = .object(fields) }
         guard let schema = schemas.schema(className), let patch = try? WriteParser(isCreate: isCreate).parse(body),
             let types = try? ObjectService.requiredTypes(patch)
         else { return false }

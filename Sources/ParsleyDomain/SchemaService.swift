@@ -21,8 +21,13 @@ public final class SchemaService: Sendable {
     /// Re-reads on a miss and the periodic version check (`SchemaService+Freshness`).
     let freshness: SchemaFreshness
 
-    public init(store: SQLStore) {
+    /// Parse Server's `protectedFields` option (with `userSensitiveFields` merged in): class → entity → fields, merged
+    /// into each class's own protected fields (`Permissions.classLevelPermissions`).
+    public let serverProtectedFields: [String: [String: [String]]]
+
+    public init(store: SQLStore, protectedFields: [String: [String: [String]]] = ParseServerOptions.defaultProtectedFields) {
         self.store = store
+        self.serverProtectedFields = protectedFields
         self.freshness = SchemaFreshness(shared: store.database is any ChangeBroadcasting)
     }
 

@@ -69,7 +69,32 @@ public final class SessionService: Sendable {
             invalidate(token: token)
             throw ParseError(.invalidSessionToken, "Session token is expired.")
         }
+        if options.accounts.extendSessionOnUse { return try await extendIfHalfSpent(session) }
         return session
+    }
+
+    /// `extendSessionOnUse`: once less than half of `sessionLength` is left (Parse Server: last updated more than half a
+    /// session length ago), the session lasts a full `sessionLength` from now.
+    func extendIfHalfSpent(_ session: Session) async throws -> Session {
+        let length = options.accounts.sessionLength * 1000
+        guard let expires = session.expiresAt, expires.milliseconds - ParseDate.now.milliseconds <= length / 2 else { return session }
+        var extended = session
+        let until = ParseDate(milliseconds: ParseDate.now.milliseconds + length)
+        extended.expiresAt = until
+        do {
+            _ = try await objects.update(
+                "_Session", objectId: session.objectId, UpdateObject(["expiresAt": ["__type": "Date", "iso": .string(until.iso)]]), auth: .master,
+                rules: .init(trusted: true))
+        } catch let e as ParseError where e.code == .objectNotFound {
+            return session  // revoked meanwhile: the next request finds out
+        }
+        cache.withLockedValue { c in
+            if var cached = c.entries[session.token] {
+                cached.session = extended
+                c.entries[session.token] = cached
+            }
+        }
+        return extended
     }
 
     func lookup(_ token: String) async throws -> Session? {
@@ -93,15 +118,17 @@ public final class SessionService: Sendable {
     /// Creates a session for a user; a previous session of the same user on the same installation is replaced.
     public func create(userId: String, installationId: String?, action: String, authProvider: String) async throws -> Session {
         let token = "r:" + ObjectID.hexToken(length: 32)
-        let expires = ParseDate(milliseconds: ParseDate.now.milliseconds + options.accounts.sessionLength * 1000)
+        let expires =
+            options.accounts.expireInactiveSessions
+            ? ParseDate(milliseconds: ParseDate.now.milliseconds + options.accounts.sessionLength * 1000) : nil
         if let installationId { try await revokeAll(userId: userId, installationId: installationId) }
         var body: [String: JSONValue] = [
             "sessionToken": .string(token),
             "user": Pointer(className: "_User", objectId: userId).json,
             "createdWith": ["action": .string(action), "authProvider": .string(authProvider)],
             "restricted": false,
-            "expiresAt": ["__type": "Date", "iso": .string(expires.iso)],
         ]
+        if let expires { body["expiresAt"] = ["__type": "Date", "iso": .string(expires.iso)] }
         if let installationId { body["installationId"] = .string(installationId) }
         let created = try await objects.create(
             "_Session", CreateObject(body), auth: .master,

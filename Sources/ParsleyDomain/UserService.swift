@@ -72,7 +72,10 @@ public struct UserService: Sendable {
             fields["authData"] = .object(authData)
             authDataResponse = outcome.response.map { ["mfa": $0] }
         }
-        let id = ObjectID.make()
+        // The sign-up's own objectId with `allowCustomObjectId` (else a new one; an objectId sent without the option stays
+        // in the body and is refused as in any create).
+        let id = try objects.newObjectId(.object(fields)).0
+        if options.allowCustomObjectId { fields["objectId"] = nil }
         var internalValues = try await PasswordPolicy.change(
             options.accounts.passwordPolicy, to: password, username: username, user: nil, hasher: hasher)
         Self.grantSelf(&fields, id)
@@ -172,7 +175,8 @@ public struct UserService: Sendable {
         fields["password"] = nil
         let generated = fields["username"] == nil
         if generated { fields["username"] = .string(ObjectID.make(length: 25)) }
-        let id = ObjectID.make()
+        let id = try objects.newObjectId(.object(fields)).0
+        if options.allowCustomObjectId { fields["objectId"] = nil }
         Self.grantSelf(&fields, id)
         let created = try await mapDuplicates { [fields] in
             try await objects.create(
@@ -343,7 +347,7 @@ public struct UserService: Sendable {
         }
         emails.sendLater(verification)
         if !authDataResponse.isEmpty { response["authDataResponse"] = .object(authDataResponse) }
-        if passwordChanged {
+        if passwordChanged, options.accounts.revokeSessionOnPasswordReset {
             try await sessions.revokeAll(userId: id, except: auth.userId == id ? auth.sessionToken : nil)
             if auth.userId == id, let token = auth.sessionToken { response["sessionToken"] = .string(token) }
         }

@@ -13,7 +13,7 @@ public enum ParsleyApplication {
     ) -> Application<ParsleyResponder> {
         return Application(
             responder: ParsleyResponder(transport: ParseTransport(api: api), operations: operations),
-            server: LiveQuerySocket.server(api.services.liveQuery, options: api.options.liveQuery),
+            server: LiveQuerySocket.server(api.services.liveQuery, options: api.options.liveQuery, trustProxy: api.options.security.trustProxy),
             configuration: .init(address: .hostname(host, port: port), serverName: "parsley"),
             services: [api.background],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },

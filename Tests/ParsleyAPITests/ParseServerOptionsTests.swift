@@ -125,6 +125,8 @@ struct ParseServerOptionsTests {
         case "auth": return #"{"anonymous":{"enabled":true}}"#
         case "liveQuery": return #"{"classNames":["Chat"]}"#
         case "security": return #"{"enableCheck":true}"#
+        case "protectedFields": return #"{"Profile":{"*":["secret"]}}"#
+        case "trustProxy": return "loopback, 10.0.0.0/8"
         case "liveQueryServerOptions": return #"{"websocketTimeout":5000}"#
         case "filesAdapter": return "database"
         case "logLevel": return "warn"

@@ -149,7 +149,8 @@ public struct ObjectService: Sendable {
         try permissions.authorizeCreate(className, body: object.json, auth: auth)
         let (body, hookChanged) = try await beforeSave(className, nil, object.json, original: nil, auth: auth)
         try await FileService(options: options, store: fileStore).checkReferences(in: body, auth: auth)  // Files/FileService.swift
-        let patch = try WriteParser(isCreate: true).parse(body)
+        let (objectId, fields) = try newObjectId(body, given: rules.objectId)
+        let patch = try WriteParser(isCreate: true).parse(fields)
         var required = try Self.requiredTypes(patch)
         for (name, value) in rules.values { if let t = try ParseValue.inferType(value) { required[name] = t } }
         let schema = try await schemas.ensure(
@@ -171,13 +172,14 @@ public struct ObjectService: Sendable {
             if op.echoesResult { echoed[path.field] = values[path.field] }
         }
         try schema.fillDefaults(patch, values: &values, echoed: &echoed)  // required / defaultValue (§10.5)
-        let objectId = rules.objectId ?? ObjectID.make()
         let now = ParseDate.now
         let acl = patch.acl ?? rules.defaultACL
         let request = RequestInfo.current  // read before the transaction, whose body may run on another task
         try await store.transaction { [store, values, relations, changes] transaction in
             let writer = store.writer(transaction)
-            try await writer.insert(className: className, schema: schema, objectId: objectId, createdAt: now, values: values, acl: acl)
+            try await Self.mappingDuplicateId {
+                try await writer.insert(className: className, schema: schema, objectId: objectId, createdAt: now, values: values, acl: acl)
+            }
             for (field, pointers) in relations {
                 try await writer.addRelation(owner: className, field: field, owningId: objectId, related: pointers.map(\.objectId))
             }

@@ -85,7 +85,7 @@ struct DashboardResponder: Sendable {
     /// member. Cross-origin attempts (an `Origin` that is not this host) are refused, and so are more than 10 failures
     /// a minute from one address.
     func login(_ request: Request, context: ParsleyRequestContext) async -> Response {
-        let address = context.remoteAddress?.ipAddress ?? "-"
+        let address = context.clientAddress ?? "-"
         if let origin = request.headers[.origin], let host = request.head.authority, !(origin.hasSuffix("://" + host)) {
             return Self.json(403, ["error": "cross-origin sign-in refused"])
         }
@@ -101,7 +101,7 @@ struct DashboardResponder: Sendable {
         var username: String?
         if let key = body["masterKey"]?.stringValue {
             if DashboardSessions.constantTimeEqual(key, options.masterKey) {
-                if let allowed = options.security.masterKeyIps, !IPRange.allows(allowed, context.remoteAddress?.ipAddress) {
+                if let allowed = options.security.masterKeyIps, !IPRange.allows(allowed, context.clientAddress) {
                     return Self.json(403, ["error": "unauthorized"])
                 }
             } else if let readOnlyKey = options.readOnlyMasterKey, DashboardSessions.constantTimeEqual(key, readOnlyKey) {

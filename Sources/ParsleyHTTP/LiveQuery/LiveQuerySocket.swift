@@ -11,22 +11,26 @@ import ParsleyDomain
 /// frames go to the hub, the hub's frames go out in order, and the hub's pings keep it honest.
 enum LiveQuerySocket {
     /// The HTTP server: plain HTTP/1.1, with the WebSocket upgrade when any class is live.
-    static func server(_ hub: LiveQueryHub, options: LiveQueryOptions) -> HTTPServerBuilder {
+    /// The client's address is the TCP peer's, or what the proxies `trustProxy` trusts forward (as for HTTP requests).
+    static func server(_ hub: LiveQueryHub, options: LiveQueryOptions, trustProxy: TrustProxy = .none) -> HTTPServerBuilder {
         guard hub.isEnabled else { return .http1() }
         let ws = WebSocketServerConfiguration(
             maxFrameSize: options.maxMessageBytes, autoPing: .enabled(timePeriod: options.pingInterval), closeTimeout: .seconds(5),
             validateUTF8: true)
-        return .http1WebSocketUpgrade(configuration: .init(ws: ws)) { _, channel, _ in
-            .upgrade([:]) { inbound, outbound, _ in
-                await serve(hub, channel: channel, inbound: inbound, outbound: outbound, maxMessage: options.maxMessageBytes)
+        return .http1WebSocketUpgrade(configuration: .init(ws: ws)) { head, channel, _ in
+            let address = trustProxy.clientAddress(
+                peer: channel.remoteAddress?.ipAddress, forwardedFor: head.headerFields[values: ParsleyResponder.forwardedFor])
+            return .upgrade([:]) { inbound, outbound, _ in
+                await serve(hub, channel: channel, address: address, inbound: inbound, outbound: outbound, maxMessage: options.maxMessageBytes)
             }
         }
     }
 
-    static func serve(_ hub: LiveQueryHub, channel: any Channel, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, maxMessage: Int)
-        async
-    {
-        let connection = hub.open(address: channel.remoteAddress?.ipAddress)
+    static func serve(
+        _ hub: LiveQueryHub, channel: any Channel, address: String?, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        maxMessage: Int
+    ) async {
+        let connection = hub.open(address: address)
         // A client too far behind is cut off at once (its socket may not be draining at all).
         connection.onOverflow { channel.close(promise: nil) }
         defer { hub.close(connection) }

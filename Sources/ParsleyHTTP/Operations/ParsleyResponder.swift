@@ -60,6 +60,9 @@ public struct ParsleyResponder: HTTPResponder {
         logger[metadataKey: "request_id"] = .string(requestId)
         var inner = context
         inner.logger = logger
+        let forwarded = transport.options.security.trustProxy != .none
+        var request = request
+        if forwarded { Self.applyTrustProxy(transport.options.security.trustProxy, &request, &inner) }
         let path = request.uri.path
         let segments = relativeSegments(path)
         var response: Response
@@ -72,6 +75,9 @@ public struct ParsleyResponder: HTTPResponder {
             response = try await transport.respond(to: request, context: inner)
         }
         response.headers[Self.requestIdHeader] = requestId
+        if transport.cors.configured, response.headers[.accessControlAllowOrigin] != nil {
+            transport.cors.apply(to: &response.headers, origin: request.headers[.origin])
+        }
         transport.counters.count(status: response.status.code)
         let elapsed = ContinuousClock.now - start
         operations.metrics?.record(method: request.method.rawValue, route: Self.route(segments), status: response.status.code, duration: elapsed)
@@ -79,10 +85,28 @@ public struct ParsleyResponder: HTTPResponder {
             AccessLog.log(
                 AccessRecord(
                     method: request.method.rawValue, path: path, status: response.status.code, duration: elapsed, requestId: requestId,
-                    ip: AccessRecord.Client(context.remoteAddress)),
+                    ip: forwarded ? .text(inner.clientAddress ?? "-") : AccessRecord.Client(context.remoteAddress)),
                 logger: logger)
         }
         return response
+    }
+
+    // (Both literals are valid field names; the fallbacks are never used.)
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For") ?? .via
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto") ?? .via
+
+    /// `trustProxy`: the client's address from `X-Forwarded-For` as far as the hops are trusted, and HTTPS when a trusted
+    /// peer says so in `X-Forwarded-Proto` (its first entry); the request then reads as one with the `https` scheme.
+    static func applyTrustProxy(_ trust: TrustProxy, _ request: inout Request, _ context: inout Context) {
+        let peer = context.remoteAddress?.ipAddress
+        context.clientAddress = trust.clientAddress(peer: peer, forwardedFor: request.headers[values: forwardedFor])
+        guard trust.trustsForwardedProtocol(peer: peer), let proto = request.headers[forwardedProto] else { return }
+        let first = proto.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard first == "https" else { return }
+        context.forwardedHTTPS = true
+        var head = request.head
+        head.scheme = "https"
+        request = Request(head: head, body: request.body)
     }
 
     /// The path below the mount, split; nil outside it.

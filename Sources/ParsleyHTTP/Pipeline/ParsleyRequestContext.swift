@@ -23,20 +23,23 @@ public struct ParsleyRequestContext: RequestContext, RemoteAddressRequestContext
     /// Set for a batch sub-request or an in-process call: the route leaves its answer (or error) here instead of
     /// encoding it.
     var capture: CapturedAnswer?
+    /// The client's address: the TCP peer, or what the proxies `trustProxy` trusts say (`ParsleyResponder`).
+    var clientAddress: String?
+    /// A trusted proxy said the client used HTTPS (`X-Forwarded-Proto`).
+    var forwardedHTTPS = false
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        clientAddress = remoteAddress?.ipAddress
     }
 
     /// A context for a request that did not come from a socket of its own (an in-process call).
     init(logger: Logger, remoteAddress: SocketAddress?) {
         coreContext = .init(source: LoggerSource(logger: logger))
         self.remoteAddress = remoteAddress
+        clientAddress = remoteAddress?.ipAddress
     }
-
-    /// The client's IP address as text (rate limits, `masterKeyIps`, cloud code's `req.ip`).
-    var clientAddress: String? { remoteAddress?.ipAddress }
 
     struct LoggerSource: RequestContextSource {
         let logger: Logger

@@ -28,14 +28,13 @@ struct SessionsRouter: ParseRouter {
             }
             guard let userId = req.auth.userId else { throw ParseError(.invalidSessionToken, "Invalid session token") }
             let s = try await sessions.create(userId: userId, installationId: req.auth.installationId, action: "create", authProvider: "password")
-            return ParseResponse(
-                status: 201,
-                body: [
-                    "objectId": .string(s.objectId), "sessionToken": .string(s.token), "createdAt": .string(ParseDate.now.iso),
-                    "user": Pointer(className: "_User", objectId: userId).json, "createdWith": ["action": "create"], "restricted": false,
-                    "expiresAt": ["__type": "Date", "iso": .string(s.expiresAt?.iso ?? "")],
-                ],
-                location: "\(req.mountURL)/sessions/\(s.objectId)")
+            var body: [String: JSONValue] = [
+                "objectId": .string(s.objectId), "sessionToken": .string(s.token), "createdAt": .string(ParseDate.now.iso),
+                "user": Pointer(className: "_User", objectId: userId).json, "createdWith": ["action": "create"], "restricted": false,
+            ]
+            // No expiry without `expireInactiveSessions`.
+            if let expires = s.expiresAt { body["expiresAt"] = ["__type": "Date", "iso": .string(expires.iso)] }
+            return ParseResponse(status: 201, body: .object(body), location: "\(req.mountURL)/sessions/\(s.objectId)")
         }
         table.on(.put, "sessions/:objectId") { [objects, sessions] req, p in
             // A user may change other fields of its own sessions (their ACL); another user's session is not found (101).

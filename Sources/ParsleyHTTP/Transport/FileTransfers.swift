@@ -214,7 +214,7 @@ extension ParseTransport {
 
     static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
 
-    /// `publicServerURL`, else `http://<Host><mount>`.
+    /// `publicServerURL`, else `http://<Host><mount>` (`https` over TLS, or when a proxy `trustProxy` trusts says so).
     func fileURL(_ request: Request, _ file: StoredFile) -> String {
         FileService.url(mountURL: mountURL(request), applicationId: options.applicationId, name: file.name)
     }
@@ -223,7 +223,8 @@ extension ParseTransport {
         if let publicURL = options.publicServerURL {
             return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
         }
-        return "http://\(request.head.authority ?? "localhost")\(mountPrefix)"
+        let scheme = request.head.scheme == "https" ? "https" : "http"
+        return "\(scheme)://\(request.head.authority ?? "localhost")\(mountPrefix)"
     }
 }
 

@@ -18,11 +18,14 @@ public struct ParseTransport: HTTPResponder {
     let dashboardSessions: DashboardSessions
     /// Requests answered since the start (the dashboard's health page).
     let counters = RequestCounters()
+    /// `allowOrigin` and `allowHeaders`, applied to every answer by `ParsleyResponder`.
+    let cors: CORSPolicy
     private let router = RouterHolder()
 
     public init(api: ParseAPI) {
         self.api = api
         self.options = api.options
+        self.cors = CORSPolicy(api.options.security)
         self.dashboardSessions = DashboardSessions(idleTimeout: api.options.dashboard.idleTimeout)
         var mount = api.options.mountPath
         if !mount.hasPrefix("/") { mount = "/" + mount }
@@ -65,6 +68,8 @@ public struct ParseTransport: HTTPResponder {
     /// Answers a batch sub-request through the router and its middleware, as the batch's caller.
     func dispatch(_ sub: ParseRequest, within batch: Context) async throws -> ParseResponse {
         var context = Context(logger: batch.logger, remoteAddress: batch.remoteAddress)
+        context.clientAddress = batch.clientAddress
+        context.forwardedHTTPS = batch.forwardedHTTPS
         context.call = ParseCall(
             method: sub.method, segments: sub.path, params: sub.params, body: sub.body, credentials: batch.call?.credentials ?? Credentials(),
             cloudContext: batch.call?.cloudContext, mountURL: sub.mountURL, headers: batch.call?.headers ?? [:])
@@ -315,13 +320,17 @@ public struct ParseTransport: HTTPResponder {
     static let installationId = HTTPField.Name("X-Parse-Installation-Id")!
     static let requestId = HTTPField.Name("X-Parse-Request-Id")!
 
+    static let defaultAllowedHeaders =
+        "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, X-Parse-Client-Version, "
+        + "X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, X-Parse-Request-Id, X-Parse-Client-Key, "
+        + "X-Parse-Installation-Id, X-Parse-Cloud-Context, Content-Type, Pragma, Cache-Control"
+
     static let baseHeaders: HTTPFields = {
         var h = HTTPFields()
         h[.contentType] = "application/json; charset=utf-8"
         h[.accessControlAllowOrigin] = "*"
         h[.accessControlAllowMethods] = "GET,PUT,POST,DELETE,OPTIONS"
-        h[.accessControlAllowHeaders] =
-            "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, X-Parse-Client-Version, X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, X-Parse-Request-Id, X-Parse-Client-Key, X-Parse-Installation-Id, X-Parse-Cloud-Context, Content-Type, Pragma, Cache-Control"
+        h[.accessControlAllowHeaders] = defaultAllowedHeaders
         h[.accessControlExposeHeaders] = "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id"
         return h
     }()

@@ -1,0 +1,94 @@
+import Foundation
+import ParsleyCore
+import ParsleyDomain
+
+/// Parse Server options about the HTTP edge and the data model that a typical config.json sets: `trustProxy`,
+/// `allowOrigin`, `allowHeaders` (and, in their own files, the protected fields, object ids and sessions).
+extension ServerSettings {
+    static func applyCompatibilitySettings(to options: inout ParseServerOptions, values: OptionValues) throws {
+        options.security.trustProxy = try trustProxy(values)
+        if let origins = try stringList(values, "allowOrigin") { options.security.allowOrigin = origins.isEmpty ? ["*"] : origins }
+        if let headers = try stringList(values, "allowHeaders") { options.security.allowHeaders = headers }
+        options.protectedFields = try protectedFields(values)
+        options.allowCustomObjectId = try values.bool("allowCustomObjectId", default: false)
+        options.objectIdSize = try values.integer("objectIdSize", default: 10) ?? 10
+        options.accounts.expireInactiveSessions = try values.bool("expireInactiveSessions", default: true)
+        options.accounts.extendSessionOnUse = try values.bool("extendSessionOnUse", default: false)
+        options.accounts.revokeSessionOnPasswordReset = try values.bool("revokeSessionOnPasswordReset", default: true)
+        guard (6...64).contains(options.objectIdSize) else {
+            throw Invalid(description: "\(OptionTable.spec("objectIdSize").shownName) must be 6 to 64 characters")
+        }
+    }
+
+    /// `protectedFields` (class → entity → fields) with the deprecated `userSensitiveFields` added to `_User`'s `*`,
+    /// and Parse Server's default (`_User`'s `email` for `*`) always kept, as Parse Server merges them at start.
+    static func protectedFields(_ values: OptionValues) throws -> [String: [String: [String]]] {
+        var fields = ParseServerOptions.defaultProtectedFields
+        if let (json, name) = try values.object("protectedFields") {
+            let problem = "must be a JSON object of classes, each an object of entities (`*`, `authenticated`, `role:…`, …) to arrays of fields"
+            fields = [:]
+            for (className, entities) in json {
+                guard case .object(let entities) = entities else { throw Invalid(description: "\(name) \(problem)") }
+                var byEntity: [String: [String]] = [:]
+                for (entity, list) in entities {
+                    guard let items = list.arrayValue, case let names = items.compactMap(\.stringValue), names.count == items.count else {
+                        throw Invalid(description: "\(name) \(problem)")
+                    }
+                    byEntity[entity] = names
+                }
+                fields[className] = byEntity
+            }
+        }
+        if let sensitive = try stringList(values, "userSensitiveFields"), !sensitive.isEmpty {
+            Self.add(sensitive, to: &fields, className: "_User", entity: "*")
+        }
+        for (className, entities) in ParseServerOptions.defaultProtectedFields {
+            for (entity, list) in entities { Self.add(list, to: &fields, className: className, entity: entity) }
+        }
+        return fields
+    }
+
+    private static func add(_ list: [String], to fields: inout [String: [String: [String]]], className: String, entity: String) {
+        var current = fields[className]?[entity] ?? []
+        for field in list where !current.contains(field) { current.append(field) }
+        fields[className, default: [:]][entity] = current
+    }
+
+    /// Express's `trust proxy`: `true` (every hop), a number of hops, or addresses, CIDR ranges and the names
+    /// `loopback`, `linklocal`, `uniquelocal` (a JSON array or a comma list); `false`, `0` or `[]`: none.
+    static func trustProxy(_ values: OptionValues) throws -> TrustProxy {
+        guard let raw = values.raw("trustProxy") else { return .none }
+        let name = OptionTable.spec("trustProxy").shownName
+        let problem = "must be true, false, a number of hops, or a list of addresses and CIDR ranges"
+        switch raw.json {
+        case .bool(let on): return on ? .all : .none
+        case .int(let n):
+            guard n >= 0, n <= 1000 else { throw Invalid(description: "\(name) \(problem)") }
+            return n == 0 ? .none : .hops(Int(n))
+        case .string, .array:
+            guard let entries = try stringList(values, "trustProxy"), let trust = TrustProxy.list(entries) else {
+                throw Invalid(description: "\(name) \(problem)")
+            }
+            return trust
+        case .null: return .none
+        default: throw Invalid(description: "\(name) \(problem)")
+        }
+    }
+
+    /// A list option: a JSON array of strings, or a comma list (Parse Server's array parser); nil when not set.
+    static func stringList(_ values: OptionValues, _ key: String) throws -> [String]? {
+        guard let raw = values.raw(key) else { return nil }
+        let name = OptionTable.spec(key).shownName
+        switch raw.json {
+        case .array(let items):
+            return try items.map { item in
+                guard let s = item.stringValue else { throw Invalid(description: "\(name): entries must be strings, not \(OptionValues.kind(item))") }
+                return s
+            }
+        case .object:
+            throw Invalid(description: "\(name) must be a list (a JSON array of strings or a comma list), not \(OptionValues.kind(raw.json))")
+        default:
+            return raw.text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+    }
+}
