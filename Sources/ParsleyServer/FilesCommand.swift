@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ParsleyAdapters
 import ParsleyDomain
+import ParsleyStorage
 
 /// `parsley files migrate`: moves the files of one adapter into another while servers keep serving them.
 struct FilesCommand: AsyncParsableCommand {
@@ -45,7 +46,7 @@ struct FilesMigrate: AsyncParsableCommand {
                     do {
                         targetAdapter = .custom(S3FileStore(options: try S3FileOptions.parse([:], environment: setup.values.environment)))
                     } catch {
-                        throw ServerSettings.Invalid(description: "--to s3: \(error.description)")
+                        throw ServerSettings.Invalid(description: "--to s3: \(error)")
                     }
                 }
             case let name?:
@@ -54,8 +55,12 @@ struct FilesMigrate: AsyncParsableCommand {
                 }
                 targetAdapter = adapter
             }
-            if case .filesystem = sourceAdapter, case .filesystem = targetAdapter { throw ServerSettings.Invalid(description: "--from and --to are the same") }
-            if case .database = sourceAdapter, case .database = targetAdapter { throw ServerSettings.Invalid(description: "--from and --to are the same") }
+            if case .filesystem = sourceAdapter, case .filesystem = targetAdapter {
+                throw ServerSettings.Invalid(description: "--from and --to are the same")
+            }
+            if case .database = sourceAdapter, case .database = targetAdapter {
+                throw ServerSettings.Invalid(description: "--from and --to are the same")
+            }
             let (database, _) = try await setup.open()
             let start = ContinuousClock.now
             let summary = try await database.serving {
@@ -68,7 +73,8 @@ struct FilesMigrate: AsyncParsableCommand {
                 return try await migration.run { name, copied in if copied { Transfer.note("copied \(name)") } }
             }
             Transfer.note(
-                "files migrate: \(summary.copied) copied (\(summary.bytes) bytes), \(summary.skipped) already there, in \(ContinuousClock.now - start)")
+                "files migrate: \(summary.copied) copied (\(summary.bytes) bytes), \(summary.skipped) already there, in \(ContinuousClock.now - start)"
+            )
         }
     }
 }

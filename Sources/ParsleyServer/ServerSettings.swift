@@ -119,12 +119,13 @@ extension ServerSettings {
             do {
                 return .custom(S3FileStore(options: try S3FileOptions.parse(adapterOptions, environment: values.environment)))
             } catch {
-                throw Invalid(description: "\(raw.name): \(error.description)")
+                throw Invalid(description: "\(raw.name): \(error)")
             }
         }
         guard let adapter = builtInFilesAdapter(name) else {
             throw Invalid(
-                description: "\(raw.name) must be fs (files in a folder), database or @parse/s3-files-adapter: other files adapters are not supported")
+                description: "\(raw.name) must be fs (files in a folder), database or @parse/s3-files-adapter: other files adapters are not supported"
+            )
         }
         guard Harmless.isEmpty(.object(adapterOptions)) else {
             throw Invalid(description: "\(raw.name): fs and database take no options")

@@ -39,7 +39,7 @@ struct FilesHarness: Sendable {
         _ body: @escaping @Sendable (FilesHarness) async throws -> Void
     ) async throws {
         let logger = TestDatabase.logger
-        let s3 = backend == .s3 ? try await s3Store ?? MotoServer.store() : nil
+        let s3 = backend == .s3 ? try await Self.bucket(s3Store) : nil
         try await TestDatabase.with(databaseBackend, logger: logger) { db in
             let files = db.directory.appendingPathComponent("files").path
             let options = TestServer.options {
@@ -67,6 +67,12 @@ struct FilesHarness: Sendable {
                 }
             }
         }
+    }
+
+    /// The S3 store of an `.s3` test: the one given, else a new bucket on the shared moto server.
+    static func bucket(_ given: S3FileStore?) async throws -> S3FileStore {
+        if let given { return given }
+        return try await MotoServer.store()
     }
 
     // MARK: Requests

@@ -1,7 +1,8 @@
 import AsyncHTTPClient
 import Foundation
-import HTTPTypes
 import NIOCore
+import NIOHTTP1
+import HTTPTypes
 @testable import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
@@ -55,11 +56,14 @@ struct S3FilesTests {
             #expect(response.hasPrefix("HTTP/1.1 413"))
             #expect(response.contains("\"code\":130"))
             let clean = try await f.eventually { try await f.leftovers().isEmpty }
-            #expect(clean, "\(try await f.leftovers())")
+            let left = try await f.leftovers()
+            #expect(clean, "\(left)")
         }
     }
 
-    @Test("directAccess: public-read objects, URLs <endpoint>/<bucket>/<prefix><name> in uploads and objects, metadata and tags", arguments: Backend.all)
+    @Test(
+        "directAccess: public-read objects, URLs <endpoint>/<bucket>/<prefix><name> in uploads and objects, metadata and tags", arguments: Backend.all
+    )
     func directAccess(_ database: Backend) async throws {
         let store = try await MotoServer.store(directAccess: true) { $0.bucketPrefix = "app/" }
         try await FilesHarness.with(.s3, database: database, s3Store: store) { f in
@@ -103,6 +107,9 @@ struct S3FilesTests {
             let s3 = try #require(f.s3)
             let (_, acl) = try await s3.call(.GET, stored.name, query: [("acl", "")])
             #expect(!acl.contains("AllUsers"))
+            let direct = try await Self.fetch("\(s3.endpoint)/\(s3.bucket)/\(stored.name)")
+            #expect(direct.status == 403)
+            #expect(try await f.get(stored.path).bytes == Array("private".utf8))
         }
     }
 
@@ -140,7 +147,7 @@ struct S3FilesTests {
 
     @Test("S3 unreachable: /health answers, uploads fail with 130 (no secret in the answer), and work once S3 is back")
     func unreachableBucket() async throws {
-        let port = try PostgresCluster.freePort()
+        let port = try LocalCluster.freePort()
         let store = try await MotoServer.store { $0.endpoint = "http://127.0.0.1:\(port)" }
         try await FilesHarness.with(.s3, s3Store: store) { f in
             let health = try await f.client.raw(.get, "/parse/health", headers: [:])
@@ -179,7 +186,8 @@ struct S3FilesTests {
             for (i, size) in [5, 11 << 20].enumerated() {
                 let bytes = patternBytes(size + i)
                 var pending: ByteBuffer? = ByteBuffer(bytes: bytes)
-                let file = try await folder.create(StoredFile(name: "0\(i)_old\(i).bin", contentType: "application/octet-stream"), maxBytes: 64 << 20) {
+                let file = try await folder.create(StoredFile(name: "0\(i)_old\(i).bin", contentType: "application/octet-stream"), maxBytes: 64 << 20)
+                {
                     defer { pending = nil }
                     return pending
                 }
@@ -189,8 +197,10 @@ struct S3FilesTests {
             for (name, bytes) in old { #expect(try await f.get("/parse/files/test-app/\(name)").bytes == bytes) }
             let new = try await f.stored("new.txt", Array("new".utf8))
             #expect(try await store.client.list(prefix: "").keys == [new.name])
+            // A client (not the master key) may name a file that is only in the folder yet.
+            _ = try await f.client.createId("Doc", ["file": ["__type": "File", "name": .string(new.name)]])
             let object = try await f.client.create("Doc", ["file": ["__type": "File", "name": .string(old[0].0)]], master: false)
-            #expect(object.status == 201)
+            #expect(object.status == 201, "\(object.json)")
 
             let summary = try await FileMigration(source: folder, target: store, deletingSource: true).run()
             #expect(summary.copied == 2)
@@ -220,7 +230,7 @@ struct S3FilesTests {
         let put = signer.sign(
             method: "PUT", host: "127.0.0.1:5000", path: "/bucket/" + S3Signer.encodePath("dir/héllo w.txt"),
             query: [("partNumber", "2"), ("uploadId", "a/b=")], headers: [("Content-Type", "text/plain"), ("x-amz-meta-note", "  two   spaces ")],
-            payloadHash: S3Signer.unsignedPayload, at: time)
+            payloadHash: S3Signer.emptyPayload, at: time)
         #expect(put.last?.1.hasSuffix("Signature=05c02c87ae35edfff9d85fb5370ba5293e7500c2b1a311b6e1fd52e00881429d") == true)
         #expect(!"\(signer.credentials)".contains("wJalrXUtnFEMI"))
     }

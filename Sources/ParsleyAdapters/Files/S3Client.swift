@@ -1,6 +1,6 @@
 public import AsyncHTTPClient
 public import NIOCore
-import NIOHTTP1
+public import NIOHTTP1
 import ParsleyCore
 
 /// An S3 error answer (`<Error><Code>NoSuchKey</Code>…`) or a failure to reach the endpoint.
@@ -175,7 +175,10 @@ public struct S3Client: Sendable {
     public func multipartUploads(prefix: String) async throws -> [(key: String, uploadId: String, initiated: String)] {
         let (_, text) = try await call(.GET, nil, query: [("uploads", ""), ("prefix", prefix)])
         return S3XML.values("Upload", in: text).map { upload in
-            (S3XML.values("Key", in: upload).first ?? "", S3XML.values("UploadId", in: upload).first ?? "", S3XML.values("Initiated", in: upload).first ?? "")
+            (
+                S3XML.values("Key", in: upload).first ?? "", S3XML.values("UploadId", in: upload).first ?? "",
+                S3XML.values("Initiated", in: upload).first ?? ""
+            )
         }
     }
 

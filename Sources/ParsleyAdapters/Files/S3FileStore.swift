@@ -197,11 +197,11 @@ public final class S3FileStore: FileStore {
             let text = String(buffer: (try? await response.body.collect(upTo: 1 << 20)) ?? ByteBuffer())
             throw FileStoreError.io(S3Client.error(response.status.code, text).description)
         }
-        var remaining = range.count
+        var remaining = range.upperBound - range.lowerBound
         do {
             for try await chunk in response.body {
                 guard remaining > 0 else { break }
-                let piece = chunk.readableBytes > remaining ? chunk.getSlice(at: chunk.readerIndex, length: Int(remaining)) ?? chunk : chunk
+                let piece = Int64(chunk.readableBytes) > remaining ? chunk.getSlice(at: chunk.readerIndex, length: Int(remaining)) ?? chunk : chunk
                 remaining -= Int64(piece.readableBytes)
                 try await write(piece)
             }
@@ -252,7 +252,8 @@ public final class S3FileStore: FileStore {
     // MARK: Helpers
 
     static func isToken(_ key: String) -> Bool {
-        !key.isEmpty && key.utf8.allSatisfy { c in (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F }
+        !key.isEmpty
+            && key.utf8.allSatisfy { c in (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F }
     }
 
     static func percentDecode(_ text: String) -> String? {

@@ -42,17 +42,17 @@ public struct S3FileOptions: Sendable {
 
     /// Reads `options` (the adapter's object), then the environment for what it leaves out.
     /// - Throws: `Invalid` naming the option, never showing a secret.
-    public static func parse(_ options: [String: JSONValue], environment: [String: String]) throws(Invalid) -> S3FileOptions {
+    public static func parse(_ options: [String: JSONValue], environment: [String: String]) throws -> S3FileOptions {
         func env(_ names: String...) -> String? {
             for name in names { if let v = environment[name], !v.isEmpty { return v } }
             return nil
         }
-        func string(_ key: String, in object: [String: JSONValue] = options) throws(Invalid) -> String? {
+        func string(_ key: String, in object: [String: JSONValue] = options) throws -> String? {
             guard let value = object[key], !value.isNull else { return nil }
             guard let text = value.stringValue else { throw Invalid(description: "filesAdapter.options.\(key) must be a string") }
             return text
         }
-        func bool(_ key: String, _ envName: String?) throws(Invalid) -> Bool? {
+        func bool(_ key: String, _ envName: String?) throws -> Bool? {
             if let value = options[key], !value.isNull {
                 if let b = value.boolValue { return b }
                 if let t = value.stringValue, let b = flag(t) { return b }

@@ -83,8 +83,7 @@ struct S3Signer: Sendable {
         ]
         if let token = credentials.sessionToken { query.append(("X-Amz-Security-Token", token)) }
         let canonical = [method, path, Self.canonicalQuery(query), "host:\(host)\n", "host", Self.unsignedPayload].joined(separator: "\n")
-        query.append(("X-Amz-Signature", signature(canonical, at: time)))
-        return Self.canonicalQuery(query)
+        return Self.canonicalQuery(query) + "&X-Amz-Signature=" + signature(canonical, at: time)
     }
 
     func scope(_ time: Timestamp) -> String { "\(time.day)/\(region)/\(service)/aws4_request" }

@@ -21,6 +21,7 @@ public struct FileMigration: Sendable {
         public var copied = 0
         public var skipped = 0
         public var bytes: Int64 = 0
+        public init() {}
     }
 
     /// - Parameter progress: called after each file with its name and whether it was copied.

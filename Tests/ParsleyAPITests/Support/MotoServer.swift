@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOHTTP1
 import ParsleyAdapters
 
 #if canImport(Glibc)
@@ -12,7 +14,9 @@ import ParsleyAdapters
 /// tests that need it fail (they never skip silently).
 actor MotoServer {
     static let shared = MotoServer()
-    private var started: String?
+    /// The one start (tests ask at once: the first starts it, the others wait for the same task); the child is
+    /// kept here for the life of the process.
+    private var starting: Task<(ChildProcess, String), any Error>?
 
     struct Unavailable: Error, CustomStringConvertible {
         let description: String
@@ -20,17 +24,21 @@ actor MotoServer {
 
     /// `http://127.0.0.1:<port>` of the shared server.
     func endpoint() async throws -> String {
-        if let started { return started }
-        let (child, url) = try await Self.launch()
-        Self.registerStop(child.processIdentifier)
-        started = url
-        return url
+        if starting == nil {
+            starting = Task {
+                let (child, url) = try await Self.launch()
+                Self.registerStop(child.processIdentifier)
+                return (child, url)
+            }
+        }
+        guard let starting else { throw Unavailable(description: "moto did not start") }
+        return try await starting.value.1
     }
 
     /// A server of its own (for a test that stops it), on `port` when given.
     static func launch(port: Int? = nil) async throws -> (ChildProcess, String) {
         try ensureInstalled()
-        let port = try port ?? PostgresCluster.freePort()
+        let port = try port ?? LocalCluster.freePort()
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-moto-\(port).log")
         let child = try ChildProcess("/usr/bin/env", ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)], output: log)
         let url = "http://127.0.0.1:\(port)"
