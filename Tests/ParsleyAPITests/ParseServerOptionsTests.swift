@@ -119,6 +119,7 @@ struct ParseServerOptionsTests {
         case "security": return #"{"enableCheck":true}"#
         case "liveQueryServerOptions": return #"{"websocketTimeout":5000}"#
         case "filesAdapter": return "database"
+        case "filesFallbackAdapter": return "fs"
         case "logLevel": return "warn"
         case "logFormat": return "json"
         case "smtpAuth": return "plain"
