@@ -7,9 +7,11 @@ import ParsleyHTTP
 import ParsleySQLite
 import ParsleyStorage
 
-/// `parsley-bench --files [--files-mb 100]`: streams one file up and down through Parsley with curl over
+/// `parsley-bench --files [--files-mb 100] [--s3]`: streams one file up and down through Parsley with curl over
 /// loopback, for each built-in store, next to a raw disk copy of the same file timed in the same run; and the
-/// peak memory of this process (server included) during each transfer, above its idle size.
+/// peak memory of this process (server included) during each transfer, above its idle size. With `--s3`, also
+/// the S3 store against moto's server on loopback (`python3 -m moto.server`, started here; its own memory is not
+/// counted: it keeps objects in memory).
 enum FilesBench {
     struct Transfer {
         var seconds: Double
@@ -40,11 +42,28 @@ enum FilesBench {
             ("cp + fsync", bytes / (cp + sync) / 1e6, nil),
             ("cat > /dev/null (raw read)", bytes / cat / 1e6, nil),
         ]
-        for (i, backend) in [("filesystem", FilesAdapter.filesystem), ("database", FilesAdapter.database)].enumerated() {
+        var backends: [(String, FilesAdapter)] = [("filesystem", .filesystem), ("database", .database)]
+        var moto: Process?
+        defer { moto?.terminate() }
+        if args.contains("--s3") {
+            let motoPort = port + 20
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(motoPort)]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            moto = process
+            try await Task.sleep(for: .seconds(3))
+            var s3 = S3FileOptions(bucket: "parsley-bench", credentials: S3Credentials(accessKeyId: "bench", secretAccessKey: "bench-secret"))
+            s3.endpoint = "http://127.0.0.1:\(motoPort)"
+            backends.append(("s3 (moto)", .custom(S3FileStore(options: s3))))
+        }
+        for (i, backend) in backends.enumerated() {
             var options = ParseServerOptions(applicationId: "bench", masterKey: "bench-master-key", maxRequestBytes: Int(bytes) + (1 << 20))
             options.files.adapter = backend.1
-            options.files.directory = work.appendingPathComponent("files-\(backend.0)").path
-            let database = try await SQLiteDatabase.open(path: work.appendingPathComponent("files-\(backend.0).sqlite").path, logger: logger)
+            options.files.directory = work.appendingPathComponent("files-\(i)").path
+            let database = try await SQLiteDatabase.open(path: work.appendingPathComponent("files-\(i).sqlite").path, logger: logger)
             let serverPort = port + 10 + i
             try await database.serving {
                 let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, adapters: .standard))

@@ -24,8 +24,16 @@ public struct Adapters: Sendable {
 
     /// The file store `options.files.adapter` names: a folder (`files.directory`, or `parsley-files/<app id>` in
     /// the temporary folder), the database's `_Files` tables, or the app's own store.
+    /// With `files.fallbackAdapter` (a move between stores), reads also find the files still in the old one.
     public func fileStore(for options: ParseServerOptions, database: any SQLDatabase) -> any FileStore {
-        switch options.files.adapter {
+        let primary = fileStore(options.files.adapter, options: options, database: database)
+        guard let fallback = options.files.fallbackAdapter else { return primary }
+        return FallbackFileStore(primary: primary, fallback: fileStore(fallback, options: options, database: database))
+    }
+
+    /// The store of one adapter.
+    public func fileStore(_ adapter: FilesAdapter, options: ParseServerOptions, database: any SQLDatabase) -> any FileStore {
+        switch adapter {
         case .filesystem: makeFolderFileStore(options.files.directory ?? FileService.defaultDirectory(options.applicationId))
         case .database: DatabaseFileStore(database: database)
         case .custom(let custom): custom

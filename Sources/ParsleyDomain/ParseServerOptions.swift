@@ -140,6 +140,9 @@ public struct EmailOptions: Sendable {
 public struct FileOptions: Sendable {
     /// Where file bytes live: a folder (default), the database, or an adapter of your own (`filesAdapter`).
     public var adapter: FilesAdapter = .filesystem
+    /// During a move between stores (`parsley files migrate`): the old store, read for files `adapter` does not
+    /// have yet (`FallbackFileStore`); nil: none.
+    public var fallbackAdapter: FilesAdapter? = nil
     /// The folder of the filesystem adapter (nil: `parsley-files/<app id>` in the temporary folder).
     public var directory: String? = nil
     /// Who may upload (`fileUpload`).

@@ -208,7 +208,9 @@ enum OptionTable {
         OptionSpec(
             key: "filesAdapter", env: ["PARSE_SERVER_FILES_ADAPTER", "PARSLEY_FILES_ADAPTER"], kind: .value, status: .supported,
             origin: .parseServer,
-            note: "`fs` (default; also `@parse/fs-files-adapter`) or `database` (also `GridFSBucketAdapter`); any other adapter stops the start"),
+            note:
+                "`fs` (default; also `@parse/fs-files-adapter`), `database` (also `GridFSBucketAdapter`) or `@parse/s3-files-adapter` with its options "
+                + "and `S3_*`/`AWS_*` variables (README: Files in S3); any other adapter stops the start"),
         supported(
             "fileUpload", ["PARSE_SERVER_FILE_UPLOAD_OPTIONS"], .value, .parseServer,
             "JSON `{enableForPublic, enableForAnonymousUser, enableForAuthenticatedUser, fileExtensions}`",
@@ -350,6 +352,9 @@ enum OptionTable {
         supported("postgresPreparedStatements", ["PARSLEY_POSTGRES_PREPARED_STATEMENTS"], .bool, .parsley, "default `true`"),
         supported("postgresPointReadConcurrency", ["PARSLEY_POSTGRES_POINT_READ_CONCURRENCY"], .value, .parsley, "default 2; 0 never coalesces"),
         supported("filesDir", ["PARSLEY_FILES_DIR"], .value, .parsley, "default `<data>/files`"),
+        supported(
+            "filesFallbackAdapter", ["PARSLEY_FILES_FALLBACK_ADAPTER"], .value, .parsley,
+            "`fs` or `database`: while files move to another adapter (`parsley files migrate`), reads of files not yet copied come from this one"),
         supported(
             "estimatedCountThreshold", ["PARSLEY_ESTIMATED_COUNT_THRESHOLD"], .value, .parsley,
             "a master-key count of a whole class answers the database's estimate from this many rows; default 100000, 0 always counts"),

@@ -15,7 +15,7 @@ public struct Parsley: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "parsley",
         abstract: "A Parse-compatible backend server.",
-        subcommands: [Serve.self, Backup.self, SchemaCommand.self, Export.self, Import.self],
+        subcommands: [Serve.self, Backup.self, SchemaCommand.self, Export.self, Import.self, FilesCommand.self],
         defaultSubcommand: Serve.self
     )
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
 
@@ -46,10 +47,11 @@ extension ServerSettings {
     /// its JSON and then the single `PARSE_SERVER_FILE_UPLOAD_*` variables.
     static func applyFileSettings(to options: inout ParseServerOptions, dataDir: String, values: OptionValues) throws {
         options.files.adapter = try filesAdapter(values)
+        options.files.fallbackAdapter = try filesFallbackAdapter(values)
         let directory = values.string("filesDir") ?? dataDir + "/files"
         options.files.directory = directory
-        if case .filesystem = options.files.adapter {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for adapter in [options.files.adapter, options.files.fallbackAdapter] {
+            if case .filesystem? = adapter { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
         }
         var upload = options.files.upload
         if let (json, name) = try values.object("fileUpload") {
@@ -96,26 +98,53 @@ extension ServerSettings {
     }
 
     /// `filesAdapter`: Parsley's two stores, also under the names of Parse Server's adapters that store files
-    /// the same way (the file-system adapter; GridFS, which keeps them in the database). Anything else (S3, GCS,
-    /// an adapter with options) would put the files somewhere else than configured, so it stops the start.
+    /// the same way (the file-system adapter; GridFS, which keeps them in the database), and an S3 bucket under the
+    /// S3 adapter's module name with its options (`S3FileOptions`, also from `S3_*` and `AWS_*` variables). Any
+    /// other adapter would put the files somewhere else than configured, so it stops the start.
     static func filesAdapter(_ values: OptionValues) throws -> FilesAdapter {
         guard let raw = values.raw("filesAdapter") else { return .filesystem }
         var name = raw.text
+        var adapterOptions: [String: JSONValue] = [:]
         if case .object(let o) = raw.json {
-            guard let module = o["module"]?.stringValue, o.keys.allSatisfy({ $0 == "module" || $0 == "options" }),
-                Harmless.isEmpty(o["options"] ?? .null)
-            else {
-                throw Invalid(
-                    description:
-                        "\(raw.name): only fs or database (a module without options) are supported; other files adapters (S3, GCS, ...) are not")
+            guard let module = o["module"]?.stringValue, o.keys.allSatisfy({ $0 == "module" || $0 == "options" }) else {
+                throw Invalid(description: "\(raw.name): must be a module name or {\"module\": ..., \"options\": {...}}")
             }
             name = module
+            if let given = o["options"], !given.isNull {
+                guard case .object(let object) = given else { throw Invalid(description: "\(raw.name): options must be a JSON object") }
+                adapterOptions = object
+            }
         }
+        if S3FileOptions.moduleNames.contains(name.lowercased()) {
+            do {
+                return .custom(S3FileStore(options: try S3FileOptions.parse(adapterOptions, environment: values.environment)))
+            } catch {
+                throw Invalid(description: "\(raw.name): \(error)")
+            }
+        }
+        guard let adapter = builtInFilesAdapter(name) else {
+            throw Invalid(
+                description: "\(raw.name) must be fs (files in a folder), database or @parse/s3-files-adapter: other files adapters are not supported"
+            )
+        }
+        guard Harmless.isEmpty(.object(adapterOptions)) else {
+            throw Invalid(description: "\(raw.name): fs and database take no options")
+        }
+        return adapter
+    }
+
+    static func builtInFilesAdapter(_ name: String) -> FilesAdapter? {
         switch name.lowercased() {
-        case "fs", "filesystem", "file", "files", "@parse/fs-files-adapter", "fsfilesadapter", "fsadapter": return .filesystem
-        case "database", "db", "sql", "gridfsbucketadapter", "gridfsadapter", "gridstoreadapter": return .database
-        default:
-            throw Invalid(description: "\(raw.name) must be fs (files in a folder) or database: other files adapters are not supported")
+        case "fs", "filesystem", "file", "files", "@parse/fs-files-adapter", "fsfilesadapter", "fsadapter": .filesystem
+        case "database", "db", "sql", "gridfsbucketadapter", "gridfsadapter", "gridstoreadapter": .database
+        default: nil
         }
+    }
+
+    /// `filesFallbackAdapter` (`fs` or `database`): the store files are being moved from (`parsley files migrate`).
+    static func filesFallbackAdapter(_ values: OptionValues) throws -> FilesAdapter? {
+        guard let raw = values.raw("filesFallbackAdapter") else { return nil }
+        guard let adapter = builtInFilesAdapter(raw.text) else { throw Invalid(description: "\(raw.name) must be fs or database") }
+        return adapter
     }
 }

@@ -77,6 +77,17 @@ public struct FileChunkStore: Sendable {
         return FileRecord(upload: upload, size: size, chunkSize: chunkSize, attributes: attributes)
     }
 
+    /// Names of stored files after `after` (all when nil), in byte order, at most `limit`.
+    public func names(after: String?, limit: Int) async throws -> [String] {
+        let statement = SQLFragment(
+            unsafeSQL: "SELECT name FROM \(files) WHERE name > ? ORDER BY name LIMIT ?", [.text(after ?? ""), .integer(Int64(limit))])
+        let rows = try await database.read { db in try await db.query(statement) }
+        return rows.compactMap { row in
+            guard case .text(let name)? = row.first else { return nil }
+            return name
+        }
+    }
+
     /// The text of chunk `index` of an upload; nil when there is none.
     public func chunk(upload: String, index: Int64) async throws -> String? {
         let statement = SQLFragment(unsafeSQL: "SELECT data FROM \(chunks) WHERE upload = ? AND idx = ?", [.text(upload), .integer(index)])

@@ -15,9 +15,10 @@ import ParsleyDomain
 import ParsleyHTTP
 import ParsleyStorage
 
-/// The two built-in file stores, to run each files test against both.
+/// The built-in file stores, to run each files test against each: a folder, the database, and an S3 bucket on
+/// a moto server (Support/MotoServer.swift).
 enum FileBackend: String, CaseIterable, Sendable, CustomStringConvertible {
-    case filesystem, database
+    case filesystem, database, s3
     var description: String { rawValue }
 }
 
@@ -29,17 +30,24 @@ struct FilesHarness: Sendable {
     let database: any SQLDatabase
     let backend: FileBackend
     let port: Int
+    /// The bucket's client, for `.s3`.
+    var s3: S3Client? = nil
 
     static func with(
-        _ backend: FileBackend, database databaseBackend: Backend = .sqlite,
+        _ backend: FileBackend, database databaseBackend: Backend = .sqlite, s3Store: S3FileStore? = nil,
         _ configure: @escaping @Sendable (inout ParseServerOptions) -> Void = { _ in },
         _ body: @escaping @Sendable (FilesHarness) async throws -> Void
     ) async throws {
         let logger = TestDatabase.logger
+        let s3 = backend == .s3 ? try await Self.bucket(s3Store) : nil
         try await TestDatabase.with(databaseBackend, logger: logger) { db in
             let files = db.directory.appendingPathComponent("files").path
             let options = TestServer.options {
-                $0.files.adapter = backend == .filesystem ? .filesystem : .database
+                switch backend {
+                case .filesystem: $0.files.adapter = .filesystem
+                case .database: $0.files.adapter = .database
+                case .s3: $0.files.adapter = s3.map { .custom($0) } ?? .database
+                }
                 $0.files.directory = files
                 $0.files.uploadStallTimeout = .seconds(3)
                 configure(&$0)
@@ -53,11 +61,18 @@ struct FilesHarness: Sendable {
                 try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(60))) { connection in
                     var parse = ParseClient(connection: connection, options: options)
                     parse.backend = databaseBackend
-                    let harness = FilesHarness(client: parse, directory: files, database: db.database, backend: backend, port: port)
+                    let harness = FilesHarness(
+                        client: parse, directory: files, database: db.database, backend: backend, port: port, s3: s3?.client)
                     try await body(harness)
                 }
             }
         }
+    }
+
+    /// The S3 store of an `.s3` test: the one given, else a new bucket on the shared moto server.
+    static func bucket(_ given: S3FileStore?) async throws -> S3FileStore {
+        if let given { return given }
+        return try await MotoServer.store()
     }
 
     // MARK: Requests
@@ -118,6 +133,10 @@ struct FilesHarness: Sendable {
                 try await db.query(SQLFragment("SELECT 'file:' || name FROM \"_Files\" UNION ALL SELECT 'chunk:' || upload FROM \"_FileChunks\""))
             }
             return rows.compactMap { $0.first?.text }
+        case .s3:
+            guard let s3 else { return [] }
+            let objects = try await s3.list(prefix: "").keys.map { "object:" + $0 }
+            return try await objects + s3.multipartUploads(prefix: "").map { "upload:" + $0.key }
         }
     }
 
@@ -130,6 +149,8 @@ struct FilesHarness: Sendable {
             let rows = try await database.read { db in try await db.query(SQLFragment("SELECT COUNT(*) FROM \"_FileChunks\"")) }
             if case .integer(let n)? = rows.first?.first { return n > 0 }
             return false
+        case .s3:
+            return try await !(s3?.multipartUploads(prefix: "").isEmpty ?? true)
         }
     }
 

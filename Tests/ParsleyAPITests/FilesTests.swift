@@ -212,8 +212,9 @@ struct FilesTests {
             try await connection.send(
                 "POST /parse/files/partial.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Parse-Application-Id: test-app\r\n"
                     + "X-Parse-Master-Key: test-master-key\r\nContent-Type: application/octet-stream\r\nContent-Length: 10000000\r\n\r\n")
-            // Enough for the database store to have written chunks before the client leaves.
-            try await connection.send(patternBytes(3 * 1024 * 1024))
+            // Enough for the database store to have written chunks, and the S3 store to have started a multipart
+            // upload (parts of 5 MiB), before the client leaves.
+            try await connection.send(patternBytes(6 * 1024 * 1024))
             let started = try await f.eventually { try await f.uploadInProgress() }
             #expect(started)
             connection.close()

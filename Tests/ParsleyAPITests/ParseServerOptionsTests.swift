@@ -129,6 +129,7 @@ struct ParseServerOptionsTests {
         case "trustProxy": return "loopback, 10.0.0.0/8"
         case "liveQueryServerOptions": return #"{"websocketTimeout":5000}"#
         case "filesAdapter": return "database"
+        case "filesFallbackAdapter": return "fs"
         case "logLevel": return "warn"
         case "logFormat": return "json"
         case "smtpAuth": return "plain"

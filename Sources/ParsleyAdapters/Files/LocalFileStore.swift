@@ -175,6 +175,14 @@ public struct LocalFileStore: FileStore {
         return try await blocking { try POSIX.read(fd, count: count, at: offset) }
     }
 
+    public func list(after: String?, limit: Int) async throws -> [String] {
+        let root = self.root
+        let all = try await Self.blocking { POSIX.list(root).filter { FileNames.isValidStoredName($0) } }
+        let sorted = all.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let start = after.map { a in sorted.firstIndex { a.utf8.lexicographicallyPrecedes($0.utf8) } ?? sorted.endIndex } ?? 0
+        return Array(sorted[start...].prefix(limit))
+    }
+
     public func delete(_ name: String) async throws -> Bool {
         let p = try path(name)
         let m = meta + "/" + name

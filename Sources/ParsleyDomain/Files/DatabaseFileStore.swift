@@ -94,6 +94,10 @@ public struct DatabaseFileStore: FileStore {
         }
     }
 
+    public func list(after: String?, limit: Int) async throws -> [String] {
+        try await rows.names(after: after, limit: limit)
+    }
+
     public func delete(_ name: String) async throws -> Bool {
         guard FileNames.isValidStoredName(name) else { throw FileStoreError.invalidName }
         return try await rows.deleteFile(named: name)

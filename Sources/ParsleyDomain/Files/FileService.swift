@@ -152,14 +152,24 @@ public struct FileService: Sendable {
         mountURL + "/files/" + FileNames.urlEncode(applicationId) + "/" + FileNames.urlEncode(name)
     }
 
+    /// The URL of a stored file: the store's own (S3 with `directAccess`), else `<mount>/files/<appId>/<name>`.
+    public func url(mountURL: String, name: String) -> String {
+        store.directURL(name) ?? Self.url(mountURL: mountURL, applicationId: options.applicationId, name: name)
+    }
+
     /// `value` with `url` set in every File value (`{"__type":"File","name":...}`), or nil when it has none.
     /// `base` is `<mount>/files/<appId>/`.
     public static func addingURLs(_ value: JSONValue, base: String) -> JSONValue? {
+        addingURLs(value) { base + FileNames.urlEncode($0) }
+    }
+
+    /// `value` with `url(name)` set in every File value, or nil when it has none.
+    public static func addingURLs(_ value: JSONValue, url: (String) -> String) -> JSONValue? {
         switch value {
         case .object(let o):
             if case .string("File")? = o["__type"], case .string(let name)? = o["name"] {
                 var file = o
-                file["url"] = .string(base + FileNames.urlEncode(name))
+                file["url"] = .string(url(name))
                 return .object(file)
             }
             var changed: [String: JSONValue]?
@@ -168,7 +178,7 @@ public struct FileService: Sendable {
                 case .object, .array: break
                 default: continue
                 }
-                if let new = addingURLs(item, base: base) {
+                if let new = addingURLs(item, url: url) {
                     if changed == nil { changed = o }
                     changed![key] = new
                 }
@@ -177,7 +187,7 @@ public struct FileService: Sendable {
         case .array(let items):
             var changed: [JSONValue]?
             for (i, item) in items.enumerated() {
-                if let new = addingURLs(item, base: base) {
+                if let new = addingURLs(item, url: url) {
                     if changed == nil { changed = items }
                     changed![i] = new
                 }

@@ -68,6 +68,16 @@ public protocol FileStore: Sendable {
     func read(_ file: StoredFile, range: Range<Int64>, into write: (ByteBuffer) async throws -> Void) async throws
     /// Deletes the file; false when there was none.
     func delete(_ name: String) async throws -> Bool
+    /// The URL clients fetch the file from when the store serves it itself (S3 with `directAccess`); nil (the
+    /// default): through the server, `/files/<appId>/<name>`.
+    func directURL(_ name: String) -> String?
+    /// Stored names after `after` (from the start when nil), sorted, at most `limit`: for `parsley files migrate`.
+    func list(after: String?, limit: Int) async throws -> [String]
+}
+
+extension FileStore {
+    public func directURL(_ name: String) -> String? { nil }
+    public func list(after: String?, limit: Int) async throws -> [String] { throw FileStoreError.io("this files adapter cannot list its files") }
 }
 
 public enum FileStoreError: Error, Sendable, Equatable {

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import ParsleyCore
 import ParsleyDomain
@@ -33,7 +34,7 @@ extension ParseTransport {
             try Self.refuseReadOnly(auth, "delete")
             let cloud = api.services.cloud
             let file = (try? await service.info(segments[1])) ?? nil
-            let url = FileService.url(mountURL: mountURL(request), applicationId: options.applicationId, name: segments[1])
+            let url = service.url(mountURL: mountURL(request), name: segments[1])
             if let file { _ = try await cloud.fileTrigger(.beforeDelete, file, url: url, auth: auth) }
             try await service.delete(segments[1])
             if let file { _ = try await cloud.fileTrigger(.afterDelete, file, url: url, auth: auth) }
@@ -72,8 +73,12 @@ extension ParseTransport {
             return Self.json(413, ["code": 130, "error": .string("File is larger than the maximum upload size of \(limit) bytes.")])
         } catch FileStoreError.incomplete {
             throw ParseError(.fileSaveError, "The upload was interrupted.")
+        } catch FileStoreError.io(let reason) {
+            // The store is unreachable or refused the file (S3 down): Parse's file-save error; the reason is logged.
+            Logger(label: "parsley.files").error("could not store \(filename): \(reason)")
+            throw ParseError(.fileSaveError, "Could not store file.")
         }
-        let url = FileService.url(mountURL: mountURL(request), applicationId: options.applicationId, name: stored.name)
+        let url = service.url(mountURL: mountURL(request), name: stored.name)
         var headers = Self.baseHeaders
         headers[.location] = url
         let body: JSONValue = ["url": .string(url), "name": .string(stored.name)]
@@ -216,7 +221,7 @@ extension ParseTransport {
 
     /// `publicServerURL`, else `http://<Host><mount>` (`https` over TLS, or when a proxy `trustProxy` trusts says so).
     func fileURL(_ request: Request, _ file: StoredFile) -> String {
-        FileService.url(mountURL: mountURL(request), applicationId: options.applicationId, name: file.name)
+        api.services.files.url(mountURL: mountURL(request), name: file.name)
     }
 
     func mountURL(_ request: Request) -> String {

@@ -248,7 +248,9 @@ public struct ParseTransport: HTTPResponder {
         var headers = Self.baseHeaders
         if let location = response.location { headers[.location] = location }
         for (name, value) in response.headers { if let field = HTTPField.Name(name) { headers[field] = value } }
-        let answer = FileService.addingURLs(response.body, base: "\(mountURL)/files/\(FileNames.urlEncode(options.applicationId))/") ?? response.body
+        let base = "\(mountURL)/files/\(FileNames.urlEncode(options.applicationId))/"
+        let store = api.services.fileStore
+        let answer = FileService.addingURLs(response.body) { store.directURL($0) ?? base + FileNames.urlEncode($0) } ?? response.body
         return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(answer))))
     }
 

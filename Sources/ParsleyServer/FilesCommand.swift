@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import ParsleyAdapters
+import ParsleyDomain
+import ParsleyStorage
+
+/// `parsley files migrate`: moves the files of one adapter into another while servers keep serving them.
+struct FilesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "files", abstract: "Manage stored files.", subcommands: [FilesMigrate.self])
+}
+
+struct FilesMigrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Copy every file from one files adapter into another (fs or database to s3, ...).",
+        discussion: """
+            Without downtime: first restart the servers with the new filesAdapter and filesFallbackAdapter set to \
+            the old one (new uploads go to the new store; a file not copied yet is read from the old one), then run \
+            this, then remove filesFallbackAdapter. Files the target already has are skipped: an interrupted run is \
+            run again. The source keeps its files unless --delete-source.
+            Example: PARSLEY_FILES_ADAPTER=@parse/s3-files-adapter S3_BUCKET=files parsley files migrate --from fs --to s3
+            """)
+
+    @Option(help: "The adapter the files are in: fs or database (default: filesFallbackAdapter, else fs).") var from: String?
+    @Option(help: "The adapter to copy to: s3, fs or database (default: the configured filesAdapter).") var to: String?
+    @Flag(help: "Delete each file from the source once copied.") var deleteSource = false
+    @OptionGroup(title: "Server settings (as for serve)") var settings: ServerSettings
+
+    func run() async throws {
+        try await Transfer.reportingErrors("files migrate") {
+            let setup = try Transfer.Setup(settings, createFolders: false)
+            var options = setup.options
+            try ServerSettings.applyFileSettings(to: &options, dataDir: setup.dataDir, values: setup.values)
+            let sourceName = from ?? (options.files.fallbackAdapter.map { if case .database = $0 { "database" } else { "fs" } } ?? "fs")
+            guard let sourceAdapter = ServerSettings.builtInFilesAdapter(sourceName) else {
+                throw ServerSettings.Invalid(description: "--from must be fs or database")
+            }
+            let targetAdapter: FilesAdapter
+            switch to?.lowercased() {
+            case nil: targetAdapter = options.files.adapter
+            case "s3"?:
+                if case .custom(let store) = options.files.adapter, store is S3FileStore {
+                    targetAdapter = options.files.adapter
+                } else {
+                    do {
+                        targetAdapter = .custom(S3FileStore(options: try S3FileOptions.parse([:], environment: setup.values.environment)))
+                    } catch {
+                        throw ServerSettings.Invalid(description: "--to s3: \(error)")
+                    }
+                }
+            case let name?:
+                guard let adapter = ServerSettings.builtInFilesAdapter(name) else {
+                    throw ServerSettings.Invalid(description: "--to must be s3, fs or database")
+                }
+                targetAdapter = adapter
+            }
+            if case .filesystem = sourceAdapter, case .filesystem = targetAdapter {
+                throw ServerSettings.Invalid(description: "--from and --to are the same")
+            }
+            if case .database = sourceAdapter, case .database = targetAdapter {
+                throw ServerSettings.Invalid(description: "--from and --to are the same")
+            }
+            let (database, _) = try await setup.open()
+            let start = ContinuousClock.now
+            let summary = try await database.serving {
+                let adapters = Adapters.standard
+                let source = adapters.fileStore(sourceAdapter, options: options, database: database)
+                let target = adapters.fileStore(targetAdapter, options: options, database: database)
+                try await source.prepare()
+                try await target.prepare()
+                let migration = FileMigration(source: source, target: target, deletingSource: deleteSource)
+                return try await migration.run { name, copied in if copied { Transfer.note("copied \(name)") } }
+            }
+            Transfer.note(
+                "files migrate: \(summary.copied) copied (\(summary.bytes) bytes), \(summary.skipped) already there, in \(ContinuousClock.now - start)"
+            )
+        }
+    }
+}
