@@ -10,6 +10,8 @@ public import ParsleyStorage
 public struct ParseServices: Sendable {
     public let options: ParseServerOptions
     public let store: SQLStore
+    /// Dashboard sign-ins in the database, when it is shared (`dashboardSessionRecords`).
+    let dashboardRecords: DashboardSessionRecords?
     public let schemas: SchemaService
     public let objects: ObjectService
     public let queries: QueryService
@@ -51,6 +53,7 @@ public struct ParseServices: Sendable {
         self.cloud = cloud
         self.options = options
         self.store = store
+        self.dashboardRecords = store.isShared ? DashboardSessionRecords(store: store) : nil
         self.schemas = schemas
         self.adapters = adapters
         let fileStore = adapters.fileStore(for: options, database: store.database)
@@ -127,8 +130,14 @@ public struct ParseServices: Sendable {
         try await installations.bootstrap()
         try await idempotency?.bootstrap()
         // Rate-limit counters shared by the nodes of one database (RateLimiter.SharedCounters).
-        if store.isShared { try await store.createCounterTable() }
+        if store.isShared {
+            try await store.createCounterTable()
+            try await store.createDashboardSessionTable()
+        }
     }
+
+    /// The dashboard's sign-ins shared through the database, when other nodes may share it (nil: kept in memory).
+    public var dashboardSessionRecords: DashboardSessionRecords? { dashboardRecords }
 
     /// On a database several processes share, drops the schemas, roles and sessions another process changed, until
     /// the task is cancelled (a background service of the server, `ParseAPIBackground`).
@@ -142,6 +151,7 @@ public struct ParseServices: Sendable {
             if topic == "*" || topic == "roles" { roles.forgetCached() }
             if topic == "*" || topic == "sessions" { sessions.forgetCached() }
             if topic.hasPrefix("session:") { sessions.invalidate(token: String(topic.dropFirst("session:".count))) }
+            if topic.hasPrefix("dashboard-session:") { dashboardRecords?.ended(String(topic.dropFirst("dashboard-session:".count))) }
             if topic == "*" || topic == "hooks" {
                 do { try await cloud.reloadWebhooks() } catch { logger.warning("webhooks reload failed: \(error)") }
             }

@@ -91,8 +91,12 @@ struct OptionSecretsTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let base = ["PARSLEY_DATA_DIR": dir.path, "PARSE_SERVER_MASTER_KEY": "unit-master-key"]
         for (variable, value, expected) in [
-            ("PARSE_SERVER_FILES_ADAPTER", Self.shapes[2], "PARSE_SERVER_FILES_ADAPTER (filesAdapter): only fs or database"),
-            ("PARSE_SERVER_FILES_ADAPTER", "@parse/s3-files-adapter", "PARSE_SERVER_FILES_ADAPTER (filesAdapter) must be fs"),
+            // (An S3 adapter whose secret is under a name S3 does not use: no credentials; one without a bucket: none.)
+            ("PARSE_SERVER_FILES_ADAPTER", Self.shapes[2], "PARSE_SERVER_FILES_ADAPTER (filesAdapter): filesAdapter (S3): credentials are required"),
+            (
+                "PARSE_SERVER_FILES_ADAPTER", "@parse/s3-files-adapter",
+                "PARSE_SERVER_FILES_ADAPTER (filesAdapter): filesAdapter (S3): bucket is required"
+            ),
             (
                 "PARSE_SERVER_DATABASE_URI", Self.shapes[4],
                 "PARSE_SERVER_DATABASE_URI must be sqlite:<path> or postgres://user:password@host:port/database, not mongodb:"

@@ -9,13 +9,16 @@ import ParsleyPostgres
 import ParsleyStorage
 import Testing
 
-/// Rate limits with two server processes on one PostgreSQL database, as behind a load balancer without pinning:
-/// the counters live in the database, so a client alternating between the nodes is limited once, not once per node.
-@Suite("Rate limits across nodes")
+/// Two server processes on one PostgreSQL database, as behind a load balancer without pinning: rate-limit counters
+/// and dashboard sign-ins live in the database, so a client alternating between the nodes is limited once, not once
+/// per node, and a browser signed in on one node is signed in on the other (and signed out of both at once).
+@Suite("Nothing kept per node: rate limits and dashboard sign-ins across nodes")
 struct SharedRateLimitTests {
-    static func twoNodes(rules: [RateLimitRule], _ body: @escaping @Sendable (ParseClient, ParseClient) async throws -> Void) async throws {
+    static func twoNodes(
+        rules: [RateLimitRule] = [], options: ParseServerOptions = TestServer.options(),
+        _ body: @escaping @Sendable (ParseClient, ParseClient) async throws -> Void
+    ) async throws {
         guard Backend.all.contains(.postgres) else { return }
-        let options = TestServer.options()
         let logger = TestDatabase.logger
         try await TestDatabase.with(.postgres, logger: logger) { db in
             let url = try #require(db.url)
@@ -62,6 +65,31 @@ struct SharedRateLimitTests {
             #expect(try await a.request(.post, "/functions/nope", [:], master: false).status == 429)
             try await Task.sleep(for: .milliseconds(2_200))
             #expect(try await b.request(.post, "/functions/nope", [:], master: false).status != 429)
+        }
+    }
+
+    @Test("PostgreSQL: a dashboard sign-in on node A works on node B; signing out on B ends it on A too")
+    func dashboardAcrossNodes() async throws {
+        try await Self.twoNodes(options: DashboardTests.options()) { a, b in
+            let signIn = try await DashboardTests.signIn(a, ["masterKey": .string(TestServer.masterKey)])
+            #expect(signIn.reply.status == 200, "\(signIn.reply.json)")
+            let (cookie, csrf) = (try #require(signIn.cookie), try #require(signIn.csrf))
+            // Node B has never seen the session: it reads it from the database.
+            let onB = try await DashboardTests.call(b, .get, "/schemas", cookie: cookie, csrf: csrf)
+            #expect(onB.status == 200, "\(onB.json)")
+            #expect(try await DashboardTests.call(b, .get, "/schemas", cookie: cookie, csrf: "wrong").status != 200)
+            #expect(try await DashboardTests.call(a, .get, "/schemas", cookie: cookie, csrf: csrf).status == 200)
+            var h = HTTPFields()
+            h[.cookie] = cookie
+            h[DashboardTests.header("X-Parsley-Dashboard-CSRF")] = csrf
+            #expect(try await b.raw(.post, "/dashboard/api/logout", body: "", headers: h).status == 200)
+            // Node A heard of the sign-out (and the database has no row left to read back).
+            var ended = false
+            for _ in 0..<100 where !ended {
+                ended = try await DashboardTests.call(a, .get, "/schemas", cookie: cookie, csrf: csrf).status != 200
+                if !ended { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(ended)
         }
     }
 }

@@ -19,6 +19,7 @@ struct DashboardResponder: Sendable {
 
     func respond(to request: Request, context: ParsleyRequestContext) async -> Response {
         let rest = String(request.uri.path.dropFirst(Self.prefix.count))
+        await sessions.prefetch(cookie: request.headers[.cookie])
         switch (request.method, rest) {
         case (.get, ""), (.get, "/"), (.head, ""), (.head, "/"):
             return asset("index.html")
@@ -36,7 +37,7 @@ struct DashboardResponder: Sendable {
             return Self.json(200, await health())
         case (.post, "/api/logout"):
             if let id = cookie(request), sessions.verified(cookie: request.headers[.cookie], csrf: request.headers[Self.csrfHeader]) != nil {
-                sessions.end(id)
+                await sessions.end(id)
             }
             var r = Self.json(200, [:])
             r.headers[.setCookie] = "\(DashboardSessions.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
@@ -130,7 +131,12 @@ struct DashboardResponder: Sendable {
         } else {
             return Self.json(400, ["code": 107, "error": "Send masterKey, or username and password."])
         }
-        let (id, session) = sessions.create(readOnly: readOnly, username: username)
+        let id: String, session: DashboardSessions.Session
+        do {
+            (id, session) = try await sessions.create(readOnly: readOnly, username: username)
+        } catch {
+            return Self.json(500, ["code": 1, "error": "Internal server error."])
+        }
         var response = Self.json(200, description(session))
         let secure = request.headers[HTTPField.Name("X-Forwarded-Proto")!] == "https" || options.publicServerURL?.hasPrefix("https:") == true
         response.headers[.setCookie] = "\(DashboardSessions.cookieName)=\(id); Path=/; HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"

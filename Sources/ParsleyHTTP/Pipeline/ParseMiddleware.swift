@@ -62,6 +62,7 @@ struct Authenticate: RouterMiddleware {
         guard context.auth == nil else { return try await next(request, context) }
         guard let call = context.call else { throw RouteNotFound() }
         var context = context
+        await transport.dashboardSessions.prefetch(cookie: call.credentials.cookie)
         context.auth = try transport.identify(call.credentials, clientAddress: context.clientAddress)
         // Where the request came from, for the domain (RequestInfo.swift): links in mails, change events, cloud code.
         let info = RequestInfo(

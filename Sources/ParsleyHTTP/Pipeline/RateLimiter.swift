@@ -172,7 +172,7 @@ public final class RateLimiter: Sendable {
         // provider challenges) is counted the same way.
         let token = segments == ["login"] || segments == ["challenge"] ? nil : caller.sessionToken
         let now = ContinuousClock.now
-        pruneIfDue(now)
+        await pruneIfDue(now)
         for (index, rule) in rules.enumerated() {
             guard rule.matches(path) else { continue }
             if let methods = rule.methods, !methods.contains(method) { continue }
@@ -209,7 +209,7 @@ public final class RateLimiter: Sendable {
     }
 
     /// Drops expired windows once a minute so the table does not grow with every client ever seen.
-    private func pruneIfDue(_ now: ContinuousClock.Instant) {
+    private func pruneIfDue(_ now: ContinuousClock.Instant) async {
         let due = sweep.withLockedValue { last -> Bool in
             guard now - last > .seconds(60) else { return false }
             last = now
@@ -219,8 +219,8 @@ public final class RateLimiter: Sendable {
         let longest = rules.map(\.window).max() ?? .seconds(60)
         windows.withLockedValue { w in w = w.filter { now - $0.value.start < longest } }
         if let shared {
-            let milliseconds = Int64(longest.components.seconds) * 1000 + 1000
-            Task { try? await shared.prune(milliseconds) }
+            // Once a minute, by the request that found it due.
+            try? await shared.prune(Int64(longest.components.seconds) * 1000 + 1000)
         }
     }
 }

@@ -26,7 +26,8 @@ public struct ParseTransport: HTTPResponder {
         self.api = api
         self.options = api.options
         self.cors = CORSPolicy(api.options.security)
-        self.dashboardSessions = DashboardSessions(idleTimeout: api.options.dashboard.idleTimeout)
+        self.dashboardSessions = DashboardSessions(
+            idleTimeout: api.options.dashboard.idleTimeout, records: api.services.dashboardSessionRecords)
         var mount = api.options.mountPath
         if !mount.hasPrefix("/") { mount = "/" + mount }
         while mount.count > 1, mount.hasSuffix("/") { mount.removeLast() }
@@ -46,6 +47,7 @@ public struct ParseTransport: HTTPResponder {
             if segments.first == "files" || segments.first == "apps" {
                 // Their bodies are files and forms, never `_method`: the HTTP method is the real one. The router's rate
                 // limit middleware sees only Parse calls, so these count here.
+                await dashboardSessions.prefetch(cookie: request.headers[.cookie])
                 let caller = RateLimitCaller(
                     isMaster: presentsMasterKey(Self.credentials(request.headers, [:]), clientAddress: context.clientAddress),
                     ip: context.clientAddress,
@@ -233,6 +235,7 @@ public struct ParseTransport: HTTPResponder {
     /// `identify` and the session, for the routes that read their own requests (`/files`).
     func authenticate(_ headers: HTTPFields, _ body: [String: String], ignoresSession: Bool, clientAddress: String?) async throws -> Auth {
         let credentials = Self.credentials(headers, body)
+        await dashboardSessions.prefetch(cookie: credentials.cookie)
         var auth = try identify(credentials, clientAddress: clientAddress)
         if !auth.isMaster, let token = credentials.sessionToken, !ignoresSession {
             let session = try await api.sessions.resolve(token)
