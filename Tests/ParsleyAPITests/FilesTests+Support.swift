@@ -253,3 +253,21 @@ private func systemSend(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) 
 }
 
 private func systemClose(_ fd: Int32) { close(fd) }
+
+extension RawConnection {
+    /// A master-key upload of `name` sent with `Transfer-Encoding: chunked`, `pieces` chunks of `size` bytes; the raw
+    /// response.
+    func chunkedUpload(_ name: String, pieces: Int, of size: Int) async throws -> String {
+        try await send(
+            "POST /parse/files/\(name) HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Parse-Application-Id: test-app\r\n"
+                + "X-Parse-Master-Key: test-master-key\r\nTransfer-Encoding: chunked\r\nContent-Type: application/octet-stream\r\n\r\n")
+        let piece = patternBytes(size)
+        for _ in 0..<pieces {
+            try await send(String(piece.count, radix: 16) + "\r\n")
+            try await send(piece)
+            try await send("\r\n")
+        }
+        try await send("0\r\n\r\n")
+        return await readResponse()
+    }
+}

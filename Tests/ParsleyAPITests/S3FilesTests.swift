@@ -42,17 +42,7 @@ struct S3FilesTests {
         try await FilesHarness.with(.s3, database: database, { $0.maxRequestBytes = 11 << 20 }) { f in
             let connection = try RawConnection(port: f.port)
             defer { connection.close() }
-            try await connection.send(
-                "POST /parse/files/chunked.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Parse-Application-Id: test-app\r\n"
-                    + "X-Parse-Master-Key: test-master-key\r\nTransfer-Encoding: chunked\r\nContent-Type: application/octet-stream\r\n\r\n")
-            let piece = patternBytes(1 << 20)
-            for _ in 0..<12 {
-                try await connection.send(String(piece.count, radix: 16) + "\r\n")
-                try await connection.send(piece)
-                try await connection.send("\r\n")
-            }
-            try await connection.send("0\r\n\r\n")
-            let response = await connection.readResponse()
+            let response = try await connection.chunkedUpload("chunked.bin", pieces: 12, of: 1 << 20)
             #expect(response.hasPrefix("HTTP/1.1 413"))
             #expect(response.contains("\"code\":130"))
             let clean = try await f.eventually { try await f.leftovers().isEmpty }
