@@ -55,6 +55,16 @@ public struct EmailFlows: Sendable {
 
     static func equals(_ field: String, _ value: String) -> QueryNode { .field(FieldPath(field: field), .equals(.string(value))) }
 
+    func lowercasing(_ field: String, _ value: String) -> String { options.accounts.lowercasing(field, value) }
+    func lowercase(_ fields: inout [String: JSONValue]) { options.accounts.lowercase(&fields) }
+
+    /// Finds a user by `email` or `username`: the lower-cased value when stored ones are, or the value as sent (a user
+    /// stored before the option was on). Names are unique ignoring case, so at most one user matches.
+    func lookup(_ field: String, _ value: String) -> QueryNode {
+        let stored = lowercasing(field, value)
+        return stored == value ? Self.equals(field, value) : .or([Self.equals(field, stored), Self.equals(field, value)])
+    }
+
     /// Sets columns of one user through the write pipeline (`updatedAt` changes too); with `guard`, only while that
     /// column still holds that value (which makes a token single-use even under concurrent requests). Returns
     /// whether the user changed.
@@ -111,7 +121,7 @@ public struct EmailFlows: Sendable {
 
     /// Sends a prepared verification mail without making the request wait (as Parse Server does).
     func sendLater(_ pending: PendingVerification?) {
-        guard let pending else { return }
+        guard let pending, options.email.sendUserEmailVerification else { return }
         mails.enqueue(verificationMessage(pending))
     }
 
@@ -151,7 +161,7 @@ public struct EmailFlows: Sendable {
     /// like a known one unless `passwordPolicy.resetPasswordSuccessOnInvalidEmail` is false (then 101).
     public func requestPasswordReset(_ request: PasswordResetRequest, mountURL: String, auth: Auth = .nobody) async throws {
         let email = request.email
-        guard let user = try await storedUser(Self.equals("email", email)), let id = user["objectId"]?.stringValue else {
+        guard let user = try await storedUser(lookup("email", email)), let id = user["objectId"]?.stringValue else {
             if options.accounts.passwordPolicy?.resetPasswordSuccessOnInvalidEmail ?? true { return }
             throw ParseError(.objectNotFound, "A user with that email does not exist.")
         }
@@ -173,7 +183,9 @@ public struct EmailFlows: Sendable {
         let username = user["username"]?.stringValue ?? ""
         let link = EmailTemplates.link(
             mountURL: mountURL, applicationId: options.applicationId, page: "request_password_reset", token: token, username: username)
-        await deliver(options.email.templates.passwordReset(to: email, username: user["username"]?.stringValue, appName: appName, link: link))
+        // To the address as stored (lower-cased with `convertEmailToLowercase`), which the request matched.
+        let to = user["email"]?.stringValue ?? email
+        await deliver(options.email.templates.passwordReset(to: to, username: user["username"]?.stringValue, appName: appName, link: link))
     }
 
     static func expired(_ user: [String: JSONValue], now: ParseDate) -> Bool {
@@ -187,7 +199,7 @@ public struct EmailFlows: Sendable {
     public func requestVerificationEmail(_ request: VerificationEmailRequest, mountURL: String) async throws {
         let email = request.email
         let quiet = options.email.verifySuccessOnInvalidEmail
-        guard let user = try await storedUser(Self.equals("email", email)) else {
+        guard let user = try await storedUser(lookup("email", email)) else {
             if quiet { return }
             throw ParseError(.init(rawValue: 205), "No user found with email \(email)")
         }
@@ -198,9 +210,10 @@ public struct EmailFlows: Sendable {
         try await resend(user, mountURL: mountURL)
     }
 
-    /// `POST /apps/:appId/resend_verification_email` (the invalid-link page's form). Returns whether a mail went out.
+    /// `POST /apps/:appId/resend_verification_email` (the invalid-link page's form). Returns whether a mail went out (or
+    /// would have, with `sendUserEmailVerification` off).
     public func resendVerification(username: String, mountURL: String) async throws -> Bool {
-        guard let user = try await storedUser(Self.equals("username", username)), user["email"]?.stringValue != nil,
+        guard let user = try await storedUser(lookup("username", username)), user["email"]?.stringValue != nil,
             user["emailVerified"] != .bool(true)
         else { return false }
         return try await resend(user, mountURL: mountURL)
@@ -209,8 +222,18 @@ public struct EmailFlows: Sendable {
     @discardableResult
     func resend(_ user: [String: JSONValue], mountURL: String) async throws -> Bool {
         guard options.email.verifyUserEmails, let id = user["objectId"]?.stringValue, let email = user["email"]?.stringValue else { return false }
-        let token = newVerifyToken()
-        try await updateUser(id, ["_email_verify_token": .string(token)])
+        let token: String
+        // `emailVerifyTokenReuseIfValid`: the token the user already has, while it is valid.
+        if options.email.verifyTokenReuseIfValid, let existing = user["_email_verify_token"]?.stringValue,
+            let expiry = Self.verifyTokenExpiry(existing), ParseDate.now < expiry
+        {
+            token = existing
+        } else {
+            token = newVerifyToken()
+            try await updateUser(id, ["_email_verify_token": .string(token)])
+        }
+        // `sendUserEmailVerification: false`: the token is made, and the request answers as if a mail went out.
+        guard options.email.sendUserEmailVerification else { return true }
         let pending = PendingVerification(email: email, username: user["username"]?.stringValue ?? "", token: token, mountURL: mountURL)
         await deliver(verificationMessage(pending))
         return true

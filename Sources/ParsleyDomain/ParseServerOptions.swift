@@ -102,6 +102,10 @@ public struct AccountOptions: Sendable {
     public var enforcePrivateUsers = true
     /// `authData.anonymous` sign-ups are accepted (`enableAnonymousUsers`).
     public var enableAnonymousUsers = true
+    /// `email` (`convertEmailToLowercase`) and `username` (`convertUsernameToLowercase`) are lower-cased before a
+    /// user is stored, and before one is looked up by them (log-in, password reset, verification requests).
+    public var convertEmailToLowercase = false
+    public var convertUsernameToLowercase = false
     /// Password rules (nil: any non-empty password).
     public var passwordPolicy: PasswordPolicy? = nil
     /// Locks an account after repeated failed log-ins (`accountLockout`; nil: never).
@@ -113,6 +117,24 @@ public struct AccountOptions: Sendable {
     /// disables, or that nothing provides, answers 252.
     public var auth: [String: JSONValue] = [:]
     public init() {}
+}
+
+extension AccountOptions {
+    /// A value of `_User`'s `email` or `username` as it is stored (`convertEmailToLowercase`, `convertUsernameToLowercase`).
+    func lowercasing(_ field: String, _ value: String) -> String {
+        switch field {
+        case "email" where convertEmailToLowercase, "username" where convertUsernameToLowercase: return value.lowercased()
+        default: return value
+        }
+    }
+
+    /// Lower-cases a user's `email` and `username` before they are stored, as Parse Server's DatabaseController does
+    /// for every write of `_User` (after cloud code's `beforeSave`).
+    func lowercase(_ fields: inout [String: JSONValue]) {
+        for field in ["email", "username"] {
+            if case .string(let value)? = fields[field] { fields[field] = .string(lowercasing(field, value)) }
+        }
+    }
 }
 
 /// Verification and password-reset mails: Parse Server's options of the same names.
@@ -130,6 +152,12 @@ public struct EmailOptions: Sendable {
     /// `/verificationEmailRequest` answers success for an unknown or already verified e-mail, so it cannot be
     /// used to learn which e-mails have accounts (`emailVerifySuccessOnInvalidEmail`).
     public var verifySuccessOnInvalidEmail = true
+    /// Verification mails are sent (`sendUserEmailVerification`); false: tokens are still made and `emailVerified`
+    /// still set false, but no mail goes out (at sign-up, email change or a verification request).
+    public var sendUserEmailVerification = true
+    /// A verification request re-sends the user's unexpired token instead of a new one (`emailVerifyTokenReuseIfValid`;
+    /// needs `verifyTokenValidityDuration`).
+    public var verifyTokenReuseIfValid = false
     /// The app's own wording of the verification and password-reset mails (`emailTemplates`); Parse Server's
     /// default texts otherwise.
     public var templates = EmailTemplateSet()
@@ -147,6 +175,9 @@ public struct FileOptions: Sendable {
     public var directory: String? = nil
     /// Who may upload (`fileUpload`).
     public var upload = FileUploadOptions()
+    /// Uploads keep the client's name, without the random `<32 hex>_` prefix (`preserveFileName`); a later upload of
+    /// the same name replaces the file, as in Parse Server.
+    public var preserveFileName = false
     /// An upload whose client sends nothing for this long is abandoned (its partial file removed), so a
     /// stalled or vanished client never holds a request open.
     public var uploadStallTimeout: Duration = .seconds(30)

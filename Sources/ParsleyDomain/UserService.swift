@@ -61,8 +61,9 @@ public struct UserService: Sendable {
         let (username, password): (String, String)
         switch signUp.credentials {
         case .authData(let authData): return try await authDataLogIn(authData, rest: fields, auth: auth)
-        case .password(let name, let secret): (username, password) = (name, secret)
+        case .password(let name, let secret): (username, password) = (emails.lowercasing("username", name), secret)
         }
+        emails.lowercase(&fields)
         try checkUserFields(fields, auth: auth)
         // A sign-up may enrol a second factor at once (`authData: {"mfa": {"secret", "token"}}`).
         var authDataResponse: JSONValue?
@@ -171,6 +172,7 @@ public struct UserService: Sendable {
             fields["authData"] = .object(withFactor)
             authDataResponse = outcome.response.map { ["mfa": $0] }
         }
+        emails.lowercase(&fields)
         try checkUserFields(fields, auth: auth)
         fields["password"] = nil
         let generated = fields["username"] == nil
@@ -250,9 +252,7 @@ public struct UserService: Sendable {
             try await hasher.verifyAgainstNothing(password)
             throw ParseError(.objectNotFound, "Invalid username/password.")
         }
-        let predicate: QueryNode =
-            credentials.username.map { .field(FieldPath(field: "username"), .equals(.string($0))) }
-            ?? .field(FieldPath(field: "email"), .equals(.string(credentials.email ?? "")))
+        let predicate = credentials.username.map { emails.lookup("username", $0) } ?? emails.lookup("email", credentials.email ?? "")
         var spec = FindSpec(schema: schema, predicate: predicate, limit: 1, readPrincipals: nil, schemas: [:])
         spec.includeInternal = true
         // An unknown user, or one without a password, costs the same bcrypt time as a wrong password (no account oracle).
@@ -320,6 +320,7 @@ public struct UserService: Sendable {
     /// `PUT /users/:id`: only the user itself or the master key.
     public func update(_ id: String, _ changes: UpdateObject, auth: Auth) async throws -> [String: JSONValue] {
         var fields = changes.fields
+        emails.lowercase(&fields)
         if !auth.isMaster {
             guard let caller = auth.userId else { throw ParseError(.init(rawValue: 206), "Cannot modify user \(id).") }
             guard caller == id else { throw ParseError(.init(rawValue: 206), "Insufficient auth.") }

@@ -152,12 +152,13 @@ enum OptionTable {
         refused(
             "collectionPrefix", "PARSE_SERVER_COLLECTION_PREFIX", .value,
             "table names are not prefixed; apps sharing one database through prefixes would see each other's data", harmless: Harmless.isEmpty),
-        ignored(
-            "convertEmailToLowercase", "PARSE_SERVER_CONVERT_EMAIL_TO_LOWERCASE", .bool,
-            "emails are stored as sent (uniqueness ignores case already)", harmless: Harmless.isFalse),
-        ignored(
-            "convertUsernameToLowercase", "PARSE_SERVER_CONVERT_USERNAME_TO_LOWERCASE", .bool,
-            "usernames are stored as sent (uniqueness ignores case already)", harmless: Harmless.isFalse),
+        supported(
+            "convertEmailToLowercase", ["PARSE_SERVER_CONVERT_EMAIL_TO_LOWERCASE"], .bool, .parseServer,
+            "sign-up and user updates store `email` lower-cased; log-in, `/requestPasswordReset` and `/verificationEmailRequest` "
+                + "find it lower-cased too; default `false`"),
+        supported(
+            "convertUsernameToLowercase", ["PARSE_SERVER_CONVERT_USERNAME_TO_LOWERCASE"], .bool, .parseServer,
+            "sign-up and user updates store `username` lower-cased; log-in finds it lower-cased too; default `false`"),
         ignored(
             "customPages", "PARSE_SERVER_CUSTOM_PAGES", .value, "Parsley serves its own verification and password-reset pages",
             harmless: Harmless.isEmpty),
@@ -182,9 +183,9 @@ enum OptionTable {
         supported(
             "emailVerifySuccessOnInvalidEmail", ["PARSE_SERVER_EMAIL_VERIFY_SUCCESS_ON_INVALID_EMAIL"], .bool, .parseServer,
             "default `true`; newer than 7.3.0 (parse-server pull request 10172)"),
-        ignored(
-            "emailVerifyTokenReuseIfValid", "PARSE_SERVER_EMAIL_VERIFY_TOKEN_REUSE_IF_VALID", .bool,
-            "every verification request makes a new token", harmless: Harmless.isFalse),
+        supported(
+            "emailVerifyTokenReuseIfValid", ["PARSE_SERVER_EMAIL_VERIFY_TOKEN_REUSE_IF_VALID"], .bool, .parseServer,
+            "a verification request re-sends the user's unexpired token; needs `emailVerifyTokenValidityDuration`; default `false`"),
         supported("emailVerifyTokenValidityDuration", ["PARSE_SERVER_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION"]),
         supported("enableAnonymousUsers", ["PARSE_SERVER_ENABLE_ANON_USERS"], .bool, .parseServer, "default `true`"),
         ignored(
@@ -281,9 +282,9 @@ enum OptionTable {
             "playgroundPath", "PARSE_SERVER_PLAYGROUND_PATH", .value, "there is no GraphQL API",
             harmless: { $0.stringValue == "/playground" }),
         supported("port", ["PORT", "PARSE_SERVER_PORT"], .value, .parseServer, "default `1337`; `0` lets the system choose"),
-        ignored(
-            "preserveFileName", "PARSE_SERVER_PRESERVE_FILE_NAME", .bool, "file names always get a unique prefix",
-            harmless: Harmless.isFalse),
+        supported(
+            "preserveFileName", ["PARSE_SERVER_PRESERVE_FILE_NAME"], .bool, .parseServer,
+            "uploads keep the client's name without the `<32 hex>_` prefix; the same name again replaces the file; default `false`"),
         supported("preventLoginWithUnverifiedEmail", ["PARSE_SERVER_PREVENT_LOGIN_WITH_UNVERIFIED_EMAIL"], .bool),
         supported("preventSignupWithUnverifiedEmail", ["PARSE_SERVER_PREVENT_SIGNUP_WITH_UNVERIFIED_EMAIL"], .bool),
         supported(
@@ -319,9 +320,10 @@ enum OptionTable {
         supported(
             "security", ["PARSE_SERVER_SECURITY"], .value, .parseServer,
             "JSON `{enableCheck, enableCheckLog}`: `GET /security` answers the check report; failures logged at start"),
-        ignored(
-            "sendUserEmailVerification", "PARSE_SERVER_SEND_USER_EMAIL_VERIFICATION", .bool,
-            "verification mails are always sent with verifyUserEmails", harmless: Harmless.isTrue),
+        supported(
+            "sendUserEmailVerification", ["PARSE_SERVER_SEND_USER_EMAIL_VERIFICATION"], .bool, .parseServer,
+            "`false`: with verifyUserEmails, tokens are made and `emailVerified` set false, but no verification mail is sent; "
+                + "default `true` (a boolean only)"),
         ignored("serverCloseComplete", "PARSE_SERVER_SERVER_CLOSE_COMPLETE", .value, "a JavaScript callback"),
         ignored(
             "serverURL", "PARSE_SERVER_URL", .value, "cloud code calls the services directly; links use publicServerURL",

@@ -48,6 +48,7 @@ extension ServerSettings {
     static func applyFileSettings(to options: inout ParseServerOptions, dataDir: String, values: OptionValues) throws {
         options.files.adapter = try filesAdapter(values)
         options.files.fallbackAdapter = try filesFallbackAdapter(values)
+        options.files.preserveFileName = try values.bool("preserveFileName", default: false)
         let directory = values.string("filesDir") ?? dataDir + "/files"
         options.files.directory = directory
         for adapter in [options.files.adapter, options.files.fallbackAdapter] {

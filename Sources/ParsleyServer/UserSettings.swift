@@ -20,6 +20,14 @@ extension ServerSettings {
             options.email.verifyTokenValidityDuration = Int64(seconds)
         }
         options.email.verifySuccessOnInvalidEmail = try values.bool("emailVerifySuccessOnInvalidEmail", default: true)
+        options.email.sendUserEmailVerification = try values.bool("sendUserEmailVerification", default: true)
+        options.email.verifyTokenReuseIfValid = try values.bool("emailVerifyTokenReuseIfValid", default: false)
+        if options.email.verifyTokenReuseIfValid, options.email.verifyTokenValidityDuration == nil {
+            throw Invalid(
+                description: "PARSE_SERVER_EMAIL_VERIFY_TOKEN_REUSE_IF_VALID needs PARSE_SERVER_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION")
+        }
+        options.accounts.convertEmailToLowercase = try values.bool("convertEmailToLowercase", default: false)
+        options.accounts.convertUsernameToLowercase = try values.bool("convertUsernameToLowercase", default: false)
         options.accounts.enforcePrivateUsers = try values.bool("enforcePrivateUsers", default: true)
         options.changeEvents = try values.bool("changeEvents", default: false)
         options.accounts.enableAnonymousUsers = try values.bool("enableAnonymousUsers", default: true)

@@ -49,6 +49,8 @@ public struct DatabaseFileStore: FileStore {
             }
             if pending.readableBytes > 0 { try await flush(pending) }
             stored.size = size
+            // A kept client name (`preserveFileName`) may already be taken: the new upload replaces it, as in Parse Server.
+            _ = try await rows.deleteFile(named: file.name)
             try await rows.addFile(
                 name: file.name, upload: upload, size: size, chunkSize: Int64(Self.chunkSize), attributes: JSONWriter.string(stored.attributes))
         } catch {

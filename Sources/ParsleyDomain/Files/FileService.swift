@@ -58,7 +58,8 @@ public struct FileService: Sendable {
             sanitized += "." + ext
         }
         if type == nil { type = FileNames.mimeType(forName: sanitized) }
-        return StoredFile(name: FileNames.unique(sanitized), contentType: type, createdAt: ContinuousClockEpoch.millisecondsSince1970())
+        let name = options.files.preserveFileName ? sanitized : FileNames.unique(sanitized)
+        return StoredFile(name: name, contentType: type, createdAt: ContinuousClockEpoch.millisecondsSince1970())
     }
 
     /// Parse Server's `fileUpload.fileExtensions`: the name's extension, else the content type's subtype, must

@@ -85,6 +85,14 @@ public struct ObjectService: Sendable {
         }
     }
 
+    /// A `_User` body with `email` and `username` lower-cased when the options say so (`convertEmailToLowercase`,
+    /// `convertUsernameToLowercase`), whoever writes it.
+    func lowercasingUser(_ body: JSONValue) -> JSONValue {
+        guard case .object(var fields) = body else { return body }
+        options.accounts.lowercase(&fields)
+        return .object(fields)
+    }
+
     /// Classes whose special rules (passwords, sessions) come with the security issue; until then only
     /// the master key may write them through `/classes`.
     static let guardedClasses: Set<String> = ["_User", "_Session", "_Role", "_Installation"]
@@ -147,7 +155,8 @@ public struct ObjectService: Sendable {
         // The class's permissions as the database holds them, even if another node created or changed it just now.
         _ = try await schemas.current(className)
         try permissions.authorizeCreate(className, body: object.json, auth: auth)
-        let (body, hookChanged) = try await beforeSave(className, nil, object.json, original: nil, auth: auth)
+        let (hooked, hookChanged) = try await beforeSave(className, nil, object.json, original: nil, auth: auth)
+        let body = className == "_User" ? lowercasingUser(hooked) : hooked
         try await FileService(options: options, store: fileStore).checkReferences(in: body, auth: auth)  // Files/FileService.swift
         let (objectId, fields) = try newObjectId(body, given: rules.objectId)
         let patch = try WriteParser(isCreate: true).parse(fields)
@@ -205,7 +214,8 @@ public struct ObjectService: Sendable {
         try await permissions.authorizeUpdate(className, objectId: objectId, body: object.json, auth: auth)
         guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
         let original = try await original(className, objectId)
-        let (body, hookChanged) = try await beforeSave(className, objectId, object.json, original: original, auth: auth)
+        let (hooked, hookChanged) = try await beforeSave(className, objectId, object.json, original: original, auth: auth)
+        let body = className == "_User" ? lowercasingUser(hooked) : hooked
         try await FileService(options: options, store: fileStore).checkReferences(in: body, auth: auth)
         let patch = try WriteParser(isCreate: false).parse(body)
         var required = try Self.requiredTypes(patch)
