@@ -106,7 +106,12 @@ public struct SMTPEmailAdapter: EmailAdapter {
                     try await channel.executeThenClose { inbound, outbound in
                         var session = Session(inbound: inbound.makeAsyncIterator(), outbound: outbound)
                         if c.security == .starttls, let tls {
-                            session.startTLS = { try await raw.pipeline.addHandler(try Self.tlsHandler(tls, host: c.host), position: .first).get() }
+                            // The handler is made and added on the channel's event loop (it is not Sendable).
+                            session.startTLS = {
+                                try await raw.eventLoop.submit {
+                                    try raw.pipeline.syncOperations.addHandler(try Self.tlsHandler(tls, host: c.host), position: .first)
+                                }.get()
+                            }
                         }
                         session.encrypted = c.security == .tls
                         try await session.converse(configuration: c, sender: sender, recipient: message.to, data: data)

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import ParsleyCore
+import ParsleyDomain
 
 /// One call to a provider's API (Facebook's Graph API, an OAuth 2.0 introspection endpoint) made while a log-in waits:
 /// the status and the JSON answer, or `unreachable` when no complete answer came within `timeout` (connection refused,
@@ -43,22 +44,7 @@ enum ProviderCall {
     }
 
     /// `text` percent-encoded for a query string or a form body: everything but RFC 3986's unreserved characters.
-    static func formEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                out += "%"
-                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
-                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0x0F)]))
-            }
-        }
-        return out
-    }
+    static func formEncoded(_ text: String) -> String { EmailTemplates.percentEncode(text) }
 
     /// A URL option without its trailing slashes.
     static func trimmed(_ url: String) -> String {
