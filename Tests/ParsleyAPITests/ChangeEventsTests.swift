@@ -240,11 +240,7 @@ extension ChangeEventsTests {
             let text = try String(contentsOf: file, encoding: .utf8)
             for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-                // The one exception: an S3 multipart upload's abort, awaited at once, that must reach S3 although the
-                // request that was uploading went away (a child task would be cancelled with it).
-                if code.contains(pattern), !(file.lastPathComponent == "S3FileStore.swift" && code.contains("abortMultipartUpload")) {
-                    offenders.append("\(file.lastPathComponent):\(n + 1): \(line)")
-                }
+                if code.contains(pattern) { offenders.append("\(file.lastPathComponent):\(n + 1): \(line)") }
             }
         }
         #expect(offenders == [], "unstructured tasks")

@@ -64,18 +64,16 @@ public struct S3Client: Sendable {
         _ method: HTTPMethod, _ key: String?, query: [(String, String)] = [], headers: [(String, String)] = [],
         body: ByteBuffer? = nil, timeout: TimeAmount = .seconds(30)
     ) async throws -> HTTPClientResponse {
-        let (scheme, host, path) = address(key)
         let payloadHash: String
         if let body, body.readableBytes <= 64 * 1024 {
             payloadHash = S3Signer.payloadHash(body.readableBytesView)
         } else {
             payloadHash = body == nil ? S3Signer.emptyPayload : S3Signer.unsignedPayload
         }
-        let signed = signer.sign(method: method.rawValue, host: host, path: path, query: query, headers: headers, payloadHash: payloadHash)
-        let queryString = S3Signer.canonicalQuery(query)
-        var request = HTTPClientRequest(url: "\(scheme)://\(host)\(path)" + (queryString.isEmpty ? "" : "?" + queryString))
+        let (url, signedHeaders) = signed(method, key, query: query, headers: headers, payloadHash: payloadHash)
+        var request = HTTPClientRequest(url: url)
         request.method = method
-        for (name, value) in headers + signed { request.headers.add(name: name, value: value) }
+        request.headers = signedHeaders
         if let body { request.body = .bytes(body) }
         do {
             return try await http.execute(request, timeout: timeout)
@@ -86,6 +84,18 @@ public struct S3Client: Sendable {
         } catch {
             throw S3Error(status: 0, code: "", message: "\(endpoint): \(error)")
         }
+    }
+
+    /// The URL and the headers (the caller's and SigV4's) of a request.
+    func signed(
+        _ method: HTTPMethod, _ key: String?, query: [(String, String)], headers: [(String, String)], payloadHash: String
+    ) -> (url: String, headers: HTTPHeaders) {
+        let (scheme, host, path) = address(key)
+        let signature = signer.sign(method: method.rawValue, host: host, path: path, query: query, headers: headers, payloadHash: payloadHash)
+        let queryString = S3Signer.canonicalQuery(query)
+        var all = HTTPHeaders()
+        for (name, value) in headers + signature { all.add(name: name, value: value) }
+        return ("\(scheme)://\(host)\(path)" + (queryString.isEmpty ? "" : "?" + queryString), all)
     }
 
     /// `send` that expects a 2xx answer and returns it with its (small) body.
@@ -167,8 +177,21 @@ public struct S3Client: Sendable {
         try await call(.POST, key, query: [("uploadId", uploadId)], body: ByteBuffer(string: xml), timeout: .minutes(10))
     }
 
+    /// Aborts an unfinished multipart upload. It runs to its end even when the calling task was cancelled (the
+    /// client that was uploading went away): it goes through the client's future-based API, which task cancellation
+    /// does not reach, so no unstructured task is needed to outlive the request.
     public func abortMultipartUpload(_ key: String, uploadId: String) async throws {
-        try await call(.DELETE, key, query: [("uploadId", uploadId)])
+        let (url, headers) = signed(.DELETE, key, query: [("uploadId", uploadId)], headers: [], payloadHash: S3Signer.emptyPayload)
+        let response: HTTPClient.Response
+        do {
+            let request = try HTTPClient.Request(url: url, method: .DELETE, headers: headers)
+            response = try await http.execute(request: request, deadline: .now() + .seconds(30)).get()
+        } catch {
+            throw S3Error(status: 0, code: "", message: "\(endpoint): \(error)")
+        }
+        guard (200..<300).contains(response.status.code) else {
+            throw Self.error(response.status.code, response.body.map { String(buffer: $0) } ?? "")
+        }
     }
 
     /// Unfinished multipart uploads under `prefix`: key, upload id and when it started (as S3 writes it).

@@ -148,9 +148,8 @@ public final class S3FileStore: FileStore {
             }
         } catch {
             if let uploadId {
-                // Not cancelled with the request that went away: the abort must reach S3.
-                let (client, key) = (self.client, key)
-                await Task { try? await client.abortMultipartUpload(key, uploadId: uploadId) }.value
+                // Reaches S3 even though the request that went away cancelled this task (`abortMultipartUpload`).
+                try? await client.abortMultipartUpload(key, uploadId: uploadId)
             }
             throw error
         }
