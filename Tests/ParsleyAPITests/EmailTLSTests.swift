@@ -26,14 +26,9 @@ struct TestCertificates {
             printf 'subjectAltName=\(names)\\nextendedKeyUsage=serverAuth\\nbasicConstraints=CA:FALSE\\n' > ext.cnf
             openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile ext.cnf
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failure("openssl could not make the test certificates") }
+        // posix_spawn and waitpid (spawnAndWait), not Foundation's Process, whose end may never be noticed on Linux
+        // once this process has many descriptors open.
+        guard spawnAndWait(["/bin/sh", "-c", script]) == 0 else { throw Failure("openssl could not make the test certificates") }
         return TestCertificates(dir: dir)
     }
 

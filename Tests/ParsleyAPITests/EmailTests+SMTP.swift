@@ -79,12 +79,7 @@ final class SMTPTestServer: @unchecked Sendable {
     /// aiosmtpd, installed from PyPI once per test process when python3 lacks it, so that
     /// `swift test` on a fresh machine needs no step by hand.
     static let aiosmtpdReady: Bool = {
-        let install = Process()
-        install.executableURL = URL(fileURLWithPath: "/bin/sh")
-        install.arguments = ["-c", "python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd >/dev/null 2>&1"]
-        guard (try? install.run()) != nil else { return false }
-        install.waitUntilExit()
-        return install.terminationStatus == 0
+        spawnAndWait(["/bin/sh", "-c", "python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd >/dev/null 2>&1"]) == 0
     }()
 
     enum Mode: String { case plain, starttls, tls }
