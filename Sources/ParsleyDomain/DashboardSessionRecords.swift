@@ -21,6 +21,19 @@ public final class DashboardSessionRecords: Sendable {
     public func load(_ key: String) async throws -> StoredDashboardSession? { try await store.dashboardSession(key) }
     public func touch(_ key: String, lastUsed: Int64) async throws { try await store.touchDashboardSession(key, lastUsed: lastUsed) }
 
+    /// Failed sign-ins from `address` in the current minute, counted by every node together (`_RateLimit`).
+    public func failedSignIns(_ address: String) async throws -> Int {
+        try await store.counterValue(Self.failureKey(address), now: ContinuousClockEpoch.millisecondsSince1970(), windowMilliseconds: 60_000)
+    }
+
+    /// One more failed sign-in from `address`; the count in the current minute.
+    @discardableResult
+    public func addFailedSignIn(_ address: String) async throws -> Int {
+        try await store.incrementCounter(Self.failureKey(address), now: ContinuousClockEpoch.millisecondsSince1970(), windowMilliseconds: 60_000)
+    }
+
+    static func failureKey(_ address: String) -> String { "dashboard-sign-in-failures:" + address }
+
     /// Ends a session on every node; also drops the sessions idle for longer than `idleMilliseconds`.
     public func end(_ key: String, idleMilliseconds: Int64) async throws {
         try await store.deleteDashboardSession(key)

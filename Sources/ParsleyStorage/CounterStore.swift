@@ -34,6 +34,20 @@ extension SQLStore {
         }
     }
 
+    /// The count under `key` in its current window (0 when there is none, or it is over), without counting.
+    public func counterValue(_ key: String, now: Int64, windowMilliseconds: Int64) async throws -> Int {
+        let statement = SQLFragment(
+            unsafeSQL: "SELECT count FROM \(dialect.quote(Self.counterTable)) WHERE key = ? AND windowStart > ?",
+            [.text(key), .integer(now - windowMilliseconds)])
+        let rows = try await database.read { db in try await db.query(statement) }
+        switch rows.first?.first {
+        case .integer(let count)?: return Int(count)
+        case .real(let count)?: return Int(count)
+        case .text(let count)?: return Int(count) ?? 0
+        default: return 0
+        }
+    }
+
     /// Deletes counters whose window started before `before`.
     public func pruneCounters(before: Int64) async throws {
         let statement = SQLFragment(

@@ -47,7 +47,7 @@ struct LiveQueryNodesTests {
                     )
                     let error = try await lq.expect("error", timeout: .seconds(30))
                     #expect(error["reconnect"] == true)
-                    for _ in 0..<600 where !lq.isClosed { try await Task.sleep(for: .milliseconds(50)) }
+                    for _ in 0..<1200 where !lq.isClosed { try await Task.sleep(for: .milliseconds(50)) }
                     #expect(lq.isClosed)
                     // A new connection hears node A's writes again (once the listener is back: its return is a gap too,
                     // which closes clients that connected in between, so this retries).

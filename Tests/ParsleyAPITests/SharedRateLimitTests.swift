@@ -11,7 +11,8 @@ import Testing
 
 /// Two server processes on one PostgreSQL database, as behind a load balancer without pinning: rate-limit counters
 /// and dashboard sign-ins live in the database, so a client alternating between the nodes is limited once, not once
-/// per node, and a browser signed in on one node is signed in on the other (and signed out of both at once).
+/// per node, and a browser signed in on one node is signed in on the other (and signed out of both at once); failed
+/// dashboard sign-ins are counted together too.
 @Suite("Nothing kept per node: rate limits and dashboard sign-ins across nodes")
 struct SharedRateLimitTests {
     static func twoNodes(
@@ -90,6 +91,21 @@ struct SharedRateLimitTests {
                 if !ended { try await Task.sleep(for: .milliseconds(50)) }
             }
             #expect(ended)
+        }
+    }
+
+    @Test("PostgreSQL: 10 failed dashboard sign-ins a minute from one address in all, alternating between two nodes")
+    func dashboardFailuresAcrossNodes() async throws {
+        try await Self.twoNodes(options: DashboardTests.options()) { a, b in
+            for i in 0..<10 {
+                let wrong = try await DashboardTests.signIn(i % 2 == 0 ? a : b, ["masterKey": .string("not-the-key-\(i)")])
+                #expect(wrong.reply.status == 403, "attempt \(i): \(wrong.reply.json)")
+            }
+            // Five failures on each node: the 11th try is refused on both, even with the right key.
+            for node in [a, b] {
+                let refused = try await DashboardTests.signIn(node, ["masterKey": .string(TestServer.masterKey)])
+                #expect(refused.reply.status == 429 && refused.reply.code == 100, "\(refused.reply.json)")
+            }
         }
     }
 }

@@ -173,6 +173,7 @@ public final class S3FileStore: FileStore {
         guard let headers = try await s3({ try await client.head(key) }) else { return nil }
         var file = StoredFile(name: name, size: headers.first(name: "content-length").flatMap { Int64($0) } ?? 0)
         file.contentType = headers.first(name: "content-type")
+        file.storeETag = headers.first(name: "etag")
         file.createdAt = headers.first(name: "last-modified").flatMap(Self.httpDateMilliseconds) ?? 0
         if let text = headers.first(name: Self.attributesHeader).flatMap(Self.percentDecode), let json = try? JSONParser.parse(text) {
             file.read(attributes: json)

@@ -13,6 +13,8 @@ public struct StoredFile: Sendable, Equatable {
     public var tags: JSONValue?
     /// Milliseconds since 1970.
     public var createdAt: Int64
+    /// The validator the store itself keeps (S3's `ETag`), passed through to clients when there is one.
+    public var storeETag: String?
 
     public init(name: String, size: Int64 = 0, contentType: String? = nil, metadata: JSONValue? = nil, tags: JSONValue? = nil, createdAt: Int64 = 0) {
         self.name = name
@@ -23,8 +25,10 @@ public struct StoredFile: Sendable, Equatable {
         self.createdAt = createdAt
     }
 
-    /// A strong validator: a stored name is never reused for other bytes.
+    /// A strong validator: the store's own (S3's `ETag`) when it keeps one, else one made from the name and size
+    /// (a stored name is never reused for other bytes).
     public var etag: String {
+        if let storeETag, storeETag.hasPrefix("\""), storeETag.hasSuffix("\""), storeETag.count > 2 { return storeETag }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in name.utf8 {
             hash ^= UInt64(byte)

@@ -84,7 +84,7 @@ struct DashboardResponder: Sendable {
 
     /// `{"masterKey": ...}` (the master key or the read-only one) or `{"username", "password"}` of an admin role's
     /// member. Cross-origin attempts (an `Origin` that is not this host) are refused, and so are more than 10 failures
-    /// a minute from one address.
+    /// a minute from one address (on all nodes together when they share the database).
     func login(_ request: Request, context: ParsleyRequestContext) async -> Response {
         let address = context.clientAddress ?? "-"
         if let origin = request.headers[.origin], let host = request.head.authority, !(origin.hasSuffix("://" + host)) {
@@ -93,7 +93,7 @@ struct DashboardResponder: Sendable {
         guard request.headers[.contentType]?.hasPrefix("application/json") == true else {
             return Self.json(415, ["error": "send JSON"])
         }
-        guard sessions.mayTry(address) else { return Self.json(429, ["code": 100, "error": "Too many failed sign-ins; wait a minute."]) }
+        guard await sessions.mayTry(address) else { return Self.json(429, ["code": 100, "error": "Too many failed sign-ins; wait a minute."]) }
         guard let buffer = try? await request.body.collect(upTo: 64 * 1024),
             let body = try? buffer.withUnsafeReadableBytes({ try JSONParser.parse($0) })
         else { return Self.json(400, ["code": 107, "error": "Invalid JSON"]) }
@@ -108,7 +108,7 @@ struct DashboardResponder: Sendable {
             } else if let readOnlyKey = options.readOnlyMasterKey, DashboardSessions.constantTimeEqual(key, readOnlyKey) {
                 readOnly = true
             } else {
-                sessions.failed(address)
+                await sessions.failed(address)
                 return Self.json(403, ["error": "unauthorized"])
             }
         } else if let name = body["username"]?.stringValue, let password = body["password"] {
@@ -118,12 +118,12 @@ struct DashboardResponder: Sendable {
             do {
                 let user = try await api.users.verifyPassword(try VerifyPassword(decoding: ["username": .string(name), "password": password]))
                 guard let id = user["objectId"]?.stringValue, try await api.roles.roleNames(forUser: id).contains(role) else {
-                    sessions.failed(address)
+                    await sessions.failed(address)
                     return Self.json(403, ["code": 119, "error": .string("\(name) is not a member of the \(role) role.")])
                 }
                 username = name
             } catch let error as ParseError {
-                sessions.failed(address)
+                await sessions.failed(address)
                 return Self.json(error.httpStatus, error.json)
             } catch {
                 return Self.json(500, ["code": 1, "error": "Internal server error."])

@@ -114,9 +114,11 @@ final class DashboardSessions: Sendable {
         try? await records?.end(key, idleMilliseconds: idleMilliseconds)
     }
 
-    /// Whether `address` may try to sign in now (at most 10 failures a minute).
-    func mayTry(_ address: String) -> Bool {
-        failures.withLock { all in
+    /// Whether `address` may try to sign in now: at most 10 failures a minute, counted by every node together when
+    /// they share the database (this node's own count when the database cannot answer).
+    func mayTry(_ address: String) async -> Bool {
+        if let records, let shared = try? await records.failedSignIns(address) { return shared < 10 }
+        return failures.withLock { all in
             guard let f = all[address] else { return true }
             if ContinuousClock.now - f.since > .seconds(60) {
                 all[address] = nil
@@ -126,12 +128,13 @@ final class DashboardSessions: Sendable {
         }
     }
 
-    func failed(_ address: String) {
+    func failed(_ address: String) async {
         failures.withLock { all in
             if all.count > 10_000 { all.removeAll() }
             let f = all[address]
             all[address] = f.map { ($0.count + 1, $0.since) } ?? (1, .now)
         }
+        _ = try? await records?.addFailedSignIn(address)
     }
 
     /// `parsley_dashboard=<id>` from a Cookie header.
