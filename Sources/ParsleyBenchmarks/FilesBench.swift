@@ -44,6 +44,7 @@ enum FilesBench {
         ]
         var backends: [(String, FilesAdapter)] = [("filesystem", .filesystem), ("database", .database)]
         var moto: Process?
+        var motoEndpoint: String?
         defer { moto?.terminate() }
         if args.contains("--s3") {
             let motoPort = port + 20
@@ -57,6 +58,7 @@ enum FilesBench {
             try await Task.sleep(for: .seconds(3))
             var s3 = S3FileOptions(bucket: "parsley-bench", credentials: S3Credentials(accessKeyId: "bench", secretAccessKey: "bench-secret"))
             s3.endpoint = "http://127.0.0.1:\(motoPort)"
+            motoEndpoint = s3.endpoint
             backends.append(("s3 (moto)", .custom(S3FileStore(options: s3))))
         }
         for (i, backend) in backends.enumerated() {
@@ -97,6 +99,20 @@ enum FilesBench {
                     rows.append(("download, \(backend.0) store", bytes / download.seconds / 1e6, download.peakAboveIdleMB))
                 }
             }
+        }
+        if let endpoint = motoEndpoint {
+            // Baseline for the S3 rows: the same file straight to and from moto with curl (one PUT, one GET; moto
+            // does not check signatures), so what moto itself can take is in the same run.
+            let key = "\(endpoint)/parsley-bench/direct-\(UUID().uuidString).bin"
+            let put = try await timed {
+                try await shell("/usr/bin/curl", ["-sS", "--fail", "-o", "/dev/null", "-H", "Expect:", "-T", source.path, key])
+            }
+            let downloaded = work.appendingPathComponent("direct.bin")
+            let get = try await timed { try await shell("/usr/bin/curl", ["-sS", "--fail", "-o", downloaded.path, key]) }
+            try await shell("/usr/bin/cmp", [source.path, downloaded.path])
+            try? FileManager.default.removeItem(at: downloaded)
+            rows.append(("baseline: curl PUT straight to moto", bytes / put / 1e6, nil))
+            rows.append(("baseline: curl GET straight from moto", bytes / get / 1e6, nil))
         }
         print("")
         print("| transfer of \(megabytes) MB | MB/s | peak memory above idle (MB) |")
