@@ -105,7 +105,8 @@ enum FilesBench {
             // does not check signatures), so what moto itself can take is in the same run.
             let key = "\(endpoint)/parsley-bench/direct-\(UUID().uuidString).bin"
             let put = try await timed {
-                try await shell("/usr/bin/curl", ["-sS", "--fail", "-o", "/dev/null", "-H", "Expect:", "-T", source.path, key])
+                try await shell(
+                    "/usr/bin/curl", ["-sS", "--fail", "-o", "/dev/null", "-H", "Expect:", "-H", "x-amz-acl: public-read", "-T", source.path, key])
             }
             let downloaded = work.appendingPathComponent("direct.bin")
             let get = try await timed { try await shell("/usr/bin/curl", ["-sS", "--fail", "-o", downloaded.path, key]) }
