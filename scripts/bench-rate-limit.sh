@@ -73,8 +73,10 @@ object() {
 
 high='[{"requestPath":"/classes/*","requestTimeWindow":60000,"requestCount":100000000}]'
 # round LABEL LIMIT NODES: req/s of 2xx answers over all nodes together.
+fresh() { psql -q "$pg" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null; }
 round() {
     local label=$1 limit=$2 nodes=$3
+    fresh
     start a 1451 "$limit"
     [ "$nodes" -ge 2 ] && start b 1452 "$limit"
     local id
@@ -111,6 +113,7 @@ round "two nodes, rate limit (never reached)" "$high" 2
 
 # The limit across nodes: 2,000 requests a minute, asked of both nodes at full speed.
 limit='[{"requestPath":"/classes/*","requestTimeWindow":60000,"requestCount":2000}]'
+fresh
 start a 1451 "$limit"
 start b 1452 "$limit"
 id=$(object 1451)

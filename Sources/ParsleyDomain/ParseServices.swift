@@ -111,9 +111,10 @@ public struct ParseServices: Sendable {
     /// Whether rate limits are counted in the database (several nodes may share it) rather than in memory.
     public var countsRequestsInDatabase: Bool { store.isShared }
 
-    /// One more request under `key` in its current window of `windowMilliseconds`; the window's count so far.
-    public func countRequest(_ key: String, windowMilliseconds: Int64) async throws -> Int {
-        try await store.incrementCounter(key, now: ContinuousClockEpoch.millisecondsSince1970(), windowMilliseconds: windowMilliseconds)
+    /// `amount` more requests under `key` in its current window of `windowMilliseconds`: the window's count after
+    /// them, and when the window started (milliseconds since 1970).
+    public func countRequests(_ key: String, amount: Int, windowMilliseconds: Int64) async throws -> (count: Int, windowStart: Int64) {
+        try await store.addToCounter(key, amount: amount, now: ContinuousClockEpoch.millisecondsSince1970(), windowMilliseconds: windowMilliseconds)
     }
 
     /// Forgets request counts whose window started more than `olderThan` milliseconds ago.

@@ -36,7 +36,7 @@ public struct ParseAPI: Sendable {
         let shared =
             services.countsRequestsInDatabase
             ? RateLimiter.SharedCounters(
-                increment: { key, window in try await services.countRequest(key, windowMilliseconds: window) },
+                add: { key, amount, window in try await services.countRequests(key, amount: amount, windowMilliseconds: window) },
                 prune: { age in try await services.pruneRequestCounts(olderThan: age) }) : nil
         let limiter =
             rules.isEmpty

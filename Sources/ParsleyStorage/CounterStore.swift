@@ -17,20 +17,33 @@ extension SQLStore {
     /// Counts one more under `key` in the window that started at most `windowMilliseconds` before `now` (a new window
     /// starts when the last one is over); the count so far in the window, this one included.
     public func incrementCounter(_ key: String, now: Int64, windowMilliseconds: Int64) async throws -> Int {
+        try await addToCounter(key, amount: 1, now: now, windowMilliseconds: windowMilliseconds).count
+    }
+
+    /// Adds `amount` under `key` in its current window (a new window, starting at `now`, when the last one is over);
+    /// the window's count after the addition and when the window started (milliseconds since 1970).
+    public func addToCounter(_ key: String, amount: Int, now: Int64, windowMilliseconds: Int64) async throws -> (count: Int, windowStart: Int64) {
         let table = dialect.quote(Self.counterTable)
         let expired = now - windowMilliseconds
         let statement = SQLFragment(
-            unsafeSQL: "INSERT INTO \(table) (key, windowStart, count) VALUES (?, ?, 1) ON CONFLICT (key) DO UPDATE SET "
-                + "count = CASE WHEN \(table).windowStart <= ? THEN 1 ELSE \(table).count + 1 END, "
+            unsafeSQL: "INSERT INTO \(table) (key, windowStart, count) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+                + "count = CASE WHEN \(table).windowStart <= ? THEN excluded.count ELSE \(table).count + excluded.count END, "
                 + "windowStart = CASE WHEN \(table).windowStart <= ? THEN excluded.windowStart ELSE \(table).windowStart END "
-                + "RETURNING count",
-            [.text(key), .integer(now), .integer(expired), .integer(expired)])
+                + "RETURNING count, windowStart",
+            [.text(key), .integer(now), .integer(Int64(amount)), .integer(expired), .integer(expired)])
         let rows = try await database.write { db in try await db.query(statement) }
-        switch rows.first?.first {
-        case .integer(let count)?: return Int(count)
-        case .real(let count)?: return Int(count)
-        case .text(let count)?: return Int(count) ?? 1
-        default: throw StoreError.database("the counter upsert returned no count")
+        guard let row = rows.first, row.count >= 2, let count = Self.integer(row[0]), let start = Self.integer(row[1]) else {
+            throw StoreError.database("the counter upsert returned no count")
+        }
+        return (Int(count), start)
+    }
+
+    private static func integer(_ value: SQLValue) -> Int64? {
+        switch value {
+        case .integer(let n): return n
+        case .real(let n): return Int64(n)
+        case .text(let n): return Int64(n)
+        default: return nil
         }
     }
 

@@ -57,6 +57,23 @@ struct SharedRateLimitTests {
         }
     }
 
+    @Test("PostgreSQL: permits taken in blocks: 300 a minute over two nodes admit 300 at most, and at most a block per node fewer")
+    func blocksAcrossNodes() async throws {
+        let rule = RateLimitRule(requestPath: "/classes/*", window: .seconds(60), count: 300, methods: ["GET"])
+        #expect(RateLimiter.permitBlock(300) == 3 && RateLimiter.permitBlock(6) == 1 && RateLimiter.permitBlock(10_000_000) == 1000)
+        try await Self.twoNodes(rules: [rule]) { a, b in
+            #expect(try await a.request(.post, "/classes/Note", ["n": 1]).status == 201)
+            var admitted = 0
+            var refused = 0
+            for i in 0..<360 {
+                let r = try await (i % 3 == 0 ? b : a).request(.get, "/classes/Note", master: false)
+                if r.status == 200 { admitted += 1 } else if r.status == 429 && r.code == 100 { refused += 1 }
+            }
+            #expect(admitted <= 300 && admitted >= 300 - 2 * 3, "admitted \(admitted)")
+            #expect(admitted + refused == 360)
+        }
+    }
+
     @Test("PostgreSQL: a window that is over starts again on both nodes")
     func windowsEnd() async throws {
         let rule = RateLimitRule(requestPath: "/functions/*", window: .seconds(2), count: 2)

@@ -132,18 +132,38 @@ public struct RateLimitExceeded: Error, Sendable {
 /// On a database several server processes share (PostgreSQL), the counters live in it (`SharedCounters`), so a
 /// limit holds across nodes behind a load balancer without pinning (Parse Server needs Redis for this); on SQLite
 /// they are kept in memory. If the database cannot count, the request is counted in memory instead of failing.
+///
+/// A node does not write the database for every request: it takes permits in blocks (`permitBlock`: 1% of the
+/// limit, 1 to 1,000) by adding the block to the shared count, and spends them locally until the block or the
+/// window runs out. The shared count never passes the limit with admitted requests, so the limit holds across
+/// nodes exactly; a node may hold at most a block it will not use, so near the limit a client can be refused up to
+/// one block per node early. Once the shared count has reached the limit, the node refuses locally until that
+/// window ends.
 public final class RateLimiter: Sendable {
-    /// Counts one more under a key in a window of some milliseconds, answering the window's count so far.
+    /// Adds to the count under a key in a window of some milliseconds, answering the window's count after the addition
+    /// and when the window started (milliseconds since 1970).
     public struct SharedCounters: Sendable {
-        public var increment: @Sendable (_ key: String, _ windowMilliseconds: Int64) async throws -> Int
+        public var add: @Sendable (_ key: String, _ amount: Int, _ windowMilliseconds: Int64) async throws -> (count: Int, windowStart: Int64)
         public var prune: @Sendable (_ olderThanMilliseconds: Int64) async throws -> Void
         public init(
-            increment: @escaping @Sendable (String, Int64) async throws -> Int, prune: @escaping @Sendable (Int64) async throws -> Void
+            add: @escaping @Sendable (String, Int, Int64) async throws -> (count: Int, windowStart: Int64),
+            prune: @escaping @Sendable (Int64) async throws -> Void
         ) {
-            self.increment = increment
+            self.add = add
             self.prune = prune
         }
     }
+
+    /// Permits of a shared window this node holds: `remaining` to spend until `windowEnd` (milliseconds since 1970);
+    /// `exhausted` when the shared count has reached the limit in that window.
+    private struct Lease {
+        var remaining: Int
+        var windowEnd: Int64
+        var exhausted: Bool
+    }
+
+    /// How many permits a node takes at once for a limit of `count`.
+    public static func permitBlock(_ count: Int) -> Int { min(1000, max(1, count / 100)) }
 
     let rules: [RateLimitRule]
     let shared: SharedCounters?
@@ -154,6 +174,7 @@ public final class RateLimiter: Sendable {
         var count: Int
     }
     private let windows = NIOLockedValueBox<[String: Window]>([:])
+    private let leases = NIOLockedValueBox<[String: Lease]>([:])
     private let sweep = NIOLockedValueBox<ContinuousClock.Instant>(.now)
 
     init(rules: [RateLimitRule], shared: SharedCounters? = nil, userOfSession: @escaping @Sendable (String) async -> String?) {
@@ -190,12 +211,9 @@ public final class RateLimiter: Sendable {
                 }
             }
             let key = "\(index)|\(rule.requestPath)|\(who)"
-            if let shared {
-                let milliseconds = Int64(rule.window.components.seconds) * 1000 + rule.window.components.attoseconds / 1_000_000_000_000_000
-                if let count = try? await shared.increment(key, milliseconds) {
-                    if count > rule.count { throw RateLimitExceeded(message: rule.message) }
-                    continue
-                }
+            if let shared, let admitted = await sharedPermit(shared, key: key, rule: rule) {
+                if !admitted { throw RateLimitExceeded(message: rule.message) }
+                continue
             }
             let allowed = windows.withLockedValue { w -> Bool in
                 var entry = w[key] ?? Window(start: now, count: 0)
@@ -208,6 +226,34 @@ public final class RateLimiter: Sendable {
         }
     }
 
+    /// Whether the shared count admits one more request under `key`: from this node's block of permits when it holds
+    /// one, else by taking a new block. Nil when the database cannot answer (then the request is counted in memory).
+    private func sharedPermit(_ shared: SharedCounters, key: String, rule: RateLimitRule) async -> Bool? {
+        let now = ContinuousClockEpoch.millisecondsSince1970()
+        let local = leases.withLockedValue { all -> Bool? in
+            guard var lease = all[key], now < lease.windowEnd else { return nil }
+            if lease.exhausted { return false }
+            guard lease.remaining > 0 else { return nil }
+            lease.remaining -= 1
+            all[key] = lease
+            return true
+        }
+        if let local { return local }
+        let window = Int64(rule.window.components.seconds) * 1000 + rule.window.components.attoseconds / 1_000_000_000_000_000
+        let block = Self.permitBlock(rule.count)
+        guard let (count, start) = try? await shared.add(key, block, window) else { return nil }
+        // Of the block just added, the permits still under the limit: this request takes one, the node keeps the rest.
+        let granted = min(block, max(0, rule.count - (count - block)))
+        leases.withLockedValue { all in
+            var lease =
+                all[key].flatMap { $0.windowEnd == start + window ? $0 : nil } ?? Lease(remaining: 0, windowEnd: start + window, exhausted: false)
+            lease.remaining += max(0, granted - 1)
+            lease.exhausted = granted == 0 || (lease.remaining == 0 && count >= rule.count)
+            all[key] = lease
+        }
+        return granted > 0
+    }
+
     /// Drops expired windows once a minute so the table does not grow with every client ever seen.
     private func pruneIfDue(_ now: ContinuousClock.Instant) async {
         let due = sweep.withLockedValue { last -> Bool in
@@ -218,6 +264,8 @@ public final class RateLimiter: Sendable {
         guard due else { return }
         let longest = rules.map(\.window).max() ?? .seconds(60)
         windows.withLockedValue { w in w = w.filter { now - $0.value.start < longest } }
+        let wallNow = ContinuousClockEpoch.millisecondsSince1970()
+        leases.withLockedValue { all in all = all.filter { $0.value.windowEnd > wallNow } }
         if let shared {
             // Once a minute, by the request that found it due.
             try? await shared.prune(Int64(longest.components.seconds) * 1000 + 1000)
