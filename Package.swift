@@ -58,6 +58,8 @@ let package = Package(
             dependencies: [
                 "ParsleyCore", "ParsleyStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // AES-CTR for streaming the GCM of encrypted files (Files/FileCipher.swift).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

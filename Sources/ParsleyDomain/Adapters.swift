@@ -31,12 +31,16 @@ public struct Adapters: Sendable {
         return FallbackFileStore(primary: primary, fallback: fileStore(fallback, options: options, database: database))
     }
 
-    /// The store of one adapter.
+    /// The store of one adapter; the folder and the database encrypt with `files.encryptionKey` when it is set
+    /// (`EncryptedFileStore`), an adapter of the app's own is used as it is.
     public func fileStore(_ adapter: FilesAdapter, options: ParseServerOptions, database: any SQLDatabase) -> any FileStore {
+        let plain: any FileStore
         switch adapter {
-        case .filesystem: makeFolderFileStore(options.files.directory ?? FileService.defaultDirectory(options.applicationId))
-        case .database: DatabaseFileStore(database: database)
-        case .custom(let custom): custom
+        case .filesystem: plain = makeFolderFileStore(options.files.directory ?? FileService.defaultDirectory(options.applicationId))
+        case .database: plain = DatabaseFileStore(database: database)
+        case .custom(let custom): return custom
         }
+        guard let key = options.files.encryptionKey else { return plain }
+        return EncryptedFileStore(inner: plain, encryptionKey: key)
     }
 }

@@ -132,7 +132,8 @@ public struct EmailFlows: Sendable {
 
     func verificationMessage(_ p: PendingVerification) -> EmailMessage {
         let link = EmailTemplates.link(
-            mountURL: p.mountURL, applicationId: options.applicationId, page: "verify_email", token: p.token, username: p.username)
+            mountURL: p.mountURL, applicationId: options.applicationId, page: "verify_email", token: p.token, username: p.username,
+            pages: options.pages)
         return options.email.templates.verification(to: p.email, username: p.username, appName: appName, link: link)
     }
 
@@ -182,7 +183,8 @@ public struct EmailFlows: Sendable {
         }
         let username = user["username"]?.stringValue ?? ""
         let link = EmailTemplates.link(
-            mountURL: mountURL, applicationId: options.applicationId, page: "request_password_reset", token: token, username: username)
+            mountURL: mountURL, applicationId: options.applicationId, page: "request_password_reset", token: token, username: username,
+            pages: options.pages)
         // To the address as stored (lower-cased with `convertEmailToLowercase`), which the request matched.
         let to = user["email"]?.stringValue ?? email
         await deliver(options.email.templates.passwordReset(to: to, username: user["username"]?.stringValue, appName: appName, link: link))

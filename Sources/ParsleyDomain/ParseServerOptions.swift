@@ -39,6 +39,8 @@ public struct ParseServerOptions: Sendable {
     public var accounts = AccountOptions()
     /// Verification and password-reset mails.
     public var email = EmailOptions()
+    /// The pages the mailed links open (`customPages`, `pages`).
+    public var pages = PagesOptions()
     /// Where file bytes live and who may upload.
     public var files = FileOptions()
     /// What requests may carry and from where.
@@ -181,6 +183,9 @@ public struct FileOptions: Sendable {
     /// An upload whose client sends nothing for this long is abandoned (its partial file removed), so a
     /// stalled or vanished client never holds a request open.
     public var uploadStallTimeout: Duration = .seconds(30)
+    /// Files in the folder or the database are encrypted at rest with AES-256-GCM under this key
+    /// (`encryptionKey`), in the format of Parse Server's fs and GridFS adapters (`EncryptedFileStore`).
+    public var encryptionKey: String? = nil
     public init() {}
 }
 

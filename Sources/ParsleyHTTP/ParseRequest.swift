@@ -19,6 +19,9 @@ public struct ParseRequest: Sendable {
     public var requestId: String? = nil
     /// The order the body's object keys were written in (noted for `/schemas`, where index columns follow it).
     public var keyOrders = JSONKeyOrders()
+    /// Request headers a handler reads itself (lower-cased names): the `/apps` pages' `x-requested-with` and
+    /// `x-parse-page-param-locale`.
+    public var headers: [String: String] = [:]
 
     public init(method: Method, path: [String], params: [String: JSONValue] = [:], body: JSONValue? = nil, auth: Auth, mountURL: String) {
         self.method = method
@@ -42,6 +45,8 @@ public struct ParseResponse: Sendable {
     public var contentType: String? = nil
     /// Further headers (`X-Parse-Job-Status-Id`).
     public var headers: [String: String] = [:]
+    /// Bytes sent as they are with `contentType` (a file of the pages folder), instead of `body`.
+    public var rawBody: [UInt8]? = nil
 
     public init(status: Int = 200, body: JSONValue, location: String? = nil) {
         self.status = status

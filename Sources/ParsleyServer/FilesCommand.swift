@@ -4,10 +4,78 @@ import ParsleyAdapters
 import ParsleyDomain
 import ParsleyStorage
 
-/// `parsley files migrate`: moves the files of one adapter into another while servers keep serving them.
+/// `parsley files migrate`: moves the files of one adapter into another while servers keep serving them;
+/// `parsley files rotate-key`: re-encrypts files at rest under a new `encryptionKey`.
 struct FilesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "files", abstract: "Manage stored files.", subcommands: [FilesMigrate.self])
+        commandName: "files", abstract: "Manage stored files.", subcommands: [FilesMigrate.self, FilesRotateKey.self])
+}
+
+/// Parse Server's `filesController.adapter.rotateEncryptionKey({oldKey, fileNames})`.
+struct FilesRotateKey: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rotate-key",
+        abstract: "Encrypt stored files with the configured encryptionKey, decrypting them with the old one.",
+        discussion: """
+            The new key is the configured encryptionKey (PARSE_SERVER_ENCRYPTION_KEY, --encryptionKey or the config file); \
+            the old one comes from PARSLEY_OLD_ENCRYPTION_KEY or --old-key-file (a file holding the key). Without an old \
+            key the files are taken as stored in the clear (encrypting them for the first time); without a new key they \
+            are decrypted (encryption removed). Files that cannot be read with the old key are left as they are and \
+            counted as not rotated. Keys are never printed. Stop the servers, or run it while they still use the old key \
+            and restart them with the new one right after.
+            Example: PARSLEY_OLD_ENCRYPTION_KEY=old PARSE_SERVER_ENCRYPTION_KEY=new parsley files rotate-key
+            """)
+
+    @Option(help: "A file holding the old key (else PARSLEY_OLD_ENCRYPTION_KEY; neither: the files are not encrypted yet).")
+    var oldKeyFile: String?
+    @Option(help: "Only these stored file names (repeat the option; default: every file).") var fileName: [String] = []
+    @Option(help: "The adapter the files are in: fs or database (default: the configured filesAdapter).") var adapter: String?
+    @OptionGroup(title: "Server settings (as for serve)") var settings: ServerSettings
+
+    func run() async throws {
+        try await Transfer.reportingErrors("files rotate-key") {
+            let setup = try Transfer.Setup(settings, createFolders: false)
+            var options = setup.options
+            try ServerSettings.applyFileSettings(to: &options, dataDir: setup.dataDir, values: setup.values)
+            var oldKey = setup.values.environment["PARSLEY_OLD_ENCRYPTION_KEY"]
+            if let oldKeyFile {
+                guard let text = try? String(contentsOfFile: oldKeyFile, encoding: .utf8) else {
+                    throw ServerSettings.Invalid(description: "--old-key-file: cannot read the file")
+                }
+                oldKey = text.trimmingCharacters(in: .newlines)
+            }
+            if oldKey?.isEmpty == true { oldKey = nil }
+            let newKey = options.files.encryptionKey
+            guard oldKey != nil || newKey != nil else {
+                throw ServerSettings.Invalid(description: "neither an old key nor an encryptionKey: nothing to rotate")
+            }
+            let storeAdapter: FilesAdapter
+            if let adapter {
+                guard let builtIn = ServerSettings.builtInFilesAdapter(adapter) else {
+                    throw ServerSettings.Invalid(description: "--adapter must be fs or database")
+                }
+                storeAdapter = builtIn
+            } else {
+                storeAdapter = options.files.adapter
+            }
+            if case .custom = storeAdapter { throw ServerSettings.Invalid(description: "files in S3 are not encrypted by Parsley") }
+            options.files.encryptionKey = nil  // the store as it is on disk; the rotation wraps it with each key
+            let (database, _) = try await setup.open()
+            let start = ContinuousClock.now
+            let names = fileName.isEmpty ? nil : fileName
+            let summary = try await database.serving {
+                let store = Adapters.standard.fileStore(storeAdapter, options: options, database: database)
+                try await store.prepare()
+                let rotation = FileKeyRotation(store: store, oldKey: oldKey, newKey: newKey)
+                return try await rotation.run(fileNames: names) { name, rotated in
+                    Transfer.note(rotated ? "rotated \(name)" : "not rotated \(name) (cannot be read with the old key)")
+                }
+            }
+            Transfer.note(
+                "files rotate-key: \(summary.rotated.count) rotated, \(summary.notRotated.count) not rotated, in \(ContinuousClock.now - start)")
+            if !summary.notRotated.isEmpty { throw ExitCode(1) }
+        }
+    }
 }
 
 struct FilesMigrate: AsyncParsableCommand {

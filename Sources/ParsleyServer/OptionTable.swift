@@ -159,9 +159,11 @@ enum OptionTable {
         supported(
             "convertUsernameToLowercase", ["PARSE_SERVER_CONVERT_USERNAME_TO_LOWERCASE"], .bool, .parseServer,
             "sign-up and user updates store `username` lower-cased; log-in finds it lower-cased too; default `false`"),
-        ignored(
-            "customPages", "PARSE_SERVER_CUSTOM_PAGES", .value, "Parsley serves its own verification and password-reset pages",
-            harmless: Harmless.isEmpty),
+        supported(
+            "customPages", ["PARSE_SERVER_CUSTOM_PAGES"], .value, .parseServer,
+            "JSON of URLs: the verification and password-reset links redirect (302) to the app's own pages with Parse Server's "
+                + "query parameters; `parseFrameURL` wraps the mailed links; a page left out is Parsley's own",
+            parts: ServerSettings.customPageParts.map { ($0.0, [$0.1]) }),
         refused(
             "databaseAdapter", "PARSE_SERVER_DATABASE_ADAPTER", .value,
             "adapter modules cannot be loaded; only databaseURI (sqlite: or postgres://) chooses the database, and starting on another one would put the data elsewhere"
@@ -195,7 +197,11 @@ enum OptionTable {
             "enableExpressErrorHandler", "PARSE_SERVER_ENABLE_EXPRESS_ERROR_HANDLER", .bool, "Parsley does not run on Express",
             harmless: Harmless.isFalse),
         ignored("encodeParseObjectInCloudFunction", "PARSE_SERVER_ENCODE_PARSE_OBJECT_IN_CLOUD_FUNCTION", .bool, noCloudCode),
-        refused("encryptionKey", "PARSE_SERVER_ENCRYPTION_KEY", .value, "files are not encrypted; ignoring the key would store them in the clear"),
+        supported(
+            "encryptionKey", ["PARSE_SERVER_ENCRYPTION_KEY"], .value, .parseServer,
+            "files in the folder or the database are encrypted with AES-256-GCM in the format of Parse Server's fs and GridFS adapters "
+                + "(also `filesAdapter.options.encryptionKey` of `@parse/fs-files-adapter`); with the S3 adapter the start stops; "
+                + "`parsley files rotate-key` changes the key (README: Files encrypted at rest)"),
         supported(
             "enforcePrivateUsers", ["PARSE_SERVER_ENFORCE_PRIVATE_USERS"], .bool, .parseServer,
             "default `true` (Parse Server 7's): new users get an ACL of their own only"),
@@ -261,9 +267,11 @@ enum OptionTable {
         supported("mountPath", ["PARSE_SERVER_MOUNT_PATH"], .value, .parseServer, "default `/parse`"),
         ignored("mountPlayground", "PARSE_SERVER_MOUNT_PLAYGROUND", .bool, "there is no GraphQL API", harmless: Harmless.isFalse),
         supported("objectIdSize", ["PARSE_SERVER_OBJECT_ID_SIZE"], .value, .parseServer, "characters of generated objectIds, 6 to 64; default 10"),
-        ignored(
-            "pages", "PARSE_SERVER_PAGES", .value, "Parsley serves its own verification and password-reset pages",
-            harmless: Harmless.isEmpty),
+        supported(
+            "pages", ["PARSE_SERVER_PAGES"], .value, .parseServer,
+            "JSON; with `enableRouter`: Parse Server's pages router (`pagesEndpoint`, `pagesPath` with `{{placeholders}}`, "
+                + "`placeholders`, `customUrls`, `forceRedirect`); `enableLocalization` and `customRoutes` are ignored with a warning",
+            parts: ServerSettings.pagesParts.map { ($0.0, [$0.1]) }),
         supported(
             "passwordPolicy", ["PARSE_SERVER_PASSWORD_POLICY"], .value, .parseServer,
             "JSON; `maxPasswordAge` and `validatorCallback` are not implemented and stop the start",

@@ -96,6 +96,32 @@ extension ServerSettings {
         let stall = try values.integer("uploadStallTimeout", default: 30) ?? 30
         guard stall >= 1 else { throw Invalid(description: "PARSLEY_UPLOAD_STALL_TIMEOUT must be at least 1 second") }
         options.files.uploadStallTimeout = .seconds(stall)
+        options.files.encryptionKey = try filesEncryptionKey(values, adapter: options.files.adapter)
+    }
+
+    /// `encryptionKey` (Parse Server's top-level option), or `encryptionKey` in the options of
+    /// `{"module": "@parse/fs-files-adapter", "options": {...}}` (where Parse's fs adapter reads it), which wins.
+    /// Empty means none. The S3 adapter does not encrypt (Parse's does not either): the combination stops the start
+    /// rather than store files in the clear under a key.
+    static func filesEncryptionKey(_ values: OptionValues, adapter: FilesAdapter) throws -> String? {
+        let top = values.raw("encryptionKey")
+        var key = top?.text
+        var name = top?.name ?? ""
+        if let raw = values.raw("filesAdapter"), case .object(let o) = raw.json, case .object(let given)? = o["options"],
+            let value = given["encryptionKey"], !value.isNull
+        {
+            guard let text = value.stringValue else { throw Invalid(description: "\(raw.name): options.encryptionKey must be a string") }
+            key = text
+            name = raw.name + ": options.encryptionKey"
+        }
+        guard let key, !key.isEmpty else { return nil }
+        if case .custom = adapter {
+            throw Invalid(
+                description:
+                    "\(name): the S3 files adapter does not encrypt files (Parse Server's S3 adapter does not either); "
+                    + "use the bucket's server-side encryption and remove the key")
+        }
+        return key
     }
 
     /// `filesAdapter`: Parsley's two stores, also under the names of Parse Server's adapters that store files
@@ -128,8 +154,9 @@ extension ServerSettings {
                 description: "\(raw.name) must be fs (files in a folder), database or @parse/s3-files-adapter: other files adapters are not supported"
             )
         }
+        adapterOptions["encryptionKey"] = nil  // read by filesEncryptionKey
         guard Harmless.isEmpty(.object(adapterOptions)) else {
-            throw Invalid(description: "\(raw.name): fs and database take no options")
+            throw Invalid(description: "\(raw.name): fs and database take no options but encryptionKey")
         }
         return adapter
     }

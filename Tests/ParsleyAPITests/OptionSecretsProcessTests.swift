@@ -92,8 +92,19 @@ struct OptionSecretsProcessTests {
                 environment: ["PARSE_SERVER_AUTH_PROVIDERS": #"{"facebook":{"appIds":[],"appSecret":"\#(s)"}}"#],
                 expect: .refused(naming: "PARSE_SERVER_AUTH_PROVIDERS (auth): auth.facebook: `appIds` must be")),
             Case(
-                description: "encryption key", environment: ["PARSE_SERVER_ENCRYPTION_KEY": s],
-                expect: .refused(naming: "encryptionKey (PARSE_SERVER_ENCRYPTION_KEY)")),
+                description: "encryption key with the S3 files adapter",
+                environment: [
+                    "PARSE_SERVER_ENCRYPTION_KEY": s, "PARSE_SERVER_FILES_ADAPTER": "@parse/s3-files-adapter", "S3_BUCKET": "b",
+                    "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "not-the-secret", "AWS_REGION": "us-east-1",
+                    "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9",
+                ],
+                expect: .refused(naming: "PARSE_SERVER_ENCRYPTION_KEY (encryptionKey): the S3 files adapter does not encrypt")),
+            Case(
+                description: "fs adapter options with an encryption key and an option that is not supported",
+                environment: [
+                    "PARSE_SERVER_FILES_ADAPTER": #"{"module":"@parse/fs-files-adapter","options":{"encryptionKey":"\#(s)","filesSubDirectory":"x"}}"#
+                ],
+                expect: .refused(naming: "PARSE_SERVER_FILES_ADAPTER")),
             Case(
                 description: "password policy with a bad part", environment: ["PARSE_SERVER_PASSWORD_POLICY": #"{"validatorPattern":"(\#(s)"}"#],
                 expect: .refused(naming: "validatorPattern")),

@@ -216,8 +216,8 @@ struct ParseServerConfigProcessTests {
         #expect(status == 2, "\(output)")
         for spec in refused { #expect(output.contains("\(spec.key) (\(spec.env[0]))"), "\(spec.key) not named: \(output)") }
 
-        let (flagStatus, flagOutput) = try await Self.refusedStart(["--encryptionKey", "a-file-key"], [:])
-        #expect(flagStatus == 2 && flagOutput.contains("encryptionKey (--encryptionKey)"), "\(flagOutput)")
+        let (flagStatus, flagOutput) = try await Self.refusedStart(["--collectionPrefix", "a_prefix_"], [:])
+        #expect(flagStatus == 2 && flagOutput.contains("collectionPrefix (--collectionPrefix)"), "\(flagOutput)")
 
         let dir = try ProcessTests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }

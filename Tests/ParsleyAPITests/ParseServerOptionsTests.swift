@@ -128,6 +128,8 @@ struct ParseServerOptionsTests {
         case "protectedFields": return #"{"Profile":{"*":["secret"]}}"#
         case "trustProxy": return "loopback, 10.0.0.0/8"
         case "liveQueryServerOptions": return #"{"websocketTimeout":5000}"#
+        case "customPages": return #"{"invalidLink":"https://example.com/invalid.html"}"#
+        case "pages": return #"{"enableRouter":true,"pagesEndpoint":"pages"}"#
         case "filesAdapter": return "database"
         case "filesFallbackAdapter": return "fs"
         case "logLevel": return "warn"

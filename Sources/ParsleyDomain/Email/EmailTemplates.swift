@@ -1,9 +1,16 @@
 /// The texts of the mails Parsley sends, worded like Parse Server's defaults so apps migrating keep their mails.
 public enum EmailTemplates {
     /// `<mount>/apps/<appId>/<page>?token=…&username=…`.
-    public static func link(mountURL: String, applicationId: String, page: String, token: String, username: String) -> String {
+    /// `<mount>/<apps or pages.pagesEndpoint>/<appId>/<page>?token=…&username=…`; with `customPages.parseFrameURL`,
+    /// that frame with the page's path (below the mount) in `link`, as Parse Server builds them.
+    public static func link(
+        mountURL: String, applicationId: String, page: String, token: String, username: String, pages: PagesOptions = PagesOptions()
+    ) -> String {
         let base = mountURL.hasSuffix("/") ? String(mountURL.dropLast()) : mountURL
-        return "\(base)/apps/\(percentEncode(applicationId))/\(page)?token=\(percentEncode(token))&username=\(percentEncode(username))"
+        let path = "/\(pages.linkEndpoint)/\(percentEncode(applicationId))/\(page)"
+        let query = "token=\(percentEncode(token))&username=\(percentEncode(username))"
+        if let frame = pages.customPages["parseFrameURL"] { return "\(frame)?link=\(percentEncode(path))&\(query)" }
+        return base + path + "?" + query
     }
 
     public static func verification(to email: String, appName: String, link: String) -> EmailMessage {

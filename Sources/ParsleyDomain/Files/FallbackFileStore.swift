@@ -39,6 +39,14 @@ public struct FallbackFileStore: FileStore {
         }
     }
 
+    public func check(_ file: StoredFile) async throws {
+        if try await primary.info(file.name) != nil {
+            try await primary.check(file)
+        } else {
+            try await fallback.check(file)
+        }
+    }
+
     public func delete(_ name: String) async throws -> Bool {
         let inPrimary = try await primary.delete(name)
         let inFallback = try await fallback.delete(name)

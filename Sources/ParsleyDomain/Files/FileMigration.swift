@@ -51,8 +51,15 @@ public struct FileMigration: Sendable {
     }
 
     func copy(_ file: StoredFile) async throws -> StoredFile {
+        try await Self.copy(file, from: source, to: target, pieceBytes: pieceBytes)
+    }
+
+    /// Streams one file from `source` into `target` under the same name, after `source.check` (an encrypted
+    /// source's tag); `target` replaces a file it already has.
+    static func copy(_ file: StoredFile, from source: any FileStore, to target: any FileStore, pieceBytes: Int) async throws -> StoredFile {
+        try await source.check(file)
         var offset: Int64 = 0
-        let (source, piece) = (self.source, Int64(pieceBytes))
+        let piece = Int64(pieceBytes)
         return try await target.create(file, maxBytes: Int.max) {
             guard offset < file.size else { return nil }
             let end = min(file.size, offset + piece)

@@ -70,6 +70,10 @@ public protocol FileStore: Sendable {
     /// Hands `range` of the file's bytes to `write`, in order, in bounded chunks.
     /// - Throws: when the file disappears while it is read (it was deleted).
     func read(_ file: StoredFile, range: Range<Int64>, into write: (ByteBuffer) async throws -> Void) async throws
+    /// Makes sure the file's bytes can be read before a response commits to them: an encrypted store
+    /// (`EncryptedFileStore`) checks the authentication tag. The default does nothing.
+    /// - Throws: `FileStoreError.unreadable` (a wrong `encryptionKey`, or a file that was never encrypted).
+    func check(_ file: StoredFile) async throws
     /// Deletes the file; false when there was none.
     func delete(_ name: String) async throws -> Bool
     /// The URL clients fetch the file from when the store serves it itself (S3 with `directAccess`); nil (the
@@ -80,6 +84,7 @@ public protocol FileStore: Sendable {
 }
 
 extension FileStore {
+    public func check(_ file: StoredFile) async throws {}
     public func directURL(_ name: String) -> String? { nil }
     public func list(after: String?, limit: Int) async throws -> [String] { throw FileStoreError.io("this files adapter cannot list its files") }
 }
@@ -93,6 +98,8 @@ public enum FileStoreError: Error, Sendable, Equatable {
     case invalidName
     /// The file went away while it was read.
     case vanished
+    /// The bytes cannot be decrypted: a wrong `encryptionKey`, or a file stored without encryption.
+    case unreadable
     case io(String)
 }
 

@@ -51,8 +51,9 @@ enum ParseRoutes {
         let routes = RouteCollection(context: Context.self)
         let master = routes.group().add(middleware: RequireMasterKey())
         let pages = RouteCollection(context: Context.self)
+        let pagesPrefix = transport.api.options.pages.linkEndpoint + "/"
         for route in table.rows {
-            if route.pattern.hasPrefix("apps/") {
+            if route.pattern.hasPrefix("apps/") || route.pattern.hasPrefix(pagesPrefix) {
                 pages.on(RouterPath(route.pattern), method: route.method.http) { request, context in
                     try await transport.page(request, route: route, parameters: PathParameters(context.parameters))
                 }

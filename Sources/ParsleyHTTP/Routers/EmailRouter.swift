@@ -14,7 +14,6 @@ struct EmailRouter: ParseRouter {
     init(emails: EmailFlows, options: ParseServerOptions) {
         self.emails = emails
         self.options = options
-        let pages = EmailPages(options: options)
         table.on(.post, "requestPasswordReset") { [emails] req, _ in
             try await emails.requestPasswordReset(try PasswordResetRequest(decoding: req.body), mountURL: req.mountURL, auth: req.auth)
             return .ok([:])
@@ -23,12 +22,31 @@ struct EmailRouter: ParseRouter {
             try await emails.requestVerificationEmail(try VerificationEmailRequest(decoding: req.body), mountURL: req.mountURL)
             return .ok([:])
         }
+        if options.pages.enableRouter {
+            PagesRouter(emails: emails, options: options).add(to: &table)
+        } else {
+            addAppsPages(emails: emails, options: options)
+        }
+    }
+
+    /// Parse Server's PublicAPIRouter: Parsley's own pages, or with `customPages` 302 redirects to the app's, with
+    /// the query parameters Parse Server sends.
+    private mutating func addAppsPages(emails: EmailFlows, options: ParseServerOptions) {
+        let pages = EmailPages(options: options)
+        let custom = CustomPages(options: options)
         table.on(.get, "apps/:appId/verify_email") { [emails] req, p in
             try pages.checkApp(p.values["appId"])
             let username = req.params["username"]?.stringValue
-            guard try await emails.verifyEmail(token: req.params["token"]?.stringValue, username: username) else {
+            let token = req.params["token"]?.stringValue
+            if custom.has("invalidLink"), (username ?? "").isEmpty || (token ?? "").isEmpty { return custom.redirect("invalidLink") }
+            guard try await emails.verifyEmail(token: token, username: username) else {
+                if custom.has("invalidVerificationLink"), let username, !username.isEmpty {
+                    return custom.redirect("invalidVerificationLink", [("username", username), ("appId", options.applicationId)])
+                }
+                if custom.has("invalidLink"), (username ?? "").isEmpty { return custom.redirect("invalidLink") }
                 return pages.invalidVerificationLink(username: username)
             }
+            if custom.has("verifyEmailSuccess") { return custom.redirect("verifyEmailSuccess", [("username", username ?? "")]) }
             return pages.page(
                 200, "Email verified", "<p>Your email address has been verified\(username.map { " for <b>\(EmailPages.escape($0))</b>" } ?? "").</p>")
         }
@@ -36,20 +54,26 @@ struct EmailRouter: ParseRouter {
             try pages.checkApp(p.values["appId"])
             let notSent = pages.page(400, "Link not sent", "<p>No verification link could be sent.</p>")
             guard let username = req.bodyObject["username"]?.stringValue ?? req.params["username"]?.stringValue, !username.isEmpty
-            else { return notSent }
+            else { return custom.has("invalidLink") ? custom.redirect("invalidLink") : notSent }
             // Like /verificationEmailRequest: an unknown or verified user looks like any other
             // (emailVerifySuccessOnInvalidEmail), so the form does not tell which usernames exist.
             let sent = try await emails.resendVerification(username: username, mountURL: req.mountURL)
-            guard sent || options.email.verifySuccessOnInvalidEmail else { return notSent }
+            guard sent || options.email.verifySuccessOnInvalidEmail else {
+                return custom.has("linkSendFail") ? custom.redirect("linkSendFail") : notSent
+            }
+            if custom.has("linkSendSuccess") { return custom.redirect("linkSendSuccess") }
             return pages.page(200, "Link sent", "<p>A new verification link has been sent. Check your email.</p>")
         }
-        table.on(.get, "apps/:appId/request_password_reset") { [emails] req, p in
+        table.on(.get, "apps/:appId/request_password_reset") { [emails, options] req, p in
             try pages.checkApp(p.values["appId"])
             let token = req.params["token"]?.stringValue
             switch try await emails.checkResetLink(token: token, username: req.params["username"]?.stringValue) {
-            case .valid(let username): return pages.resetForm(token: token ?? "", username: username, error: nil)
-            case .invalid: return pages.invalidLink()
-            case .expired: return pages.expiredLink()
+            case .valid(let username):
+                guard custom.has("choosePassword") else { return pages.resetForm(token: token ?? "", username: username, error: nil) }
+                return custom.redirect(
+                    "choosePassword", [("token", token ?? ""), ("id", options.applicationId), ("username", username), ("app", pages.appName)])
+            case .invalid: return custom.has("invalidLink") ? custom.redirect("invalidLink") : pages.invalidLink()
+            case .expired: return custom.has("invalidLink") ? custom.redirect("invalidLink") : pages.expiredLink()
             }
         }
         // Parse Server's choose_password page (`?id=<appId>&token=…&username=…`), for links made by Parse Server.
@@ -59,23 +83,48 @@ struct EmailRouter: ParseRouter {
             guard case .valid(let username) = try await emails.checkResetLink(token: token, username: req.params["username"]?.stringValue) else {
                 return pages.invalidLink()
             }
-            return pages.resetForm(token: token ?? "", username: username, error: nil)
+            return pages.resetForm(token: token ?? "", username: username, error: req.params["error"]?.stringValue)
         }
-        table.on(.post, "apps/:appId/request_password_reset") { [emails] req, p in
+        table.on(.post, "apps/:appId/request_password_reset") { [emails, options] req, p in
             try pages.checkApp(p.values["appId"])
             let form = req.bodyObject
-            guard let token = form["token"]?.stringValue, !token.isEmpty, let password = form["new_password"]?.stringValue, !password.isEmpty
-            else { return pages.invalidLink() }
+            let xhr = req.headers["x-requested-with"] == "XMLHttpRequest"
+            let token = form["token"]?.stringValue ?? ""
+            let password = form["new_password"]?.stringValue ?? ""
             let username = form["username"]?.stringValue
+            if xhr {
+                // Parse Server's answers to a script posting the form.
+                if (username ?? "").isEmpty { throw ParseError(ParseError.Code(rawValue: 200), "Missing username") }
+                if token.isEmpty { throw ParseError(.otherCause, "Missing token") }
+                if password.isEmpty { throw ParseError(ParseError.Code(rawValue: 201), "Missing password") }
+            }
+            guard !token.isEmpty, !password.isEmpty, custom.isEmpty || !(username ?? "").isEmpty else {
+                return custom.has("invalidLink") ? custom.redirect("invalidLink") : pages.invalidLink()
+            }
+            let failure: String
             do {
                 switch try await emails.resetPassword(token: token, username: username, newPassword: password) {
-                case .valid: return pages.page(200, "Password changed", "<p>Your password has been updated.</p>")
-                case .invalid: return pages.invalidLink()
-                case .expired: return pages.expiredLink()
+                case .valid:
+                    if xhr { return ParseResponse(body: .string("Password successfully reset")) }
+                    if custom.has("passwordResetSuccess") { return custom.redirect("passwordResetSuccess", [("username", username ?? "")]) }
+                    return pages.page(200, "Password changed", "<p>Your password has been updated.</p>")
+                case .invalid:
+                    if !xhr, !custom.has("choosePassword") { return custom.has("invalidLink") ? custom.redirect("invalidLink") : pages.invalidLink() }
+                    failure = "Failed to reset password: username / email or token is invalid"
+                case .expired:
+                    if !xhr, !custom.has("choosePassword") { return custom.has("invalidLink") ? custom.redirect("invalidLink") : pages.expiredLink() }
+                    failure = "The password reset link has expired"
                 }
             } catch let error as ParseError {
-                return pages.resetForm(token: token, username: username ?? "", error: error.message, status: 400)
+                if !xhr, !custom.has("choosePassword") {
+                    return pages.resetForm(token: token, username: username ?? "", error: error.message, status: 400)
+                }
+                failure = error.message
             }
+            if xhr { throw ParseError(.otherCause, failure) }
+            return custom.redirect(
+                "choosePassword",
+                [("username", username ?? ""), ("token", token), ("id", options.applicationId), ("error", failure), ("app", pages.appName)])
         }
     }
 
@@ -156,4 +205,23 @@ struct EmailPages: Sendable {
     static func escape(_ s: String) -> String { s.escaping(htmlEntities) }
 
     static let htmlEntities: [Character: String] = ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;"]
+}
+
+/// `customPages`: the app's own page URLs, redirected to with a 302 and Parse Server's query parameters.
+struct CustomPages: Sendable {
+    let urls: [String: String]
+
+    init(options: ParseServerOptions) { urls = options.pages.customPages }
+
+    var isEmpty: Bool { urls.isEmpty }
+
+    func has(_ page: String) -> Bool { urls[page] != nil }
+
+    func redirect(_ page: String, _ query: [(String, String)] = []) -> ParseResponse {
+        var location = urls[page] ?? ""
+        if !query.isEmpty { location += "?" + query.map { "\($0.0)=\(EmailTemplates.percentEncode($0.1))" }.joined(separator: "&") }
+        var response = ParseResponse(status: 302, body: .string(""), location: location)
+        response.contentType = "text/plain; charset=utf-8"
+        return response
+    }
 }

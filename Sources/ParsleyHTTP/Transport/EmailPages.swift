@@ -29,18 +29,28 @@ extension ParseTransport {
             }
         }
         let segments = Self.segments(request.uri.path, below: mountPrefix)?.map { $0.removingPercentEncoding() } ?? []
-        let call = ParseRequest(
+        var call = ParseRequest(
             method: route.method, path: segments, params: params, body: body, auth: .nobody, mountURL: mountURL(request))
+        for name in ["x-requested-with", "x-parse-page-param-locale"] {
+            if let field = HTTPField.Name(name), let value = request.headers[field] { call.headers[name] = value }
+        }
         let response = try await route.handler(call, parameters)
         var headers = Self.baseHeaders
         headers[.cacheControl] = "no-store"
         headers[.init("Referrer-Policy")!] = "no-referrer"
         headers[.init("X-Frame-Options")!] = "DENY"
         if let location = response.location { headers[.location] = location }
+        for (name, value) in response.headers {
+            if let field = HTTPField.Name(name) { headers[field] = value }
+        }
         var buffer = ByteBuffer(bytes: JSONWriter.bytes(response.body))
         if let type = response.contentType, case .string(let text) = response.body {
             headers[.contentType] = type
             buffer = ByteBuffer(string: text)
+        }
+        if let type = response.contentType, let raw = response.rawBody {
+            headers[.contentType] = type
+            buffer = ByteBuffer(bytes: raw)
         }
         return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: buffer))
     }

@@ -149,6 +149,17 @@ extension ParseTransport {
             headers[.contentType] = nil
             return Response(status: .notModified, headers: headers)
         }
+        if request.method != .head {
+            do {
+                // An encrypted file is authenticated before the status goes out (a wrong encryptionKey is a 404).
+                try await service.store.check(file)
+            } catch FileStoreError.unreadable {
+                Logger(label: "parsley.files").error("could not decrypt \(name): wrong encryptionKey, or the file was stored without encryption")
+                return Self.notFound()
+            } catch FileStoreError.vanished {
+                return Self.notFound()
+            }
+        }
         var status = HTTPResponse.Status.ok
         var range: Range<Int64> = 0..<file.size
         if let header = request.headers[.range] {

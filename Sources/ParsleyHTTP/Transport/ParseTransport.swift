@@ -44,7 +44,7 @@ public struct ParseTransport: HTTPResponder {
         var (request, context) = (request, context)
         do {
             let segments = raw.map { $0.removingPercentEncoding() }
-            if segments.first == "files" || segments.first == "apps" {
+            if segments.first == "files" || segments.first == "apps" || segments.first == options.pages.linkEndpoint {
                 // Their bodies are files and forms, never `_method`: the HTTP method is the real one. The router's rate
                 // limit middleware sees only Parse calls, so these count here.
                 await dashboardSessions.prefetch(cookie: request.headers[.cookie])
