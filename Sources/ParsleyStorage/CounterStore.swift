@@ -9,15 +9,19 @@ extension SQLStore {
     /// Creates `_RateLimit` if needed.
     public func createCounterTable() async throws {
         let statement = SQLFragment(
-            unsafeSQL: "CREATE TABLE IF NOT EXISTS \(dialect.quote(Self.counterTable)) (key TEXT PRIMARY KEY, windowStart BIGINT NOT NULL, "
+            unsafeSQL: "CREATE TABLE IF NOT EXISTS \(dialect.table(Self.counterTable)) (key TEXT PRIMARY KEY, windowStart BIGINT NOT NULL, "
                 + "count BIGINT NOT NULL)")
-        _ = try await database.write { db in try await db.query(statement) }
+        let lock = dialect.tableCreationLock
+        _ = try await database.write { db in
+            if let lock { try await db.query(lock) }
+            return try await db.query(statement)
+        }
     }
 
     /// Counts one more under `key` in the window that started at most `windowMilliseconds` before `now` (a new window
     /// starts when the last one is over); the count so far in the window, this one included.
     public func incrementCounter(_ key: String, now: Int64, windowMilliseconds: Int64) async throws -> Int {
-        let table = dialect.quote(Self.counterTable)
+        let table = dialect.table(Self.counterTable)
         let expired = now - windowMilliseconds
         let statement = SQLFragment(
             unsafeSQL: "INSERT INTO \(table) (key, windowStart, count) VALUES (?, ?, 1) ON CONFLICT (key) DO UPDATE SET "
@@ -37,7 +41,7 @@ extension SQLStore {
     /// Deletes counters whose window started before `before`.
     public func pruneCounters(before: Int64) async throws {
         let statement = SQLFragment(
-            unsafeSQL: "DELETE FROM \(dialect.quote(Self.counterTable)) WHERE windowStart < ?", [.integer(before)])
+            unsafeSQL: "DELETE FROM \(dialect.table(Self.counterTable)) WHERE windowStart < ?", [.integer(before)])
         _ = try await database.write { db in try await db.query(statement) }
     }
 }

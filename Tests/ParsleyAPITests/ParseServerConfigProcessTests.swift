@@ -222,9 +222,9 @@ struct ParseServerConfigProcessTests {
         let dir = try ProcessTests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("config.json")
-        try Data(#"{"appId":"a","masterKey":"cfg-master-key","schema":{"definitions":[],"lockSchemas":true}}"#.utf8).write(to: file)
+        try Data(#"{"appId":"a","masterKey":"cfg-master-key","encryptionKey":"a-file-key"}"#.utf8).write(to: file)
         let (fileStatus, fileOutput) = try await Self.refusedStart(["--config", file.path], [:])
-        #expect(fileStatus == 2 && fileOutput.contains("schema (config file key schema)"), "\(fileOutput)")
+        #expect(fileStatus == 2 && fileOutput.contains("encryptionKey (config file key encryptionKey)"), "\(fileOutput)")
 
         for (arguments, environment, name) in [
             ([], ["PARSE_SERVER_REQUEST_KEYWORD_DENYLIST": "{not json"], "PARSE_SERVER_REQUEST_KEYWORD_DENYLIST"),
