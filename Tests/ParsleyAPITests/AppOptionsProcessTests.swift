@@ -259,6 +259,13 @@ struct AppOptionsProcessTests {
                 #expect(try await p.request(.get, "/schemas", master: false, extra: maintenance).status == 403)
                 #expect(try await p.request(.put, "/config", ["params": ["a": 1]], master: false, extra: maintenance).status == 403)
                 #expect(try await p.request(.get, "/hooks/functions", master: false, extra: maintenance).status == 403)
+                #expect(try await p.request(.get, "/aggregate/Private", master: false, extra: maintenance).status == 403)
+                // Elsewhere it is a request without keys: a session token it carries is not used either.
+                let ann = try await Self.signUp(p, "ann")
+                let token = try #require(ann["sessionToken"]?.stringValue)
+                var withToken = maintenance
+                withToken["X-Parse-Session-Token"] = token
+                #expect(try await p.request(.get, "/users/me", master: false, extra: withToken).code == 209)
                 // A wrong maintenance key is no key.
                 #expect(try await p.request(.get, "/classes/Private/\(id)", master: false, extra: ["X-Parse-Maintenance-Key": "wrong"]).code == 101)
             }
