@@ -45,7 +45,7 @@ public struct DefinedSchemas: Sendable {
             }
             classes.append(.object(body))
         }
-        return try SchemaFile(name: "schema.definitions", text: JSONWriter.string(.object(["classes": .array(classes)])))
+        return try SchemaFile(name: "schema.definitions", text: JSONWriter.string(.object(["classes": .array(classes)])), anyTargetClass: true)
     }
 
     /// What starting with these definitions changes in `current`, and the warnings Parse Server logs.

@@ -116,7 +116,7 @@ struct AppOptionsProcessTests {
             "className": "Game",
             "fields": [
                 "objectId": ["type": "String"], "score": ["type": "Number"], "name": ["type": "String", "required": true],
-                "owner": ["type": "Pointer", "targetClass": "_User"],
+                "owner": ["type": "Pointer", "targetClass": "_User"], "legacy": ["type": "Pointer", "targetClass": "Legacy"],
             ],
             "indexes": ["score_1": ["score": 1]],
             "classLevelPermissions": [
@@ -153,6 +153,7 @@ struct AppOptionsProcessTests {
                 #expect(game["fields"]?["score"]?["type"] == "Number", "\(game)")
                 #expect(game["fields"]?["name"]?["required"] == true, "\(game)")
                 #expect(game["fields"]?["owner"]?["targetClass"] == "_User")
+                #expect(game["fields"]?["legacy"]?["targetClass"] == "Legacy", "a class the definitions do not describe")
                 #expect(game["indexes"]?["score_1"] != nil, "\(game)")
                 #expect(game["classLevelPermissions"]?["addField"] == .object([:]), "\(game)")
                 #expect(game["classLevelPermissions"]?["find"]?["*"] == true)
