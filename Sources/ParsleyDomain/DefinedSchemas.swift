@@ -68,14 +68,12 @@ public struct DefinedSchemas: Sendable {
             var fields: [String: JSONValue] = [:]
             var notes: [String] = []
             var extra: [String] = []
-            var modified: [String] = []
             for (field, type) in existing.fields.sorted(by: { $0.key < $1.key }) where !Self.isProtected(c.className, field) {
                 guard let spec = wanted[field] else {
                     extra.append(field)
                     continue
                 }
                 if FieldType(json: spec) != type {
-                    modified.append(field)
                     if recreateModifiedFields {
                         deletes[field] = ["__op": "Delete"]
                         fields[field] = spec
