@@ -21,6 +21,11 @@ public struct ParseServerOptions: Sendable {
     /// (`estimatedCountThreshold`; 0: always count).
     public var estimatedCountThreshold = 100_000
     public var allowClientClassCreation: Bool
+    /// Parse Server's `schema` option: class definitions applied at start (`DefinedSchemas`); with `lockSchemas`,
+    /// `POST`/`PUT /schemas` answer 119.
+    public var schema: DefinedSchemas? = nil
+    /// Parse Server's `logLevels`: the levels of cloud code's trigger and function lines.
+    public var cloudLogLevels = CloudLogLevels()
     public var maxBatchSize: Int
     public var maxRequestBytes: Int
     /// The app's name in mails and pages (nil: the application id).
@@ -201,6 +206,10 @@ public struct SecurityOptions: Sendable {
     /// Addresses the master key is accepted from (`masterKeyIps`); nil: every address. A master key from elsewhere
     /// is answered 403 `unauthorized`, as Parse Server does.
     public var masterKeyIps: [IPRange]? = nil
+    /// Parse Server's `maintenanceKey` (nil: none) and the addresses it is accepted from (`maintenanceKeyIps`,
+    /// default `127.0.0.1` and `::1`; empty: nowhere).
+    public var maintenanceKey: String? = nil
+    public var maintenanceKeyIps: [IPRange] = ["127.0.0.1", "::1"].compactMap(IPRange.init)
     /// Which hops in front of the server may name the client (`X-Forwarded-For`) and its protocol
     /// (`X-Forwarded-Proto`) (`trustProxy`); the client's address feeds rate limits, `masterKeyIps` and the access log.
     public var trustProxy: TrustProxy = .none
@@ -234,6 +243,10 @@ public struct Auth: Sendable {
     public var isMaster: Bool
     /// The read-only master key: reads as the master, writes nothing (119).
     public var isReadOnly = false
+    /// Parse Server's maintenance key (`X-Parse-Maintenance-Key` from an address `maintenanceKeyIps` allows): the
+    /// master's rights on object routes only (`isMaster` is set per route by the HTTP pipeline), never a session's
+    /// user, and cloud code does not see it as the master.
+    public var isMaintenance = false
     public var userId: String?
     public var roles: [String]
     public var installationId: String?

@@ -49,7 +49,8 @@ public struct ParseServices: Sendable {
         // LiveQuery's events are the committed writes of every node.
         if options.liveQuery.isEnabled { options.changeEvents = true }
         let cloud = CloudRuntime(
-            code: code, webhookKey: options.webhookKey, webhookTimeout: options.webhookTimeout, webhookTransport: adapters.webhookTransport)
+            code: code, webhookKey: options.webhookKey, webhookTimeout: options.webhookTimeout, webhookTransport: adapters.webhookTransport,
+            logLevels: options.cloudLogLevels)
         self.cloud = cloud
         self.options = options
         self.store = store
@@ -106,6 +107,8 @@ public struct ParseServices: Sendable {
         try await bootstrap()
         try await files.store.prepare()
         try await cloud.reloadWebhooks()
+        // Parse Server's `schema` option: the definitions are applied before the first request is answered.
+        if let defined = options.schema { try await defined.apply(to: schemas, logger: Logger(label: "parsley")) }
     }
 
     /// Whether rate limits are counted in the database (several nodes may share it) rather than in memory.

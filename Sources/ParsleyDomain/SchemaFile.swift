@@ -26,8 +26,9 @@ public struct SchemaFile: Sendable {
     static let fieldKeys: Set<String> = ["type", "targetClass", "required", "defaultValue"]
     static let typeNames = "String, Number, Boolean, Date, Object, Array, GeoPoint, File, Bytes, Polygon, Pointer, Relation"
 
-    /// Parses the file and checks everything that does not depend on a database: names, types, targets.
-    public init(name: String, text: String) throws(Invalid) {
+    /// Parses the file and checks everything that does not depend on a database: names, types, targets (with
+    /// `anyTargetClass`, a Pointer or Relation may target any valid class name, as Parse Server's `schema` option allows).
+    public init(name: String, text: String, anyTargetClass: Bool = false) throws(Invalid) {
         self.name = name
         let json: JSONValue
         let keyOrders: JSONKeyOrders
@@ -56,12 +57,14 @@ public struct SchemaFile: Sendable {
         let declared = Set(classes.map(\.className))
         for c in classes {
             for (field, spec) in (c.body["fields"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
-                try Self.checkField(field, spec, in: c.className, file: name, declared: declared)
+                try Self.checkField(field, spec, in: c.className, file: name, declared: declared, anyTargetClass: anyTargetClass)
             }
         }
     }
 
-    static func checkField(_ field: String, _ spec: JSONValue, in className: String, file: String, declared: Set<String>) throws(Invalid) {
+    static func checkField(
+        _ field: String, _ spec: JSONValue, in className: String, file: String, declared: Set<String>, anyTargetClass: Bool = false
+    ) throws(Invalid) {
         let at = "\(file): class \(className), field \(field)"
         guard case .object(let o) = spec else { throw Invalid("\(at): expected {\"type\": ...}") }
         if o["__op"] != nil { throw Invalid("\(at): a schema file describes classes; it cannot delete fields") }
@@ -80,7 +83,7 @@ public struct SchemaFile: Sendable {
         }
         if typeName == "Pointer" || typeName == "Relation" {
             guard let target = o["targetClass"]?.stringValue else { throw Invalid("\(at): a \(typeName) needs a \"targetClass\"") }
-            guard declared.contains(target) || Naming.systemClasses.contains(target) else {
+            guard declared.contains(target) || Naming.systemClasses.contains(target) || (anyTargetClass && Naming.isValidClassName(target)) else {
                 throw Invalid("\(at): targetClass \(target) is neither a class of this file nor a system class")
             }
         }

@@ -52,7 +52,7 @@ public struct ParseAPI: Sendable {
             SessionsRouter(objects: objects, queries: queries, sessions: sessions),
             RolesRouter(roles: roles, objects: objects, queries: queries),
             ClassesRouter(objects: objects, queries: queries),
-            SchemasRouter(schemas: schemas, queries: queries),
+            SchemasRouter(schemas: schemas, queries: queries, lockSchemas: options.schema?.lockSchemas == true),
             InstallationsRouter(installations: services.installations, objects: objects, queries: queries),
             AppRouter(config: services.config, objects: objects, queries: queries, cloud: services.cloud),
             HooksRouter(cloud: services.cloud),

@@ -19,7 +19,11 @@ final class PostgresChangeChannel: ChangeChannel {
     /// Reads one outbox message by id (on a pool connection).
     let fetch: @Sendable (Int64) async throws -> String?
 
-    init(fetch: @escaping @Sendable (Int64) async throws -> String?) {
+    /// The `NOTIFY` channel (`PostgresChangeFeed.channel(tablePrefix:)`).
+    let channel: String
+
+    init(channel: String = PostgresChangeFeed.channel(tablePrefix: ""), fetch: @escaping @Sendable (Int64) async throws -> String?) {
+        self.channel = channel
         self.fetch = fetch
     }
 
@@ -27,13 +31,13 @@ final class PostgresChangeChannel: ChangeChannel {
         let message = payload.text
         if message.utf8.count <= Self.inlineLimit {
             try await transaction.query(
-                SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text("E|m:" + message)]))
+                SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(channel), .text("E|m:" + message)]))
             return
         }
         let rows = try await transaction.query(
             SQLFragment(unsafeSQL: "INSERT INTO \"\(Self.outbox)\" (payload) VALUES (?) RETURNING id", [.text(message)]))
         guard case .integer(let id)? = rows.first?.first else { throw StoreError.database("outbox insert returned no id") }
-        try await transaction.query(SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text("E|r:\(id)")]))
+        try await transaction.query(SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(channel), .text("E|r:\(id)")]))
         // Every process has read a message within seconds; old ones are removed now and then.
         if outboxWrites.add(1, ordering: .relaxed).newValue % 128 == 0 {
             try await transaction.query(SQLFragment(unsafeSQL: "DELETE FROM \"\(Self.outbox)\" WHERE created < now() - interval '10 minutes'"))

@@ -11,7 +11,10 @@ import PostgresNIO
 /// database has delivered them. A dedicated connection listens; when it is lost, subscribers are told `"*"`
 /// (everything may be stale) and it reconnects.
 final class PostgresChangeFeed: Sendable {
-    static let channel = "parsley_cache"
+    /// `parsley_cache`, or `parsley_cache_<prefix>` for an app with a `collectionPrefix`: apps sharing a database
+    /// through prefixes hear neither each other's cache messages nor each other's change events.
+    static func channel(tablePrefix: String) -> String { tablePrefix.isEmpty ? "parsley_cache" : "parsley_cache_" + tablePrefix }
+    let channel: String
     let processId = ObjectID.make(length: 12)
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
@@ -32,11 +35,13 @@ final class PostgresChangeFeed: Sendable {
     let heard: @Sendable (String) -> Void
 
     init(
-        configuration: PostgresConnection.Configuration, logger: Logger, events: PostgresChangeChannel,
+        configuration: PostgresConnection.Configuration, logger: Logger, channel: String = PostgresChangeFeed.channel(tablePrefix: ""),
+        events: PostgresChangeChannel,
         heard: @escaping @Sendable (String) -> Void = { _ in }, publish: @escaping @Sendable (String) async throws -> Void
     ) {
         self.configuration = configuration
         self.logger = logger
+        self.channel = channel
         self.events = events
         self.heard = heard
         self.publish = publish
@@ -137,7 +142,7 @@ final class PostgresChangeFeed: Sendable {
                     on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: Int.random(in: 1...Int.max), logger: logger
                 ).get()
                 do {
-                    try await connection.listen(on: Self.channel) { notifications in
+                    try await connection.listen(on: channel) { notifications in
                         state.withLockedValue { $0.listening = true }
                         if attempt > 0 { everythingStale() }
                         attempt = 0

@@ -9,7 +9,9 @@ import Synchronization
 /// transaction on one leased connection (PostgreSQL serialises conflicting rows itself, so several server
 /// processes can share the database). Every statement is cancelled by the server after `statementTimeout`.
 public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
-    public let dialect: any SQLDialect = PostgresDialect()
+    public let dialect: any SQLDialect
+    /// The `LISTEN`/`NOTIFY` channel of this app's processes (one per `collectionPrefix`).
+    let channel: String
     let client: PostgresClient
     let logger: Logger
     /// Set once `prepare()` has created the SQL functions.
@@ -38,7 +40,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     /// Connects to `url` (`postgres://user:password@host:port/database`), creating Parsley's SQL functions.
     public static func open(
         url: String, poolSize: Int = 20, statementTimeout: Duration = .seconds(15), preparedStatements: Bool = true,
-        pointReadConcurrency: Int = defaultPointReadConcurrency, logger: Logger
+        pointReadConcurrency: Int = defaultPointReadConcurrency, tablePrefix: String = "", logger: Logger
     ) async throws -> PostgresDatabase {
         let settings = try PostgresConnectionSettings(url: url)
         let listenerConfiguration = PostgresConnection.Configuration(
@@ -58,8 +60,8 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         let db = PostgresDatabase(
             client: client, logger: logger, settings: settings, poolSize: max(1, poolSize),
             statementNames: preparedStatements ? PreparedStatementNames() : nil,
-            pointReadConcurrency: pointReadConcurrency > 0 ? pointReadConcurrency : nil)
-        let events = PostgresChangeChannel { [weak db] id in
+            pointReadConcurrency: pointReadConcurrency > 0 ? pointReadConcurrency : nil, tablePrefix: tablePrefix)
+        let events = PostgresChangeChannel(channel: db.channel) { [weak db] id in
             guard let db else { return nil }
             let outbox = PostgresChangeChannel.outbox
             let rows = try await db.read {
@@ -71,12 +73,12 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         // Another process changed a schema (or the feed was lost): statements are prepared afresh.
         let names = db.statementNames
         let feed = PostgresChangeFeed(
-            configuration: listenerConfiguration, logger: logger, events: events,
+            configuration: listenerConfiguration, logger: logger, channel: db.channel, events: events,
             heard: { topic in if topic == "*" || topic.hasPrefix("schema:") { names?.newGeneration() } }
         ) { [weak db] message in
             guard let db else { return }
             _ = try await db.write { executor in
-                try await executor.query(SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(PostgresChangeFeed.channel), .text(message)]))
+                try await executor.query(SQLFragment(unsafeSQL: "SELECT pg_notify(?, ?)", [.text(db.channel), .text(message)]))
             }
         }
         db.feed.withLockedValue { $0 = feed }
@@ -121,8 +123,10 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
 
     init(
         client: PostgresClient, logger: Logger, settings: PostgresConnectionSettings, poolSize: Int,
-        statementNames: PreparedStatementNames?, pointReadConcurrency: Int?
+        statementNames: PreparedStatementNames?, pointReadConcurrency: Int?, tablePrefix: String = ""
     ) {
+        self.dialect = PostgresDialect(tablePrefix: tablePrefix)
+        self.channel = PostgresChangeFeed.channel(tablePrefix: tablePrefix)
         self.pointReads = pointReadConcurrency.map(PointReadBatcher.init(concurrency:))
         self.statementNames = statementNames
         self.shared = PostgresExecutor.Shared(logger: logger, names: statementNames)

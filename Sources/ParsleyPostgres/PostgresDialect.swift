@@ -6,7 +6,8 @@ public import ParsleyStorage
 /// for structured values and permission lists), jsonb path operators, `jsonb_array_elements` for arrays, native
 /// regular expressions and full-text search, and Parsley's SQL functions from `PostgresFunctions`.
 public struct PostgresDialect: SQLDialect {
-    public init() {}
+    public let tablePrefix: String
+    public init(tablePrefix: String = "") { self.tablePrefix = tablePrefix }
 
     public func columnType(for type: FieldType) -> String {
         switch type {
@@ -22,7 +23,7 @@ public struct PostgresDialect: SQLDialect {
 
     /// The planner's row estimate (`pg_class.reltuples`, kept by autovacuum and ANALYZE; -1 before the first).
     public func estimatedRowCount(_ table: String) -> SQLFragment {
-        SQLFragment(unsafeSQL: "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)", [.text(quote(table))])
+        SQLFragment(unsafeSQL: "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)", [.text(self.table(table))])
     }
     public var unlimitedClause: String { "" }
     public var supportsAddColumnIfNotExists: Bool { true }
@@ -30,7 +31,7 @@ public struct PostgresDialect: SQLDialect {
     public var beginSnapshot: SQLFragment { "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY" }
 
     public func schemaLock(_ className: String) -> SQLFragment? {
-        SQLFragment(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext(?))", [.text("parsley-schema:" + className)])
+        SQLFragment(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext(?))", [.text("parsley-schema:" + tablePrefix + className)])
     }
 
     /// `'{a,b}'` as a bound text[] path.

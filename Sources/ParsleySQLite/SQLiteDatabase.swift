@@ -16,7 +16,7 @@ public import ParsleyStorage
 /// dedicated thread pool, so the cooperative threads serving HTTP never wait on the disk. Reads on the pool
 /// are cancelled after `statementTimeout`.
 public final class SQLiteDatabase: SQLDatabase {
-    public let dialect: any SQLDialect = SQLiteDialect()
+    public let dialect: any SQLDialect
     public let changeChannel: any ChangeChannel = LocalChangeChannel()
     let writer: SQLiteHandle
     let readers: ReaderPool
@@ -28,9 +28,10 @@ public final class SQLiteDatabase: SQLDatabase {
     private let writerState = NIOLockedValueBox<(running: Bool, ended: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// Opens (creating if needed) the database at `path`.
-    public static func open(path: String, readers readerCount: Int = 4, statementTimeout: Duration = .seconds(15), logger: Logger) async throws
-        -> SQLiteDatabase
-    {
+    /// `tablePrefix`: Parse Server's `collectionPrefix`, before every table and index name.
+    public static func open(
+        path: String, readers readerCount: Int = 4, statementTimeout: Duration = .seconds(15), tablePrefix: String = "", logger: Logger
+    ) async throws -> SQLiteDatabase {
         let threadPool = NIOThreadPool(numberOfThreads: readerCount + 1)
         threadPool.start()
         let (writer, readers) = try await threadPool.runIfActive {
@@ -51,10 +52,14 @@ public final class SQLiteDatabase: SQLDatabase {
             return (writer, readers)
         }
         return SQLiteDatabase(
-            writer: writer, readers: ReaderPool(readers), threadPool: threadPool, statementTimeout: statementTimeout, logger: logger)
+            writer: writer, readers: ReaderPool(readers), threadPool: threadPool, statementTimeout: statementTimeout, logger: logger,
+            tablePrefix: tablePrefix)
     }
 
-    init(writer: SQLiteHandle, readers: ReaderPool, threadPool: NIOThreadPool, statementTimeout: Duration, logger: Logger) {
+    init(
+        writer: SQLiteHandle, readers: ReaderPool, threadPool: NIOThreadPool, statementTimeout: Duration, logger: Logger, tablePrefix: String = ""
+    ) {
+        self.dialect = SQLiteDialect(tablePrefix: tablePrefix)
         self.writer = writer
         self.readers = readers
         self.threadPool = threadPool

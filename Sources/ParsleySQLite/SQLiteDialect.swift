@@ -6,7 +6,8 @@ public import ParsleyCore
 /// functions (`parsley_regex`, `parsley_text_*`, `parsley_geo_distance`, `parsley_polygon_contains`)
 /// installed on every connection by `SQLiteFunctions`.
 public struct SQLiteDialect: SQLDialect {
-    public init() {}
+    public let tablePrefix: String
+    public init(tablePrefix: String = "") { self.tablePrefix = tablePrefix }
 
     public func columnType(for type: FieldType) -> String { "" }
     public var permissionColumnType: String { "TEXT" }
@@ -15,7 +16,7 @@ public struct SQLiteDialect: SQLDialect {
     /// deleted from the middle since the last VACUUM. Two lookups at the ends of the table whatever its size (each
     /// in a subquery of its own: `max(rowid) - min(rowid)` in one SELECT would scan the table).
     public func estimatedRowCount(_ table: String) -> SQLFragment {
-        SQLFragment(unsafeSQL: "SELECT (SELECT max(rowid) FROM \(quote(table))) - (SELECT min(rowid) FROM \(quote(table))) + 1")
+        SQLFragment(unsafeSQL: "SELECT (SELECT max(rowid) FROM \(self.table(table))) - (SELECT min(rowid) FROM \(self.table(table))) + 1")
     }
     public var unlimitedClause: String { " LIMIT -1" }
     public var supportsAddColumnIfNotExists: Bool { false }

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import ParsleyCore
 import ParsleyPostgres
@@ -11,6 +12,8 @@ struct StorageSettings {
     var preparedStatements = true
     /// Point reads running at once before others are coalesced (0: never).
     var pointReadConcurrency = PostgresDatabase.defaultPointReadConcurrency
+    /// Parse Server's `collectionPrefix`: before every table and index name of this app.
+    var tablePrefix = ""
 }
 
 extension ServerSettings {
@@ -24,8 +27,15 @@ extension ServerSettings {
             try values.integer("postgresPointReadConcurrency", default: PostgresDatabase.defaultPointReadConcurrency)
             ?? PostgresDatabase.defaultPointReadConcurrency
         guard pointReads >= 0 else { throw Invalid(description: "PARSLEY_POSTGRES_POINT_READ_CONCURRENCY must be 0 or more") }
+        let prefix = values.string("collectionPrefix") ?? ""
+        // Letters, digits and `_` (Parse Server's Mongo collection names allow more; SQL names and PostgreSQL's
+        // 63-byte limit want a short, plain prefix).
+        guard prefix.count <= 20, prefix.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }) else {
+            throw Invalid(description: "\(OptionTable.spec("collectionPrefix").shownName) must be at most 20 letters, digits or _")
+        }
         return StorageSettings(
-            poolSize: pool, statementTimeout: .milliseconds(timeout), preparedStatements: prepared, pointReadConcurrency: pointReads)
+            poolSize: pool, statementTimeout: .milliseconds(timeout), preparedStatements: prepared, pointReadConcurrency: pointReads,
+            tablePrefix: prefix)
     }
 }
 
@@ -52,7 +62,8 @@ extension Serve {
             do {
                 let db = try await PostgresDatabase.open(
                     url: uri, poolSize: storage.poolSize, statementTimeout: storage.statementTimeout,
-                    preparedStatements: storage.preparedStatements, pointReadConcurrency: storage.pointReadConcurrency, logger: logger)
+                    preparedStatements: storage.preparedStatements, pointReadConcurrency: storage.pointReadConcurrency,
+                    tablePrefix: storage.tablePrefix, logger: logger)
                 return (db, shown)
             } catch {
                 throw ServerSettings.Invalid(description: "PARSE_SERVER_DATABASE_URI: cannot use \(shown): \(error)")
@@ -66,6 +77,9 @@ extension Serve {
         }
         var path = String(uri.dropFirst("sqlite:".count))
         if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
-        return (try await SQLiteDatabase.open(path: path, statementTimeout: storage.statementTimeout, logger: logger), path)
+        return (
+            try await SQLiteDatabase.open(path: path, statementTimeout: storage.statementTimeout, tablePrefix: storage.tablePrefix, logger: logger),
+            path
+        )
     }
 }

@@ -59,7 +59,10 @@ extension ServerSettings {
 
     /// Secrets that must never appear in a log line (nor in a start-up error).
     static func registerSecrets(_ options: ParseServerOptions, values: OptionValues) {
-        let more = [values.string("smtpPassword"), values.string("webhookKey"), databasePassword(values.string("databaseURI"))]
+        let more = [
+            values.string("smtpPassword"), values.string("webhookKey"), databasePassword(values.string("databaseURI")),
+            options.security.maintenanceKey,
+        ]
         for secret in [options.masterKey, options.readOnlyMasterKey, options.restAPIKey, options.clientKey, options.javascriptKey, options.dotNetKey]
             + more
         {

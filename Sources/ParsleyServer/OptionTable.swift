@@ -149,9 +149,11 @@ enum OptionTable {
         ignored(
             "cluster", "PARSE_SERVER_CLUSTER", .value, "one process per server; run several behind a load balancer (on PostgreSQL)",
             harmless: Harmless.isFalse),
-        refused(
-            "collectionPrefix", "PARSE_SERVER_COLLECTION_PREFIX", .value,
-            "table names are not prefixed; apps sharing one database through prefixes would see each other's data", harmless: Harmless.isEmpty),
+        supported(
+            "collectionPrefix", ["PARSE_SERVER_COLLECTION_PREFIX"], .value, .parseServer,
+            "before every table and index name (classes, `_SCHEMA`, join tables, Parsley's own tables), on SQLite and PostgreSQL, and in "
+                + "PostgreSQL's notification channel: apps with different prefixes share one database without seeing each other's data; "
+                + "letters, digits and `_`, at most 20"),
         supported(
             "convertEmailToLowercase", ["PARSE_SERVER_CONVERT_EMAIL_TO_LOWERCASE"], .bool, .parseServer,
             "sign-up and user updates store `email` lower-cased; log-in, `/requestPasswordReset` and `/verificationEmailRequest` "
@@ -246,10 +248,26 @@ enum OptionTable {
         supported(
             "logLevel", ["PARSE_SERVER_LOG_LEVEL", "LOG_LEVEL"], .value, .parseServer,
             "Parse Server's levels (`error`, `warn`, `info`, `verbose`, `debug`, `silly`) or `trace`…`critical`; default `info`"),
-        ignored("logLevels", "PARSE_SERVER_LOG_LEVELS", .value, noCloudCode, harmless: Harmless.isEmpty),
+        supported(
+            "logLevels", ["PARSE_SERVER_LOG_LEVELS"], .value, .parseServer,
+            "JSON `{triggerAfter, triggerBeforeSuccess, triggerBeforeError, cloudFunctionSuccess, cloudFunctionError}`: the level of cloud "
+                + "code's (Swift or webhook) trigger and function lines, `silent` for none; defaults `info`, `info`, `error`, `info`, `error`",
+            parts: [
+                ("triggerAfter", ["PARSE_SERVER_LOG_LEVELS_TRIGGER_AFTER"]),
+                ("triggerBeforeSuccess", ["PARSE_SERVER_LOG_LEVELS_TRIGGER_BEFORE_SUCCESS"]),
+                ("triggerBeforeError", ["PARSE_SERVER_LOG_LEVELS_TRIGGER_BEFORE_ERROR"]),
+                ("cloudFunctionSuccess", ["PARSE_SERVER_LOG_LEVELS_CLOUD_FUNCTION_SUCCESS"]),
+                ("cloudFunctionError", ["PARSE_SERVER_LOG_LEVELS_CLOUD_FUNCTION_ERROR"]),
+            ]),
         ignored("logsFolder", "PARSE_SERVER_LOGS_FOLDER", .value, "logs go to standard output, not to files"),
-        ignored("maintenanceKey", "PARSE_SERVER_MAINTENANCE_KEY", .value, "there is no maintenance key; requests with one get no extra rights"),
-        ignored("maintenanceKeyIps", "PARSE_SERVER_MAINTENANCE_KEY_IPS", .value, "there is no maintenance key"),
+        supported(
+            "maintenanceKey", ["PARSE_SERVER_MAINTENANCE_KEY"], .value, .parseServer,
+            "sent as `X-Parse-Maintenance-Key`: the master key's rights on `/classes`, `/users`, `/sessions`, `/installations`, `/roles` "
+                + "(and in a batch), none elsewhere (master-only routes are 403); must differ from the master key"),
+        supported(
+            "maintenanceKeyIps", ["PARSE_SERVER_MAINTENANCE_KEY_IPS"], .value, .parseServer,
+            "addresses and CIDR ranges (JSON array or comma list) the maintenance key is accepted from; from elsewhere it is ignored "
+                + "(logged); default `127.0.0.1, ::1`; `[]`: nowhere"),
         supported(
             "masterKey", ["PARSE_SERVER_MASTER_KEY", "MASTER_KEY"], .value, .parseServer,
             "at least 8 characters; generated into `<data>/master.key` when absent"),
@@ -322,9 +340,11 @@ enum OptionTable {
             "scheduledPush", "PARSE_SERVER_SCHEDULED_PUSH", .bool,
             "pushes with a `push_time` are always sent when due (Parse Server only stores them)",
             harmless: Harmless.isTrue),
-        refused(
-            "schema", "PARSE_SERVER_SCHEMA", .value,
-            "schema definitions are applied with `parsley schema apply`; `lockSchemas` and `strict` would not be enforced"),
+        supported(
+            "schema", ["PARSE_SERVER_SCHEMA"], .value, .parseServer,
+            "JSON (or a path to a JSON file) `{definitions, strict, deleteExtraFields, recreateModifiedFields, lockSchemas}`, applied at start "
+                + "as Parse Server's DefinedSchemas (in one transaction; nodes starting at once retry); `strict` warns, `lockSchemas` makes "
+                + "`POST`/`PUT /schemas` 119; `beforeMigration`/`afterMigration` are ignored with a warning"),
         supported(
             "security", ["PARSE_SERVER_SECURITY"], .value, .parseServer,
             "JSON `{enableCheck, enableCheckLog}`: `GET /security` answers the check report; failures logged at start"),

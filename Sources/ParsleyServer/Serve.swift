@@ -135,6 +135,7 @@ struct ServeSetup {
         try ServerSettings.applyRequestSettings(to: &options, values: values)
         try ServerSettings.applyCompatibilitySettings(to: &options, values: values)
         try ServerSettings.applyLiveQuerySettings(to: &options, values: values)
+        try ServerSettings.applyAppSettings(to: &options, values: values, logger: logger)
         options.estimatedCountThreshold = try values.integer("estimatedCountThreshold", default: 100_000) ?? 100_000
         if options.estimatedCountThreshold < 0 { throw Invalid(description: "PARSLEY_ESTIMATED_COUNT_THRESHOLD must be 0 (always count) or more") }
         options.readOnlyMasterKey = values.string("readOnlyMasterKey")

@@ -272,9 +272,12 @@ extension ServerSettings {
     }
 
     /// `masterKeyIps`: a JSON array or a comma list of addresses and CIDR ranges (Parse Server's array parser).
-    static func masterKeyIps(_ values: OptionValues) throws -> [IPRange]? {
-        guard let raw = values.string("masterKeyIps") else { return nil }
-        let name = OptionTable.spec("masterKeyIps").shownName
+    static func masterKeyIps(_ values: OptionValues) throws -> [IPRange]? { try ipList(values, "masterKeyIps") }
+
+    /// `masterKeyIps`, `maintenanceKeyIps`: a JSON array or a comma list of addresses and CIDR ranges.
+    static func ipList(_ values: OptionValues, _ key: String) throws -> [IPRange]? {
+        guard let raw = values.string(key) else { return nil }
+        let name = OptionTable.spec(key).shownName
         let entries: [String]
         if let list = try? JSONParser.parse(raw).arrayValue {
             entries = try list.map { item in

@@ -17,13 +17,13 @@ public struct StoredConfig: Sendable, Equatable {
     static func createTable(_ dialect: any SQLDialect) -> SQLFragment {
         SQLFragment(
             unsafeSQL:
-                "CREATE TABLE IF NOT EXISTS \(dialect.quote(tableName)) (objectId TEXT PRIMARY KEY, params TEXT NOT NULL, masterKeyOnly TEXT NOT "
+                "CREATE TABLE IF NOT EXISTS \(dialect.table(tableName)) (objectId TEXT PRIMARY KEY, params TEXT NOT NULL, masterKeyOnly TEXT NOT "
                 + "NULL)"
         )
     }
 
     static func select(_ dialect: any SQLDialect) -> SQLFragment {
-        SQLFragment(unsafeSQL: "SELECT params, masterKeyOnly FROM \(dialect.quote(tableName)) WHERE objectId = '1'")
+        SQLFragment(unsafeSQL: "SELECT params, masterKeyOnly FROM \(dialect.table(tableName)) WHERE objectId = '1'")
     }
 
     /// The stored row, nil when there is none.
@@ -37,7 +37,11 @@ extension SQLStore {
     /// Creates `_GlobalConfig` if needed.
     public func createConfigTable() async throws {
         let statement = StoredConfig.createTable(dialect)
-        _ = try await database.write { db in try await db.query(statement) }
+        let lock = dialect.tableCreationLock
+        _ = try await database.write { db in
+            if let lock { try await db.query(lock) }
+            return try await db.query(statement)
+        }
     }
 
     /// The stored parameters on a read connection; nil when none were ever saved.
@@ -61,7 +65,7 @@ extension SQLWriter {
 
     /// Replaces the stored parameters (inserting row "1" when there is none).
     public func saveConfig(params: JSONValue, masterKeyOnly: JSONValue) async throws {
-        let table = dialect.quote(StoredConfig.tableName)
+        let table = dialect.table(StoredConfig.tableName)
         _ = try await db.query(
             SQLFragment(
                 unsafeSQL:

@@ -9,9 +9,13 @@ extension SQLStore {
     /// Creates `_RateLimit` if needed.
     public func createCounterTable() async throws {
         let statement = SQLFragment(
-            unsafeSQL: "CREATE TABLE IF NOT EXISTS \(dialect.quote(Self.counterTable)) (key TEXT PRIMARY KEY, windowStart BIGINT NOT NULL, "
+            unsafeSQL: "CREATE TABLE IF NOT EXISTS \(dialect.table(Self.counterTable)) (key TEXT PRIMARY KEY, windowStart BIGINT NOT NULL, "
                 + "count BIGINT NOT NULL)")
-        _ = try await database.write { db in try await db.query(statement) }
+        let lock = dialect.tableCreationLock
+        _ = try await database.write { db in
+            if let lock { try await db.query(lock) }
+            return try await db.query(statement)
+        }
     }
 
     /// Counts one more under `key` in the window that started at most `windowMilliseconds` before `now` (a new window
@@ -23,7 +27,7 @@ extension SQLStore {
     /// Adds `amount` under `key` in its current window (a new window, starting at `now`, when the last one is over);
     /// the window's count after the addition and when the window started (milliseconds since 1970).
     public func addToCounter(_ key: String, amount: Int, now: Int64, windowMilliseconds: Int64) async throws -> (count: Int, windowStart: Int64) {
-        let table = dialect.quote(Self.counterTable)
+        let table = dialect.table(Self.counterTable)
         let expired = now - windowMilliseconds
         let statement = SQLFragment(
             unsafeSQL: "INSERT INTO \(table) (key, windowStart, count) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
@@ -50,7 +54,7 @@ extension SQLStore {
     /// The count under `key` in its current window (0 when there is none, or it is over), without counting.
     public func counterValue(_ key: String, now: Int64, windowMilliseconds: Int64) async throws -> Int {
         let statement = SQLFragment(
-            unsafeSQL: "SELECT count FROM \(dialect.quote(Self.counterTable)) WHERE key = ? AND windowStart > ?",
+            unsafeSQL: "SELECT count FROM \(dialect.table(Self.counterTable)) WHERE key = ? AND windowStart > ?",
             [.text(key), .integer(now - windowMilliseconds)])
         let rows = try await database.read { db in try await db.query(statement) }
         switch rows.first?.first {
@@ -64,7 +68,7 @@ extension SQLStore {
     /// Deletes counters whose window started before `before`.
     public func pruneCounters(before: Int64) async throws {
         let statement = SQLFragment(
-            unsafeSQL: "DELETE FROM \(dialect.quote(Self.counterTable)) WHERE windowStart < ?", [.integer(before)])
+            unsafeSQL: "DELETE FROM \(dialect.table(Self.counterTable)) WHERE windowStart < ?", [.integer(before)])
         _ = try await database.write { db in try await db.query(statement) }
     }
 }

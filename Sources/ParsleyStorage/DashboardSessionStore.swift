@@ -19,14 +19,18 @@ public struct StoredDashboardSession: Sendable, Equatable {
 extension SQLStore {
     static let dashboardSessionTable = "_DashboardSession"
 
-    var dashboardSessions: String { dialect.quote(Self.dashboardSessionTable) }
+    var dashboardSessions: String { dialect.table(Self.dashboardSessionTable) }
 
     /// Creates `_DashboardSession` if needed.
     public func createDashboardSessionTable() async throws {
         let statement = SQLFragment(
             unsafeSQL: "CREATE TABLE IF NOT EXISTS \(dashboardSessions) (key TEXT PRIMARY KEY, csrfToken TEXT NOT NULL, readOnly BIGINT NOT NULL, "
                 + "username TEXT, lastUsed BIGINT NOT NULL)")
-        _ = try await database.write { db in try await db.query(statement) }
+        let lock = dialect.tableCreationLock
+        _ = try await database.write { db in
+            if let lock { try await db.query(lock) }
+            return try await db.query(statement)
+        }
     }
 
     public func saveDashboardSession(_ key: String, _ session: StoredDashboardSession) async throws {

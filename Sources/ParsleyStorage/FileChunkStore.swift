@@ -19,14 +19,16 @@ public struct FileChunkStore: Sendable {
         public var attributes: String?
     }
 
-    var files: String { database.dialect.quote("_Files") }
-    var chunks: String { database.dialect.quote("_FileChunks") }
+    var files: String { database.dialect.table("_Files") }
+    var chunks: String { database.dialect.table("_FileChunks") }
 
     /// Creates both tables if needed and deletes chunks older than `staleBefore` (milliseconds since 1970) that no
     /// file names: uploads a crash interrupted.
     public func prepare(deletingChunksOlderThan staleBefore: Int64) async throws {
         let (files, chunks) = (self.files, self.chunks)
+        let lock = database.dialect.tableCreationLock
         _ = try await database.write { db in
+            if let lock { try await db.query(lock) }
             try await db.query(
                 SQLFragment(
                     unsafeSQL: "CREATE TABLE IF NOT EXISTS \(files) (name TEXT PRIMARY KEY, upload TEXT NOT NULL, size BIGINT NOT NULL, "

@@ -9,7 +9,7 @@ extension SQLStore {
     ) async throws -> [[String: JSONValue]] {
         let compiler = WhereCompiler(dialect: dialect, schemas: schemas, readPrincipals: nil)
         let alias = "t0"
-        let from = SQLFragment(unsafeSQL: " FROM \(dialect.quote(schema.className)) AS \(alias) WHERE ")
+        let from = SQLFragment(unsafeSQL: " FROM \(dialect.table(schema.className)) AS \(alias) WHERE ")
         let filter = try compiler.compile(predicate, schema: schema, alias: alias)
         if let name = pipeline.count, pipeline.group == nil {
             let statement = "SELECT COUNT(*)" + from + filter
@@ -201,10 +201,10 @@ extension SQLStore {
         if type == .array {
             let (from, element) = dialect.arrayElements(of: column, alias: "e0")
             statement =
-                "SELECT DISTINCT " + dialect.elementJSON(element) + SQLFragment(unsafeSQL: " FROM \(dialect.quote(schema.className)) AS \(alias), ")
+                "SELECT DISTINCT " + dialect.elementJSON(element) + SQLFragment(unsafeSQL: " FROM \(dialect.table(schema.className)) AS \(alias), ")
                 + from
         } else {
-            statement = "SELECT DISTINCT " + column + SQLFragment(unsafeSQL: " FROM \(dialect.quote(schema.className)) AS \(alias)")
+            statement = "SELECT DISTINCT " + column + SQLFragment(unsafeSQL: " FROM \(dialect.table(schema.className)) AS \(alias)")
         }
         statement.append(" WHERE ")
         statement.append(try compiler.compile(predicate, schema: schema, alias: alias))

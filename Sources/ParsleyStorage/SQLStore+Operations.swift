@@ -38,7 +38,7 @@ extension SQLStore {
 
     /// Whether the table of a class holds at least one object (read on a read connection).
     public func hasObjects(className: String) async throws -> Bool {
-        let statement = SQLFragment(unsafeSQL: "SELECT 1 FROM \(dialect.quote(className)) LIMIT 1")
+        let statement = SQLFragment(unsafeSQL: "SELECT 1 FROM \(dialect.table(className)) LIMIT 1")
         return try await !database.read { db in try await db.query(statement) }.isEmpty
     }
 
@@ -49,15 +49,15 @@ extension SQLStore {
     /// `_Role` join tables; `UNION` makes cycles terminate. The caller checks that `_Role` has the relations.
     public func roleNames(forUser userId: String, throughRoles: Bool) async throws -> [String] {
         let q = dialect.quote
-        let users = q(WhereCompiler.joinTable(field: "users", owner: "_Role"))
-        let roles = q(WhereCompiler.joinTable(field: "roles", owner: "_Role"))
+        let users = dialect.table(WhereCompiler.joinTable(field: "users", owner: "_Role"))
+        let roles = dialect.table(WhereCompiler.joinTable(field: "roles", owner: "_Role"))
         // Join-table columns are created unquoted (SQLWriter.addColumn), so they are named unquoted here too.
         let (owning, related) = ("owningId", "relatedId")
         var sql = "WITH RECURSIVE \(q("r"))(\(q("id"))) AS (SELECT \(owning) FROM \(users) WHERE \(related) = ?"
         if throughRoles {
             sql += " UNION SELECT \(q("j")).\(owning) FROM \(roles) AS \(q("j")) JOIN \(q("r")) ON \(q("j")).\(related) = \(q("r")).\(q("id"))"
         }
-        sql += ") SELECT DISTINCT \(q("name")) FROM \(q("_Role")) WHERE \(q("objectId")) IN (SELECT \(q("id")) FROM \(q("r")))"
+        sql += ") SELECT DISTINCT \(q("name")) FROM \(dialect.table("_Role")) WHERE \(q("objectId")) IN (SELECT \(q("id")) FROM \(q("r")))"
         sql += " AND \(q("name")) IS NOT NULL ORDER BY \(q("name"))"
         let statement = SQLFragment(unsafeSQL: sql, [.text(userId)])
         let rows = try await database.read { db in try await db.query(statement) }
@@ -71,12 +71,22 @@ extension SQLStore {
     public func createUserIndexes() async throws {
         let q = dialect.quote
         _ = try await database.write { db in
+            if let lock = dialect.tableCreationLock { try await db.query(lock) }
             try await db.query(
-                SQLFragment(unsafeSQL: "CREATE UNIQUE INDEX IF NOT EXISTS \(q(SystemIndex.userUsername)) ON \(q("_User")) (lower(\(q("username"))))"))
+                SQLFragment(
+                    unsafeSQL:
+                        "CREATE UNIQUE INDEX IF NOT EXISTS \(dialect.table(SystemIndex.userUsername)) ON \(dialect.table("_User")) (lower(\(q("username"))))"
+                ))
             try await db.query(
-                SQLFragment(unsafeSQL: "CREATE UNIQUE INDEX IF NOT EXISTS \(q(SystemIndex.userEmail)) ON \(q("_User")) (lower(\(q("email"))))"))
+                SQLFragment(
+                    unsafeSQL:
+                        "CREATE UNIQUE INDEX IF NOT EXISTS \(dialect.table(SystemIndex.userEmail)) ON \(dialect.table("_User")) (lower(\(q("email"))))"
+                ))
             try await db.query(
-                SQLFragment(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(q(SystemIndex.userUsernameLookup)) ON \(q("_User")) (\(q("username")))"))
+                SQLFragment(
+                    unsafeSQL:
+                        "CREATE INDEX IF NOT EXISTS \(dialect.table(SystemIndex.userUsernameLookup)) ON \(dialect.table("_User")) (\(q("username")))")
+            )
         }
     }
 
@@ -84,9 +94,15 @@ extension SQLStore {
     public func createSessionIndexes() async throws {
         let q = dialect.quote
         _ = try await database.write { db in
+            if let lock = dialect.tableCreationLock { try await db.query(lock) }
             try await db.query(
-                SQLFragment(unsafeSQL: "CREATE UNIQUE INDEX IF NOT EXISTS \(q(SystemIndex.sessionToken)) ON \(q("_Session")) (\(q("sessionToken")))"))
-            try await db.query(SQLFragment(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(q(SystemIndex.sessionUser)) ON \(q("_Session")) (\(q("user")))"))
+                SQLFragment(
+                    unsafeSQL:
+                        "CREATE UNIQUE INDEX IF NOT EXISTS \(dialect.table(SystemIndex.sessionToken)) ON \(dialect.table("_Session")) (\(q("sessionToken")))"
+                ))
+            try await db.query(
+                SQLFragment(
+                    unsafeSQL: "CREATE INDEX IF NOT EXISTS \(dialect.table(SystemIndex.sessionUser)) ON \(dialect.table("_Session")) (\(q("user")))"))
         }
     }
 
@@ -95,11 +111,13 @@ extension SQLStore {
     public func createInstallationIndexes() async throws {
         let q = dialect.quote
         _ = try await database.write { db in
+            if let lock = dialect.tableCreationLock { try await db.query(lock) }
             for (name, column) in [
                 (SystemIndex.installationId, "installationId"), (SystemIndex.installationToken, "deviceToken"),
                 (SystemIndex.installationUser, "user"),
             ] {
-                try await db.query(SQLFragment(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(q(name)) ON \(q("_Installation")) (\(q(column)))"))
+                try await db.query(
+                    SQLFragment(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(dialect.table(name)) ON \(dialect.table("_Installation")) (\(q(column)))"))
             }
         }
     }
@@ -108,7 +126,12 @@ extension SQLStore {
     /// - Throws: `StoreError.uniqueViolation` when names are already stored twice.
     public func createRoleNameIndex() async throws {
         let q = dialect.quote
-        let statement = SQLFragment(unsafeSQL: "CREATE UNIQUE INDEX IF NOT EXISTS \(q(SystemIndex.roleName)) ON \(q("_Role")) (\(q("name")))")
-        _ = try await database.write { db in try await db.query(statement) }
+        let statement = SQLFragment(
+            unsafeSQL: "CREATE UNIQUE INDEX IF NOT EXISTS \(dialect.table(SystemIndex.roleName)) ON \(dialect.table("_Role")) (\(q("name")))")
+        let lock = dialect.tableCreationLock
+        _ = try await database.write { db in
+            if let lock { try await db.query(lock) }
+            return try await db.query(statement)
+        }
     }
 }

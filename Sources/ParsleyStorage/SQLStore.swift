@@ -13,8 +13,10 @@ public struct SQLStore: Sendable {
     /// Prepares the backend and creates the schema table if needed.
     public func bootstrap() async throws {
         try await database.prepare()
-        let q = dialect.quote("_SCHEMA")
+        let q = dialect.table("_SCHEMA")
+        let lock = dialect.tableCreationLock
         _ = try await database.write { db in
+            if let lock { try await db.query(lock) }
             try await db.query(
                 SQLFragment(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(q) (className TEXT PRIMARY KEY, schema TEXT NOT NULL, version BIGINT NOT NULL)"))
         }
@@ -22,7 +24,7 @@ public struct SQLStore: Sendable {
 
     /// Every stored class schema with its version.
     public func loadSchemas() async throws -> [(ClassSchema, Int64)] {
-        let q = dialect.quote("_SCHEMA")
+        let q = dialect.table("_SCHEMA")
         let rows = try await database.read { db in try await db.query(SQLFragment(unsafeSQL: "SELECT schema, version FROM \(q)")) }
         return rows.compactMap { row in
             guard case .text(let text) = row[0], let json = try? JSONParser.parse(text), let schema = ClassSchema(json: json),
@@ -110,7 +112,7 @@ extension SQLStore {
         }
         let compiler = WhereCompiler(dialect: dialect, schemas: spec.schemas, readPrincipals: spec.readPrincipals)
         let alias = "t0"
-        var f = SQLFragment(unsafeSQL: "SELECT COUNT(*) FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")
+        var f = SQLFragment(unsafeSQL: "SELECT COUNT(*) FROM \(dialect.table(spec.schema.className)) AS \(alias) WHERE ")
         f.append(try compiler.compile(spec.predicate, schema: spec.schema, alias: alias))
         f.append(compiler.readFilter(alias: alias))
         let statement = f
@@ -147,7 +149,7 @@ extension SQLStore {
                     e, TextSearchTerms(term: search.term, caseSensitive: search.caseSensitive, diacriticSensitive: search.diacriticSensitive)))
             scoreColumn = true
         }
-        f.append(" FROM \(dialect.quote(spec.schema.className)) AS \(alias) WHERE ")
+        f.append(" FROM \(dialect.table(spec.schema.className)) AS \(alias) WHERE ")
         f.append(try compiler.compile(spec.predicate, schema: spec.schema, alias: alias))
         f.append(compiler.readFilter(alias: alias))
         var orderParts: [SQLFragment] = []

@@ -27,7 +27,7 @@ public struct SQLReader: Sendable {
 
     /// Every row of `_SCHEMA`: the class name and its schema as stored (JSON text), by class name.
     public func storedSchemas() async throws -> [(className: String, schema: String)] {
-        let rows = try await db.query(SQLFragment(unsafeSQL: "SELECT className, schema FROM \(dialect.quote("_SCHEMA")) ORDER BY className"))
+        let rows = try await db.query(SQLFragment(unsafeSQL: "SELECT className, schema FROM \(dialect.table("_SCHEMA")) ORDER BY className"))
         return rows.compactMap { row in
             guard case .text(let className)? = row.first, let schema = row[1].text else { return nil }
             return (className, schema)
@@ -38,7 +38,7 @@ public struct SQLReader: Sendable {
     /// (from the start when nil). `columns` must start with `objectId`.
     public func objects(of className: String, columns: [String], after: String?, limit: Int) async throws -> [SQLRow] {
         let q = dialect.quote
-        var f = SQLFragment(unsafeSQL: "SELECT \(columns.map(q).joined(separator: ", ")) FROM \(q(className))")
+        var f = SQLFragment(unsafeSQL: "SELECT \(columns.map(q).joined(separator: ", ")) FROM \(dialect.table(className))")
         if let after {
             f.append(" WHERE \(q("objectId")) > ")
             f.append(bind: .text(after))
@@ -52,7 +52,7 @@ public struct SQLReader: Sendable {
     public func relationPairs(
         owner: String, field: String, after: (owningId: String, relatedId: String)?, limit: Int
     ) async throws -> [(owningId: String, relatedId: String)] {
-        let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
+        let join = dialect.table(WhereCompiler.joinTable(field: field, owner: owner))
         var f = SQLFragment(unsafeSQL: "SELECT owningId, relatedId FROM \(join)")
         if let (owning, related) = after {
             f.append(
@@ -77,7 +77,7 @@ extension SQLWriter {
     public func insertExported(className: String, columns: [String], values: [SQLValue], overwrite: Bool) async throws {
         let q = dialect.quote
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
-        var sql = "INSERT INTO \(q(className)) (\(columns.map(q).joined(separator: ", "))) VALUES (\(placeholders))"
+        var sql = "INSERT INTO \(dialect.table(className)) (\(columns.map(q).joined(separator: ", "))) VALUES (\(placeholders))"
         if overwrite {
             sql +=
                 " ON CONFLICT (\(q("objectId"))) DO UPDATE SET " + columns.dropFirst().map { "\(q($0)) = excluded.\(q($0))" }.joined(separator: ", ")
@@ -87,7 +87,7 @@ extension SQLWriter {
 
     /// Adds one pair to a relation's join table (nothing when it is there already).
     public func insertRelationPair(owner: String, field: String, owningId: String, relatedId: String) async throws {
-        let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
+        let join = dialect.table(WhereCompiler.joinTable(field: field, owner: owner))
         _ = try await db.query(
             SQLFragment(
                 unsafeSQL: "INSERT INTO \(join) (relatedId, owningId) VALUES (?, ?) ON CONFLICT DO NOTHING", [.text(relatedId), .text(owningId)]))

@@ -10,7 +10,7 @@ public struct SQLWriter: Sendable {
     /// The stored schema of a class and its version, read inside the transaction (authoritative).
     public func storedSchema(_ className: String) async throws -> (ClassSchema, Int64)? {
         if let lock = dialect.schemaLock(className) { try await db.query(lock) }
-        var f = SQLFragment(unsafeSQL: "SELECT schema, version FROM \(dialect.quote("_SCHEMA")) WHERE className = ")
+        var f = SQLFragment(unsafeSQL: "SELECT schema, version FROM \(dialect.table("_SCHEMA")) WHERE className = ")
         f.append(bind: .text(className))
         let rows = try await db.query(f)
         guard let row = rows.first, case .text(let text) = row[0], let json = try? JSONParser.parse(text),
@@ -23,7 +23,7 @@ public struct SQLWriter: Sendable {
     public func saveSchema(_ schema: ClassSchema, previousVersion: Int64?) async throws -> Int64 {
         let version = (previousVersion ?? 0) + 1
         let text = JSONWriter.string(schema.json)
-        var f = SQLFragment(unsafeSQL: "INSERT INTO \(dialect.quote("_SCHEMA")) (className, schema, version) VALUES (")
+        var f = SQLFragment(unsafeSQL: "INSERT INTO \(dialect.table("_SCHEMA")) (className, schema, version) VALUES (")
         f.append(bind: .text(schema.className))
         f.append(", ")
         f.append(bind: .text(text))
@@ -35,13 +35,13 @@ public struct SQLWriter: Sendable {
     }
 
     public func deleteSchema(_ className: String) async throws {
-        var f = SQLFragment(unsafeSQL: "DELETE FROM \(dialect.quote("_SCHEMA")) WHERE className = ")
+        var f = SQLFragment(unsafeSQL: "DELETE FROM \(dialect.table("_SCHEMA")) WHERE className = ")
         f.append(bind: .text(className))
         _ = try await db.query(f)
     }
 
     public func createTable(_ className: String) async throws {
-        let t = dialect.quote(className)
+        let t = dialect.table(className)
         _ = try await db.query(
             SQLFragment(
                 unsafeSQL:
@@ -51,23 +51,23 @@ public struct SQLWriter: Sendable {
     }
 
     public func dropTable(_ className: String) async throws {
-        _ = try await db.query(SQLFragment(unsafeSQL: "DROP TABLE IF EXISTS \(dialect.quote(className))"))
+        _ = try await db.query(SQLFragment(unsafeSQL: "DROP TABLE IF EXISTS \(dialect.table(className))"))
     }
 
     /// Removes a field's column from a class table.
     public func dropColumn(_ className: String, field: String) async throws {
-        _ = try await db.query(SQLFragment(unsafeSQL: "ALTER TABLE \(dialect.quote(className)) DROP COLUMN \(dialect.quote(field))"))
+        _ = try await db.query(SQLFragment(unsafeSQL: "ALTER TABLE \(dialect.table(className)) DROP COLUMN \(dialect.quote(field))"))
     }
 
     public func addColumn(_ className: String, field: String, type: FieldType) async throws {
         if case .relation = type {
-            let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: className))
+            let join = dialect.table(WhereCompiler.joinTable(field: field, owner: className))
             _ = try await db.query(
                 SQLFragment(
                     unsafeSQL:
                         "CREATE TABLE IF NOT EXISTS \(join) (relatedId TEXT NOT NULL, owningId TEXT NOT NULL, PRIMARY KEY (relatedId, owningId))"))
             _ = try await db.query(
-                SQLFragment(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(dialect.quote("_Join:\(field):\(className):owning")) ON \(join) (owningId)"))
+                SQLFragment(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(dialect.table("_Join:\(field):\(className):owning")) ON \(join) (owningId)"))
             return
         }
         let columnType = dialect.columnType(for: type)
@@ -75,7 +75,7 @@ public struct SQLWriter: Sendable {
         _ = try await db.query(
             SQLFragment(
                 unsafeSQL:
-                    "ALTER TABLE \(dialect.quote(className)) ADD COLUMN "
+                    "ALTER TABLE \(dialect.table(className)) ADD COLUMN "
                     + "\(ifNotExists)\(dialect.quote(field))\(columnType.isEmpty ? "" : " " + columnType)"
             ))
     }
@@ -85,13 +85,13 @@ public struct SQLWriter: Sendable {
         _ = try await db.query(
             SQLFragment(
                 unsafeSQL:
-                    "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(dialect.quote("\(className)_\(name)")) ON \(dialect.quote(className)) "
+                    "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(dialect.table("\(className)_\(name)")) ON \(dialect.table(className)) "
                     + "(\(cols))"
             ))
     }
 
     public func dropIndex(_ className: String, name: String) async throws {
-        _ = try await db.query(SQLFragment(unsafeSQL: "DROP INDEX IF EXISTS \(dialect.quote("\(className)_\(name)"))"))
+        _ = try await db.query(SQLFragment(unsafeSQL: "DROP INDEX IF EXISTS \(dialect.table("\(className)_\(name)"))"))
     }
 
     // MARK: Objects
@@ -109,7 +109,7 @@ public struct SQLWriter: Sendable {
         }
         let f = SQLFragment(
             unsafeSQL:
-                "INSERT INTO \(dialect.quote(className)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES "
+                "INSERT INTO \(dialect.table(className)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES "
                 + "(\(Array(repeating: "?", count: binds.count).joined(separator: ", ")))",
             binds)
         _ = try await db.query(f)
@@ -135,7 +135,7 @@ public struct SQLWriter: Sendable {
     public func update(
         className: String, schema: ClassSchema, objectId: String, updatedAt: ParseDate, assignments: [Assignment], writePrincipals: [String]?
     ) async throws -> [String: JSONValue]? {
-        var f = SQLFragment(unsafeSQL: "UPDATE \(dialect.quote(className)) SET \(dialect.quote("updatedAt")) = ")
+        var f = SQLFragment(unsafeSQL: "UPDATE \(dialect.table(className)) SET \(dialect.quote("updatedAt")) = ")
         f.append(bind: .text(updatedAt.iso))
         var returning: [(String, FieldType)] = []
         for a in assignments {
@@ -176,7 +176,7 @@ public struct SQLWriter: Sendable {
             return true
         }.sorted { $0.key < $1.key }
         let cols = (["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"] + fields.map(\.key)).map(dialect.quote).joined(separator: ", ")
-        var f = SQLFragment(unsafeSQL: "SELECT \(cols) FROM \(dialect.quote(className)) WHERE \(dialect.quote("objectId")) = ")
+        var f = SQLFragment(unsafeSQL: "SELECT \(cols) FROM \(dialect.table(className)) WHERE \(dialect.quote("objectId")) = ")
         f.append(bind: .text(objectId))
         f.append(writeFilter(writePrincipals))
         f.append(dialect.lockRowsClause)
@@ -186,7 +186,7 @@ public struct SQLWriter: Sendable {
 
     /// Deletes one object if writable; false when nothing matched.
     public func delete(className: String, objectId: String, writePrincipals: [String]?) async throws -> Bool {
-        var f = SQLFragment(unsafeSQL: "DELETE FROM \(dialect.quote(className)) WHERE \(dialect.quote("objectId")) = ")
+        var f = SQLFragment(unsafeSQL: "DELETE FROM \(dialect.table(className)) WHERE \(dialect.quote("objectId")) = ")
         f.append(bind: .text(objectId))
         f.append(writeFilter(writePrincipals))
         f.append(" RETURNING \(dialect.quote("objectId"))")
@@ -194,12 +194,12 @@ public struct SQLWriter: Sendable {
     }
 
     public func deleteAll(className: String) async throws {
-        _ = try await db.query(SQLFragment(unsafeSQL: "DELETE FROM \(dialect.quote(className))"))
+        _ = try await db.query(SQLFragment(unsafeSQL: "DELETE FROM \(dialect.table(className))"))
     }
 
     public func addRelation(owner: String, field: String, owningId: String, related: [String]) async throws {
         guard !related.isEmpty else { return }
-        let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
+        let join = dialect.table(WhereCompiler.joinTable(field: field, owner: owner))
         // The ids are one bound list, however many there are; `WHERE 1=1` keeps SQLite from reading ON CONFLICT as a join.
         let (from, value) = dialect.listSource(BoundList(related.map { .text($0) })!, alias: "l")
         var f = SQLFragment(unsafeSQL: "INSERT INTO \(join) (relatedId, owningId) SELECT DISTINCT ") + value + ", "
@@ -210,7 +210,7 @@ public struct SQLWriter: Sendable {
 
     public func removeRelation(owner: String, field: String, owningId: String, related: [String]) async throws {
         guard !related.isEmpty else { return }
-        let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
+        let join = dialect.table(WhereCompiler.joinTable(field: field, owner: owner))
         var f = SQLFragment(unsafeSQL: "DELETE FROM \(join) WHERE owningId = ")
         f.append(bind: .text(owningId))
         f.append(" AND ")
@@ -220,13 +220,13 @@ public struct SQLWriter: Sendable {
 
     /// Deletes every member row of a relation of one object (the object is being deleted).
     public func deleteRelations(owner: String, field: String, owningId: String) async throws {
-        let join = dialect.quote(WhereCompiler.joinTable(field: field, owner: owner))
+        let join = dialect.table(WhereCompiler.joinTable(field: field, owner: owner))
         _ = try await db.query(SQLFragment(unsafeSQL: "DELETE FROM \(join) WHERE owningId = ?", [.text(owningId)]))
     }
 
     /// Whether the table of a class holds at least one object, seen inside this transaction.
     public func hasObjects(className: String) async throws -> Bool {
-        try await !db.query(SQLFragment(unsafeSQL: "SELECT 1 FROM \(dialect.quote(className)) LIMIT 1")).isEmpty
+        try await !db.query(SQLFragment(unsafeSQL: "SELECT 1 FROM \(dialect.table(className)) LIMIT 1")).isEmpty
     }
 
     /// ` AND (_wperm IS NULL OR it holds one of the principals)`, or nothing for the master key.

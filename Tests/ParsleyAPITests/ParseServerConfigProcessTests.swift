@@ -216,15 +216,15 @@ struct ParseServerConfigProcessTests {
         #expect(status == 2, "\(output)")
         for spec in refused { #expect(output.contains("\(spec.key) (\(spec.env[0]))"), "\(spec.key) not named: \(output)") }
 
-        let (flagStatus, flagOutput) = try await Self.refusedStart(["--collectionPrefix", "a_prefix_"], [:])
-        #expect(flagStatus == 2 && flagOutput.contains("collectionPrefix (--collectionPrefix)"), "\(flagOutput)")
+        let (flagStatus, flagOutput) = try await Self.refusedStart(["--databaseAdapter", "./my-adapter.js"], [:])
+        #expect(flagStatus == 2 && flagOutput.contains("databaseAdapter (--databaseAdapter)"), "\(flagOutput)")
 
         let dir = try ProcessTests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("config.json")
-        try Data(#"{"appId":"a","masterKey":"cfg-master-key","schema":{"definitions":[],"lockSchemas":true}}"#.utf8).write(to: file)
+        try Data(#"{"appId":"a","masterKey":"cfg-master-key","middleware":"./my-middleware.js"}"#.utf8).write(to: file)
         let (fileStatus, fileOutput) = try await Self.refusedStart(["--config", file.path], [:])
-        #expect(fileStatus == 2 && fileOutput.contains("schema (config file key schema)"), "\(fileOutput)")
+        #expect(fileStatus == 2 && fileOutput.contains("middleware (config file key middleware)"), "\(fileOutput)")
 
         for (arguments, environment, name) in [
             ([], ["PARSE_SERVER_REQUEST_KEYWORD_DENYLIST": "{not json"], "PARSE_SERVER_REQUEST_KEYWORD_DENYLIST"),

@@ -142,6 +142,10 @@ struct ParseServerOptionsTests {
         case "masterKey": return "sample-master-key"
         case "readOnlyMasterKey": return "sample-read-only-key"
         case "masterKeyIps": return "127.0.0.1,::1"
+        case "maintenanceKey": return "sample-maintenance-key"
+        case "maintenanceKeyIps": return "127.0.0.1,10.0.0.0/8"
+        case "logLevels": return #"{"triggerAfter":"silent","cloudFunctionError":"warn"}"#
+        case "schema": return #"{"definitions":[{"className":"Sample","fields":{"name":{"type":"String"}}}],"lockSchemas":true}"#
         case "databaseURI": return "sqlite:/tmp/sample.sqlite"
         case "dataDir", "filesDir": return "/tmp/sample-dir"
         case "port", "metricsPort", "smtpPort": return "4242"

@@ -77,7 +77,8 @@ extension CloudRuntime {
             tags: file.tags)
         let outcome: Result<Void, ParseError>
         do {
-            outcome = .success(try await run(cloudFile))
+            // Logged as Parse Server logs file triggers (class `Parse.File`), at the `logLevels` of its triggers.
+            outcome = .success(try await logged(name, "Parse.File", auth: auth) { try await run(cloudFile) })
         } catch {
             outcome = .failure(Self.parseError(error))
         }

@@ -90,28 +90,39 @@ extension CloudRuntime {
         var hooks = QueryHooks()
         hooks.beforeFind = { [self] className in
             if let hook = webhooks.trigger(.beforeFind, className) {
-                return { [self] className, find, isGet, auth in try await beforeFindWebhook(hook, className, find, isGet: isGet, auth: auth) }
+                return { [self] className, find, isGet, auth in
+                    try await logged(.beforeFind, className, auth: auth) {
+                        try await beforeFindWebhook(hook, className, find, isGet: isGet, auth: auth)
+                    }
+                }
             }
             guard let handler = code.beforeFinds[className] else { return nil }
             return { [self] className, find, isGet, auth in
-                let query = CloudQuery(className: className, find)
-                let request = BeforeFindRequest(
-                    query: query, count: find.count, isGet: isGet, caller: try await caller(auth), log: logger,
-                    parse: CloudAPI(runtime: self, auth: auth))
-                try await Self.answering { try await handler(request) }
-                _ = try screened(query.options.whereValue ?? .null)
-                return query.options
+                try await logged(.beforeFind, className, auth: auth) {
+                    let query = CloudQuery(className: className, find)
+                    let request = BeforeFindRequest(
+                        query: query, count: find.count, isGet: isGet, caller: try await caller(auth), log: logger,
+                        parse: CloudAPI(runtime: self, auth: auth))
+                    try await Self.answering { try await handler(request) }
+                    _ = try screened(query.options.whereValue ?? .null)
+                    return query.options
+                }
             }
         }
         hooks.afterFind = { [self] className in
             if let hook = webhooks.trigger(.afterFind, className) {
-                return { [self] className, objects, _, auth in try await afterFindWebhook(hook, className, objects, auth: auth) }
+                return { [self] className, objects, _, auth in
+                    try await logged(.afterFind, className, auth: auth) { try await afterFindWebhook(hook, className, objects, auth: auth) }
+                }
             }
             guard let handler = code.afterFinds[className] else { return nil }
             return { [self] className, objects, _, auth in
-                let request = AfterFindRequest(
-                    className: className, objects: objects, caller: try await caller(auth), log: logger, parse: CloudAPI(runtime: self, auth: auth))
-                return try screened(try await Self.answering { try await handler(request) })
+                try await logged(.afterFind, className, auth: auth) {
+                    let request = AfterFindRequest(
+                        className: className, objects: objects, caller: try await caller(auth), log: logger,
+                        parse: CloudAPI(runtime: self, auth: auth))
+                    return try screened(try await Self.answering { try await handler(request) })
+                }
             }
         }
         return hooks

@@ -55,10 +55,16 @@ extension CloudRuntime {
 
     private func runLoginTrigger(_ name: TriggerName, className: String, object: [String: JSONValue], auth: Auth) async throws {
         if let hook = webhooks.trigger(name, className) {
-            try await loginWebhook(hook, name, className: className, object: object, auth: auth)
+            try await logged(name, className, auth: auth) { try await loginWebhook(hook, name, className: className, object: object, auth: auth) }
             return
         }
         guard let entry = code.trigger(name, className) else { return }
+        try await logged(name, className, auth: auth) { try await runLoginTrigger(name, entry, className: className, object: object, auth: auth) }
+    }
+
+    private func runLoginTrigger(
+        _ name: TriggerName, _ entry: CloudCode.TriggerEntry, className: String, object: [String: JSONValue], auth: Auth
+    ) async throws {
         let caller = try await caller(auth)
         let cloudObject = CloudObject(className: className, objectId: object["objectId"]?.stringValue, stored: object)
         if let validator = entry.validator {

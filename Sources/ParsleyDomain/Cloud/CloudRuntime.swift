@@ -9,6 +9,8 @@ import Synchronization
 public final class CloudRuntime: Sendable {
     public let code: CloudCode
     let logger = Logger(label: "parsley.cloud")
+    /// Parse Server's `logLevels`: the levels of the lines triggers and functions log (`CloudLogLevels`).
+    let logLevels: CloudLogLevels
 
     /// The services cloud code calls, set once they are built (they hold this runtime's hooks).
     struct Services: Sendable {
@@ -29,8 +31,12 @@ public final class CloudRuntime: Sendable {
     /// Functions and triggers registered as webhooks (`/hooks`); they take precedence over Swift handlers.
     public let webhooks: Webhooks
 
-    public init(code: CloudCode, webhookKey: String? = nil, webhookTimeout: Duration = .seconds(10), webhookTransport: any WebhookTransport) {
+    public init(
+        code: CloudCode, webhookKey: String? = nil, webhookTimeout: Duration = .seconds(10), webhookTransport: any WebhookTransport,
+        logLevels: CloudLogLevels = CloudLogLevels()
+    ) {
         self.code = code
+        self.logLevels = logLevels
         self.webhooks = Webhooks(key: webhookKey, timeout: webhookTimeout, transport: webhookTransport)
     }
 
@@ -59,13 +65,17 @@ public final class CloudRuntime: Sendable {
         hooks.beforeSave = { [self] className in
             guard webhooks.trigger(.beforeSave, className) != nil || code.trigger(.beforeSave, className) != nil else { return nil }
             return { [self] className, objectId, body, original, auth in
-                try await beforeSave(className, objectId: objectId, body: body, original: original, auth: auth)
+                try await logged(.beforeSave, className, auth: auth) {
+                    try await beforeSave(className, objectId: objectId, body: body, original: original, auth: auth)
+                }
             }
         }
         hooks.beforeDelete = { [self] className in
             guard webhooks.trigger(.beforeDelete, className) != nil || code.trigger(.beforeDelete, className) != nil else { return nil }
             return { [self] className, objectId, original, auth in
-                try await beforeDelete(className, objectId: objectId, original: original, auth: auth)
+                try await logged(.beforeDelete, className, auth: auth) {
+                    try await beforeDelete(className, objectId: objectId, original: original, auth: auth)
+                }
             }
         }
         hooks.carriesRequest = { [self] in code.hasAfterTriggers || webhooks.hasAfterTriggers }
@@ -84,7 +94,7 @@ public final class CloudRuntime: Sendable {
         }
         let request = RequestInfo.current
         return CloudCaller(
-            master: auth.isMaster, user: user, installationId: auth.installationId, ip: request.ip, headers: request.headers,
+            master: auth.isMaster && !auth.isMaintenance, user: user, installationId: auth.installationId, ip: request.ip, headers: request.headers,
             context: request.context)
     }
 
@@ -119,6 +129,12 @@ public final class CloudRuntime: Sendable {
     /// `POST /functions/:name`: 141 `Invalid function: "<name>"` for an unknown one; validators answer 142. The result
     /// is checked as a client's body is (`screened`): 105 for a refused keyword.
     public func run(_ call: CallFunction, auth: Auth) async throws -> JSONValue {
+        let name = call.functionName
+        guard webhooks.function(name) != nil || code.functions[name] != nil else { throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"") }
+        return try await loggedFunction(name, auth: auth) { try await runFunction(call, auth: auth) }
+    }
+
+    private func runFunction(_ call: CallFunction, auth: Auth) async throws -> JSONValue {
         let name = call.functionName
         if let hook = webhooks.function(name) {
             let caller = try await caller(auth)
@@ -251,6 +267,10 @@ public final class CloudRuntime: Sendable {
     private func runAfter(_ name: TriggerName, hook: Webhooks.Hook?, entry: CloudCode.TriggerEntry?, _ event: ChangeEvent) async throws {
         var auth = Auth(isMaster: event.isMaster, userId: event.userId, installationId: event.installationId)
         if let userId = event.userId, !event.isMaster { auth.roles = (try? await attached().roles.roleNames(forUser: userId)) ?? [] }
+        try await logged(name, event.className, auth: auth) { try await runAfter(name, hook: hook, entry: entry, event, auth: auth) }
+    }
+
+    private func runAfter(_ name: TriggerName, hook: Webhooks.Hook?, entry: CloudCode.TriggerEntry?, _ event: ChangeEvent, auth: Auth) async throws {
         let caller = try await caller(auth)
         let stored = (name == .afterDelete ? event.original : event.object) ?? [:]
         let object = CloudObject(className: event.className, objectId: event.objectId, stored: stored)

@@ -45,7 +45,7 @@ public struct ObjectService: Sendable {
         func visible(_ o: [String: JSONValue]?) -> [String: JSONValue]? { o?.filter { !$0.key.hasPrefix("_") } }
         var event = ChangeEvent(
             className: className, operation: operation, objectId: objectId, original: visible(original), object: visible(object), userId: auth.userId,
-            isMaster: auth.isMaster, installationId: auth.installationId, requestId: request.requestId, time: time)
+            isMaster: auth.isMaster && !auth.isMaintenance, installationId: auth.installationId, requestId: request.requestId, time: time)
         event.origin = changes.origin
         event.runsTriggers = auth.runsTriggers
         if hooks.carriesRequest() {

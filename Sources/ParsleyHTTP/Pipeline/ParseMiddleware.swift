@@ -59,15 +59,38 @@ struct Authenticate: RouterMiddleware {
     let transport: ParseTransport
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard context.auth == nil else { return try await next(request, context) }
+        if let auth = context.auth {
+            // A batch's sub-request: the maintenance key's rights follow the sub-request's route.
+            guard auth.isMaintenance, let call = context.call else { return try await next(request, context) }
+            var context = context
+            context.auth = Self.maintenance(auth, segments: call.segments)
+            return try await next(request, context)
+        }
         guard let call = context.call else { throw RouteNotFound() }
         var context = context
         await transport.dashboardSessions.prefetch(cookie: call.credentials.cookie)
         context.auth = try transport.identify(call.credentials, clientAddress: context.clientAddress)
+        if let auth = context.auth, auth.isMaintenance { context.auth = Self.maintenance(auth, segments: call.segments) }
         // Where the request came from, for the domain (RequestInfo.swift): links in mails, change events, cloud code.
         let info = RequestInfo(
             mountURL: call.mountURL, requestId: call.requestId, ip: context.clientAddress, headers: call.headers, context: call.cloudContext ?? [:])
         return try await RequestInfo.$current.withValue(info) { try await next(request, context) }
+    }
+
+    /// The maintenance key's rights on a route, as Parse Server gives them: on the object routes (`/classes`, `/users`,
+    /// `/sessions`, `/installations`, `/roles`, each object's own path) what the master key may do, ACLs and class-level
+    /// permissions not applied; anywhere else no more than a request without keys or session (master-only routes are 403).
+    static func maintenance(_ auth: Auth, segments: [String]) -> Auth {
+        var auth = auth
+        auth.isMaster = false
+        guard let first = segments.first, segments.count <= 3 else { return auth }
+        switch first {
+        case "classes": auth.isMaster = segments.count >= 2
+        case "users", "sessions", "installations", "roles":
+            auth.isMaster = segments.count == 1 || (segments.count == 2 && segments[1] != "me")
+        default: break
+        }
+        return auth
     }
 }
 
@@ -95,7 +118,7 @@ struct ResolveSession: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard !context.sessionResolved, let call = context.call, var auth = context.auth else { return try await next(request, context) }
         var context = context
-        if !auth.isMaster, let token = call.credentials.sessionToken, call.segments != ["login"] {
+        if !auth.isMaster, !auth.isMaintenance, let token = call.credentials.sessionToken, call.segments != ["login"] {
             let session = try await api.sessions.resolve(token)
             auth.userId = session.userId
             auth.sessionToken = token

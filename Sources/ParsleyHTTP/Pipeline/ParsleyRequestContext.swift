@@ -78,6 +78,8 @@ struct Credentials: Sendable {
     /// The embedded dashboard's session cookie and CSRF token.
     var cookie: String?
     var csrf: String?
+    /// Parse Server's `X-Parse-Maintenance-Key`.
+    var maintenanceKey: String? = nil
 }
 
 /// Where a batch sub-request or an in-process call receives its answer.

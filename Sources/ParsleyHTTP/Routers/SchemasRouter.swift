@@ -14,9 +14,14 @@ struct SchemasRouter: ParseRouter {
         "_JobStatus", "_PushStatus", "_Hooks", "_GlobalConfig", "_GraphQLConfig", "_JobSchedule", "_Audience", "_Idempotency",
     ]
 
-    init(schemas: SchemaService, queries: QueryService) {
+    init(schemas: SchemaService, queries: QueryService, lockSchemas: Bool = false) {
         self.schemas = schemas
         self.queries = queries
+        // Parse Server's `schema.lockSchemas`: the definitions own the schemas; creating and changing classes through
+        // the API is 119, even with the master key (deleting an empty class is not refused, as in Parse Server).
+        let locked: @Sendable () throws -> Void = {
+            if lockSchemas { throw ParseError(.operationForbidden, "Cannot perform this operation when schemas options is used.") }
+        }
         table.master(.get, "schemas") { [schemas] _, _ in
             try await schemas.refreshIfDue()
             let listed = schemas.all().values.filter { !Self.unlisted.contains($0.className) && !$0.className.hasPrefix("_Join:") }
@@ -30,6 +35,7 @@ struct SchemasRouter: ParseRouter {
             return ParseResponse(body: schema.json)
         }
         table.master(.post, "schemas") { [schemas] req, _ in
+            try locked()
             guard case .object = req.bodyObject else { throw ParseError.invalidJSON() }
             guard let name = req.bodyObject["className"]?.stringValue else {
                 throw ParseError(.missingRequiredField, "POST /schemas needs a class name.")
@@ -37,6 +43,7 @@ struct SchemasRouter: ParseRouter {
             return try await Self.create(schemas, name, req.bodyObject, keyOrders: req.keyOrders)
         }
         table.master(.post, "schemas/:className") { [schemas] req, p in
+            try locked()
             let name = try p.require("className")
             if let bodyName = req.bodyObject["className"], bodyName != .string(name) {
                 throw ParseError(.invalidClassName, "Class name mismatch between \(bodyName.stringValue ?? JSONWriter.string(bodyName)) and \(name).")
@@ -44,6 +51,7 @@ struct SchemasRouter: ParseRouter {
             return try await Self.create(schemas, name, req.bodyObject, keyOrders: req.keyOrders)
         }
         table.master(.put, "schemas/:className") { [schemas] req, p in
+            try locked()
             let name = try p.require("className")
             if let bodyName = req.bodyObject["className"], bodyName != .string(name) {
                 throw ParseError(.invalidClassName, "Class name mismatch between \(bodyName.stringValue ?? JSONWriter.string(bodyName)) and \(name).")

@@ -202,7 +202,9 @@ public struct ParseTransport: HTTPResponder {
             applicationId: headers[applicationId] ?? body["_ApplicationId"], masterKey: headers[masterKey] ?? body["_MasterKey"],
             restKey: headers[restKey], clientKey: headers[clientKey], javascriptKey: headers[javascriptKey] ?? body["_JavaScriptKey"],
             windowsKey: headers[windowsKey], sessionToken: headers[sessionToken] ?? body["_SessionToken"],
-            installationId: headers[installationId] ?? body["_InstallationId"], cookie: headers[.cookie], csrf: headers[DashboardResponder.csrfHeader]
+            installationId: headers[installationId] ?? body["_InstallationId"], cookie: headers[.cookie],
+            csrf: headers[DashboardResponder.csrfHeader],
+            maintenanceKey: headers[maintenanceKey]
         )
     }
 
@@ -211,6 +213,18 @@ public struct ParseTransport: HTTPResponder {
     /// is ignored: the request goes on as a client's (Parse Server's rule), so it gets no more than a client would.
     func identify(_ credentials: Credentials, clientAddress: String?) throws -> Auth {
         guard credentials.applicationId == options.applicationId else { throw AccessDenied.unauthorized }
+        // Parse Server's maintenance key comes first; from an address maintenanceKeyIps does not allow it is ignored
+        // (logged), and the request goes on with its other keys.
+        if let key = options.security.maintenanceKey, let presented = credentials.maintenanceKey, DashboardSessions.constantTimeEqual(presented, key)
+        {
+            if IPRange.allows(options.security.maintenanceKeyIps, clientAddress) {
+                var auth = Auth(isMaster: false, installationId: credentials.installationId)
+                auth.isMaintenance = true
+                return auth
+            }
+            Logger(label: "parsley").error(
+                "Request using maintenance key rejected as the request IP address is not set in Parse Server option 'maintenanceKeyIps'.")
+        }
         if let master = credentials.masterKey, isValidMasterKey(master, clientAddress: clientAddress) {
             var auth = Auth(isMaster: true, installationId: credentials.installationId)
             auth.isReadOnly = master != options.masterKey
@@ -237,7 +251,7 @@ public struct ParseTransport: HTTPResponder {
         let credentials = Self.credentials(headers, body)
         await dashboardSessions.prefetch(cookie: credentials.cookie)
         var auth = try identify(credentials, clientAddress: clientAddress)
-        if !auth.isMaster, let token = credentials.sessionToken, !ignoresSession {
+        if !auth.isMaster, !auth.isMaintenance, let token = credentials.sessionToken, !ignoresSession {
             let session = try await api.sessions.resolve(token)
             auth.userId = session.userId
             auth.sessionToken = token
@@ -316,6 +330,7 @@ public struct ParseTransport: HTTPResponder {
 
     static let applicationId = HTTPField.Name("X-Parse-Application-Id")!
     static let masterKey = HTTPField.Name("X-Parse-Master-Key")!
+    static let maintenanceKey = HTTPField.Name("X-Parse-Maintenance-Key")!
     static let restKey = HTTPField.Name("X-Parse-REST-API-Key")!
     static let clientKey = HTTPField.Name("X-Parse-Client-Key")!
     static let javascriptKey = HTTPField.Name("X-Parse-Javascript-Key")!

@@ -4,6 +4,9 @@ public import ParsleyCore
 public protocol SQLDialect: Sendable {
     /// Quotes an identifier (class or column name). The only way a name enters SQL text.
     func quote(_ identifier: String) -> String
+    /// Parse Server's `collectionPrefix`: put before every table and index name (`table(_:)`), so apps with
+    /// different prefixes share one database without seeing each other's tables. Empty by default.
+    var tablePrefix: String { get }
     /// The JSON value at `path` inside a JSON column, as a value comparable with binds of `kind` (NULL when the
     /// value there is of another kind).
     func jsonExtract(_ expression: SQLFragment, path: [String], as kind: ScalarKind) -> SQLFragment
@@ -80,6 +83,14 @@ extension SQLDialect {
             e.value(.text) + " IN (" + SQLFragment.join(principals.map { .bind(.text($0)) }, ", ") + ")"
         }
     }
+
+    /// A table's or an index's name in SQL: the `tablePrefix` and the name, quoted. Every table and index name (class
+    /// tables, `_SCHEMA`, join tables, Parsley's own tables) goes through here; column names go through `quote`.
+    public func table(_ name: String) -> String { quote(tablePrefix + name) }
+
+    /// Runs before `CREATE TABLE IF NOT EXISTS` of Parsley's own tables: PostgreSQL's is not safe against another
+    /// process creating the same table at the same moment (several nodes starting together on a fresh database).
+    public var tableCreationLock: SQLFragment? { schemaLock("_tables") }
 
     /// Double quotes, doubling any inside and dropping NULs. Names reaching here were validated by the parsers;
     /// this is the last line, and the only way a name enters SQL text.

@@ -41,7 +41,7 @@ public struct WhereCompiler {
             guard let ownerSchema = schemas[owner.className], case .relation? = ownerSchema.fields[key] else { return "1=0" }
             var f = SQLFragment(
                 unsafeSQL:
-                    "\(column(alias, "objectId")) IN (SELECT relatedId FROM \(dialect.quote(Self.joinTable(field: key, owner: owner.className))) "
+                    "\(column(alias, "objectId")) IN (SELECT relatedId FROM \(dialect.table(Self.joinTable(field: key, owner: owner.className))) "
                     + "WHERE owningId = "
             )
             f.append(bind: .text(owner.objectId))
@@ -258,7 +258,7 @@ public struct WhereCompiler {
     func idsSubquery(_ sub: SubQuery) throws(ParseError) -> SQLFragment {
         guard let subSchema = schemas[sub.className] else { return "(SELECT NULL WHERE 1=0)" }
         let a = newAlias()
-        var f = SQLFragment(unsafeSQL: "(SELECT \(column(a, "objectId")) FROM \(dialect.quote(sub.className)) AS \(a) WHERE ")
+        var f = SQLFragment(unsafeSQL: "(SELECT \(column(a, "objectId")) FROM \(dialect.table(sub.className)) AS \(a) WHERE ")
         f.append(try compile(sub.predicate, schema: subSchema, alias: a))
         f.append(readFilter(alias: a))
         f.append(")")
@@ -298,7 +298,7 @@ public struct WhereCompiler {
             kind = .text
         default: return nil
         }
-        var f = SQLFragment("(SELECT ") + keyExpr + SQLFragment(unsafeSQL: " FROM \(dialect.quote(sub.className)) AS \(a) WHERE ")
+        var f = SQLFragment("(SELECT ") + keyExpr + SQLFragment(unsafeSQL: " FROM \(dialect.table(sub.className)) AS \(a) WHERE ")
         f.append(try compile(sub.predicate, schema: subSchema, alias: a))
         f.append(" AND ")
         f.append(keyExpr)
@@ -319,7 +319,7 @@ public struct WhereCompiler {
     // MARK: Relations
 
     func compileRelation(_ condition: Condition, field: String, owner: String, target: String, alias: String) throws(ParseError) -> SQLFragment {
-        let join = dialect.quote(Self.joinTable(field: field, owner: owner))
+        let join = dialect.table(Self.joinTable(field: field, owner: owner))
         let id = column(alias, "objectId")
         func members(_ related: SQLFragment, negated: Bool) -> SQLFragment {
             SQLFragment(unsafeSQL: "\(id) \(negated ? "NOT IN" : "IN") (SELECT owningId FROM \(join) WHERE ") + related + ")"
