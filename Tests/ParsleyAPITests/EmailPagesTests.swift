@@ -97,6 +97,7 @@ struct EmailPagesTests {
         try Data("<p>Reset for {{username}} of {{appName}} token={{token}} {{greeting}} {{{raw}}}{{#error}} error!{{/error}}</p>".utf8)
             .write(to: dir.appendingPathComponent("password_reset.html"))
         try Data("body{color:red}".utf8).write(to: dir.appendingPathComponent("style.css"))
+        try Data("secret".utf8).write(to: dir.appendingPathComponent(".hidden"))
         let mail = MailBox()
         let options = EmailTests.options(mail) {
             $0.email.verifyUserEmails = true
@@ -156,6 +157,8 @@ struct EmailPagesTests {
             let missing = try await Self.get(p, "/parse/pages/nothing.html")
             #expect(missing.status == 404)
             #expect(try await Self.get(p, "/parse/pages/%2E%2E/etc/passwd").status == 404)
+            #expect(try await Self.get(p, "/parse/pages/..%2F..%2Fetc%2Fpasswd").status == 404)
+            #expect(try await Self.get(p, "/parse/pages/.hidden").status == 404)
         }
     }
 

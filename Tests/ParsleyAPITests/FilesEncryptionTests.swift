@@ -212,4 +212,43 @@ struct FilesEncryptionTests {
             #expect(try await Self.rawBytes(f, old[1]) == two)
         }
     }
+
+    @Test("parsley files rotate-key: old key from the environment, new key from the options; keys never printed")
+    func rotateKeyCommand() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-rotate-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let raw = LocalFileStore(root: dir.appendingPathComponent("files").path)
+        try await raw.prepare()
+        let plain = patternBytes(70_000)
+        let (oldKey, newKey) = ("old-key-Zq81", "new-key-Yw27")
+        for (name, key) in [("a_old.bin", Optional(oldKey)), ("b_clear.bin", nil)] {
+            let store: any FileStore = key.map { EncryptedFileStore(inner: raw, encryptionKey: $0) } ?? raw
+            var pending: [UInt8]? = plain
+            _ = try await store.create(StoredFile(name: name), maxBytes: .max) {
+                defer { pending = nil }
+                return pending.map { ByteBuffer(bytes: $0) }
+            }
+        }
+        func stored(_ name: String) async throws -> [UInt8] {
+            let file = try #require(try await raw.info(name))
+            var bytes: [UInt8] = []
+            try await raw.read(file, range: 0..<file.size) { bytes += $0.readableBytesView }
+            return bytes
+        }
+        let env = ["PARSLEY_DATA_DIR": dir.path, "PARSLEY_OLD_ENCRYPTION_KEY": oldKey, "PARSE_SERVER_ENCRYPTION_KEY": newKey]
+        let first = try await AppFlowsSchemaApplyTests.parsley(["files", "rotate-key"], env)
+        #expect(first.status == 1, "\(first.output)")
+        #expect(first.output.contains("1 rotated, 1 not rotated"), "\(first.output)")
+        #expect(!first.output.contains(oldKey) && !first.output.contains(newKey))
+        #expect(Self.parseDecrypt(try await stored("a_old.bin"), key: newKey) == plain)
+        #expect(try await stored("b_clear.bin") == plain)
+
+        // The file stored in the clear: no old key.
+        let second = try await AppFlowsSchemaApplyTests.parsley(
+            ["files", "rotate-key", "--file-name", "b_clear.bin"], ["PARSLEY_DATA_DIR": dir.path, "PARSE_SERVER_ENCRYPTION_KEY": newKey])
+        #expect(second.status == 0, "\(second.output)")
+        #expect(Self.parseDecrypt(try await stored("b_clear.bin"), key: newKey) == plain)
+        let nothing = try await AppFlowsSchemaApplyTests.parsley(["files", "rotate-key"], ["PARSLEY_DATA_DIR": dir.path])
+        #expect(nothing.status == 2, "\(nothing.output)")
+    }
 }

@@ -126,7 +126,8 @@ struct PagesRouter: Sendable {
     /// Parsley's own page of that name.
     func staticPage(_ req: ParseRequest) async throws -> ParseResponse {
         let parts = Array(req.path.dropFirst())
-        guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") }) else { return Self.notFound() }
+        // One name of the folder: no path, no hidden file (`.env`), nothing a decoded `%2F` or `..` could lead out of it.
+        guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && !$0.contains("/") }) else { return Self.notFound() }
         let relative = parts.joined(separator: "/")
         guard relative.hasSuffix(".html") else {
             guard let root = options.pages.pagesPath, let bytes = try await PageFiles.read(root + "/" + relative) else { return Self.notFound() }
