@@ -44,6 +44,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         // JWKS parsing and RS256/ES256 verification of identity tokens (Sign in with Apple, Google, OpenID Connect).
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        // Parse Server's GraphQL API (Sources/ParsleyGraphQL): parsing, validation and execution of GraphQL documents.
+        .package(url: "https://github.com/GraphQLSwift/GraphQL", from: "4.3.0"),
+        // OrderedDictionary: the GraphQL library's field and value maps.
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
     ],
     targets: [
         // Pure Parse model: values, JSON, schema types, query AST, write operations, errors. No I/O.
@@ -166,11 +170,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Parse Server's generated GraphQL API: a schema built from the app's classes, whose resolvers call the same
+        // Domain services as the REST routes (no HTTP here; ParsleyHTTP mounts it at `graphQLPath`).
+        .target(
+            name: "ParsleyGraphQL",
+            dependencies: [
+                "ParsleyCore", "ParsleyDomain",
+                .product(name: "GraphQL", package: "GraphQL"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The Parse REST API over Hummingbird. Routers call the Domain services; no SQL and no store up here.
         .target(
             name: "ParsleyHTTP",
             dependencies: [
-                "ParsleyCore", "ParsleyDomain",
+                "ParsleyCore", "ParsleyDomain", "ParsleyGraphQL",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -246,6 +263,7 @@ let package = Package(
             dependencies: [
                 "parsley", "ParsleyServer", "ParsleyCloud", "ExampleAppCloud",
                 "ParsleyCore", "ParsleyStorage", "ParsleySQLite", "ParsleyPostgres", "ParsleyDomain", "ParsleyAdapters", "ParsleyHTTP",
+                "ParsleyGraphQL",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -64,6 +64,10 @@ public struct ParseServerOptions: Sendable {
     public var allowCustomObjectId = false
     /// Characters of a generated objectId (`objectIdSize`, 10).
     public var objectIdSize = 10
+    /// Parse Server's GraphQL API is served at `graphQLPath` (`mountGraphQL`; off by default).
+    public var mountGraphQL = false
+    /// Where the GraphQL API answers: a path on the server's root, not under `mountPath` (`graphQLPath`).
+    public var graphQLPath = "/graphql"
     public static let defaultProtectedFields: [String: [String: [String]]] = ["_User": ["*": ["email"]]]
 
     public init(

@@ -1,5 +1,6 @@
 import ParsleyCore
 public import ParsleyDomain
+public import ParsleyGraphQL
 
 /// The Parse REST API below the transport: the domain services, each resource's route table, batch and the rate limits.
 /// `ParseTransport` mounts them on one Hummingbird router (`ParseRoutes.build`).
@@ -24,6 +25,8 @@ public struct ParseAPI: Sendable {
     /// Parse Server's `rateLimit` rules with the cloud validators' (nil when there are none): counted by the
     /// `CountRateLimits` middleware for each request and by `/batch` for each sub-request, with the same counters.
     let limiter: RateLimiter?
+    /// Parse Server's GraphQL API on the same services (nil unless `mountGraphQL`).
+    public let graphQL: GraphQLService?
     /// Nil unless `idempotencyOptions` are set.
     var idempotency: IdempotencyService? { services.idempotency }
 
@@ -45,6 +48,7 @@ public struct ParseAPI: Sendable {
         let (options, schemas, objects, queries) = (services.options, services.schemas, services.objects, services.queries)
         let (users, sessions, roles) = (services.users, services.sessions, services.roles)
         self.roleNames = { try await roles.roleNames(forUser: $0) }
+        graphQL = options.mountGraphQL ? GraphQLService(queries: queries, objects: objects, schemas: schemas, options: options) : nil
         resources = [
             HealthRouter(pushConfigured: services.push.isConfigured, securityCheck: options.security.enableCheck),
             UsersRouter(users: users, queries: queries, sessions: sessions),

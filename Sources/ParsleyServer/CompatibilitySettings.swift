@@ -15,6 +15,13 @@ extension ServerSettings {
         options.accounts.expireInactiveSessions = try values.bool("expireInactiveSessions", default: true)
         options.accounts.extendSessionOnUse = try values.bool("extendSessionOnUse", default: false)
         options.accounts.revokeSessionOnPasswordReset = try values.bool("revokeSessionOnPasswordReset", default: true)
+        options.mountGraphQL = try values.bool("mountGraphQL", default: false)
+        if let path = values.string("graphQLPath") {
+            guard path.hasPrefix("/"), path.count > 1 else {
+                throw Invalid(description: "\(OptionTable.spec("graphQLPath").shownName) must be a path such as /graphql")
+            }
+            options.graphQLPath = path
+        }
         guard (6...64).contains(options.objectIdSize) else {
             throw Invalid(description: "\(OptionTable.spec("objectIdSize").shownName) must be 6 to 64 characters")
         }

@@ -229,7 +229,9 @@ enum OptionTable {
                 ("enableForAuthenticatedUser", ["PARSE_SERVER_FILE_UPLOAD_ENABLE_FOR_AUTHENTICATED_USER"]),
                 ("fileExtensions", ["PARSE_SERVER_FILE_UPLOAD_FILE_EXTENSIONS"]),
             ]),
-        ignored("graphQLPath", "PARSE_SERVER_GRAPHQL_PATH", .value, "there is no GraphQL API", harmless: { $0.stringValue == "/graphql" }),
+        supported(
+            "graphQLPath", ["PARSE_SERVER_GRAPHQL_PATH"], .value, .parseServer,
+            "where the GraphQL API answers with `mountGraphQL`: a path on the server's root, not under `mountPath`; default `/graphql`"),
         ignored("graphQLSchema", "PARSE_SERVER_GRAPH_QLSCHEMA", .value, "there is no GraphQL API"),
         supported("host", ["PARSE_SERVER_HOST"], .value, .parseServer, "default `0.0.0.0`"),
         supported(
@@ -281,7 +283,9 @@ enum OptionTable {
         refused(
             "middleware", "PARSE_SERVER_MIDDLEWARE", .value,
             "Express middleware cannot run; requests it guards would go unguarded"),
-        ignored("mountGraphQL", "PARSE_SERVER_MOUNT_GRAPHQL", .bool, "there is no GraphQL API", harmless: Harmless.isFalse),
+        supported(
+            "mountGraphQL", ["PARSE_SERVER_MOUNT_GRAPHQL"], .bool, .parseServer,
+            "serves Parse Server's GraphQL API at `graphQLPath` (in progress: class queries and mutations; README: GraphQL); default `false`"),
         supported("mountPath", ["PARSE_SERVER_MOUNT_PATH"], .value, .parseServer, "default `/parse`"),
         ignored("mountPlayground", "PARSE_SERVER_MOUNT_PLAYGROUND", .bool, "there is no GraphQL API", harmless: Harmless.isFalse),
         supported("objectIdSize", ["PARSE_SERVER_OBJECT_ID_SIZE"], .value, .parseServer, "characters of generated objectIds, 6 to 64; default 10"),

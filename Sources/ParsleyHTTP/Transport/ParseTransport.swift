@@ -14,6 +14,8 @@ public struct ParseTransport: HTTPResponder {
     let api: ParseAPI
     let options: ParseServerOptions
     let mountPrefix: String
+    /// Where the GraphQL API answers (`graphQLPath`), when it is mounted (`mountGraphQL`).
+    let graphQLPath: String
     /// The embedded dashboard's sign-ins (its cookie and CSRF token authorize REST calls as the master key).
     let dashboardSessions: DashboardSessions
     /// Requests answered since the start (the dashboard's health page).
@@ -32,11 +34,13 @@ public struct ParseTransport: HTTPResponder {
         if !mount.hasPrefix("/") { mount = "/" + mount }
         while mount.count > 1, mount.hasSuffix("/") { mount.removeLast() }
         self.mountPrefix = mount
+        self.graphQLPath = Self.graphQLPath(api.options)
         router.responder = ParseRoutes.build(self)
     }
 
     public func respond(to request: Request, context: Context) async throws -> Response {
         if request.method == .options { return Self.preflight() }
+        if let graphQL = api.graphQL, request.uri.path == graphQLPath { return await answerGraphQL(request, context: context, service: graphQL) }
         guard let raw = Self.segments(request.uri.path, below: mountPrefix), let responder = router.responder else {
             return Self.json(404, ["code": 101, "error": .string("Cannot \(request.method.rawValue) \(request.uri.path)")])
         }

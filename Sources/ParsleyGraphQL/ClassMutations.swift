@@ -1,0 +1,103 @@
+import GraphQL
+import ParsleyCore
+import ParsleyDomain
+
+/// A mutation's answer: the object and the client's `clientMutationId`, echoed.
+struct MutationValue: Sendable {
+    let object: ParseObjectValue
+    let clientMutationId: JSONValue?
+}
+
+/// `createG`, `updateG`, `deleteG` of one class: Relay mutations with a single `input` argument, run as a REST
+/// create, update and delete under the caller's auth (docs/graphql-contract.md §5).
+struct ClassMutations {
+    let shape: ClassShape
+    let object: GraphQLObjectType
+    let services: GraphQLServices
+    let inputs: CommonInputTypes
+
+    /// Fields an answer has without reading the object again.
+    static let known: Set<String> = ["id", "objectId", "createdAt", "updatedAt", "__typename"]
+
+    init(shape: ClassShape, object: GraphQLObjectType, services: GraphQLServices, inputs: CommonInputTypes) throws {
+        self.shape = shape
+        self.object = object
+        self.services = services
+        self.inputs = inputs
+    }
+
+    func fields() throws -> [(String, GraphQLField)] {
+        let name = shape.typeName
+        let (services, shape, objectField) = (services, shape, shape.getName)
+        let create = try mutation(
+            "Create", input: ["fields": InputObjectField(type: try inputs.fieldsType(shape, create: true))],
+            resolve: { input, auth, info in
+                let body = GraphQLWhere.body(input["fields"], shape, update: false)
+                var object = try await services.objects.create(shape.className, CreateObject(body), auth: auth)
+                object["updatedAt"] = object["createdAt"]
+                let selected = Selections.names(under: objectField, info)
+                if !selected.isSubset(of: Self.known), let id = object["objectId"]?.stringValue {
+                    object = try await services.queries.get(shape.className, objectId: id, FindOptions(), auth: auth, triggers: true)
+                }
+                return object
+            })
+        let update = try mutation(
+            "Update",
+            input: [
+                "id": InputObjectField(type: GraphQLNonNull(GraphQLID)),
+                "fields": InputObjectField(type: try inputs.fieldsType(shape, create: false)),
+            ],
+            resolve: { input, auth, info in
+                let id = GraphQLNames.objectId(from: input["id"]?.stringValue ?? "", className: shape.className)
+                let body = GraphQLWhere.body(input["fields"], shape, update: true)
+                var object = try await services.objects.update(shape.className, objectId: id, UpdateObject(body), auth: auth)
+                object["objectId"] = .string(id)
+                if !Selections.names(under: objectField, info).isSubset(of: ["id", "objectId", "updatedAt", "__typename"]) {
+                    object = try await services.queries.get(shape.className, objectId: id, FindOptions(), auth: auth, triggers: true)
+                }
+                return object
+            })
+        let delete = try mutation(
+            "Delete", input: ["id": InputObjectField(type: GraphQLNonNull(GraphQLID))],
+            resolve: { input, auth, info in
+                let id = GraphQLNames.objectId(from: input["id"]?.stringValue ?? "", className: shape.className)
+                var object: [String: JSONValue] = ["objectId": .string(id)]
+                // Its last state, read before it goes, when more than its id is asked for.
+                if !Selections.names(under: objectField, info).isSubset(of: ["id", "objectId", "__typename"]) {
+                    object = try await services.queries.get(shape.className, objectId: id, FindOptions(), auth: auth, triggers: true)
+                }
+                try await services.objects.delete(shape.className, objectId: id, auth: auth)
+                return object
+            })
+        return [("create" + name, create), ("update" + name, update), ("delete" + name, delete)]
+    }
+
+    typealias Resolve = @Sendable (_ input: JSONValue, _ auth: Auth, _ info: GraphQLResolveInfo) async throws -> [String: JSONValue]
+
+    /// `<kind>G(input: <Kind>GInput!): <Kind>GPayload` with `clientMutationId` on both sides.
+    func mutation(_ kind: String, input fields: InputObjectFieldMap, resolve: @escaping Resolve) throws -> GraphQLField {
+        var inputFields = fields
+        inputFields["clientMutationId"] = InputObjectField(type: GraphQLString)
+        let input = try GraphQLInputObjectType(name: kind + shape.typeName + "Input", fields: inputFields)
+        let payload = try GraphQLObjectType(
+            name: kind + shape.typeName + "Payload",
+            fields: [
+                shape.getName: GraphQLField(type: GraphQLNonNull(object), resolve: { source, _, _, _ in (source as? MutationValue)?.object }),
+                "clientMutationId": GraphQLField(
+                    type: GraphQLString,
+                    resolve: { source, _, _, _ in
+                        guard let value = (source as? MutationValue)?.clientMutationId, value != .null else { return nil }
+                        return MapJSON.map(value)
+                    }),
+            ])
+        let className = shape.className
+        return GraphQLField(
+            type: GraphQLNonNull(payload), args: ["input": GraphQLArgument(type: GraphQLNonNull(input))],
+            resolve: { _, args, context, info in
+                let auth = try SchemaBuilder.auth(context)
+                let input = MapJSON.json(args)["input"] ?? [:]
+                let object = try await resolve(input, auth, info)
+                return MutationValue(object: ParseObjectValue(className: className, fields: object), clientMutationId: input["clientMutationId"])
+            })
+    }
+}

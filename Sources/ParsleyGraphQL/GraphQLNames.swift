@@ -1,0 +1,66 @@
+import Foundation
+
+/// Parse Server's names for a class's GraphQL types and fields (docs/graphql-contract.md §2), Relay global ids and
+/// connection cursors (§3, §4.4).
+enum GraphQLNames {
+    /// `G(C)`: one leading `_` dropped, the first character upper-cased (`_User` → `User`, `gameScore` → `GameScore`).
+    static func typeName(_ className: String) -> String {
+        let name = className.hasPrefix("_") ? String(className.dropFirst()) : className
+        guard let first = name.first else { return name }
+        return first.uppercased() + name.dropFirst()
+    }
+
+    /// `g(C)`: `G(C)` with the first letter lower-cased: the get query and the payload's object field.
+    static func fieldName(_ className: String) -> String {
+        let name = typeName(className)
+        guard let first = name.first else { return name }
+        return first.lowercased() + name.dropFirst()
+    }
+
+    /// The find query: the plural of `g(C)`.
+    static func pluralFieldName(_ className: String) -> String { plural(fieldName(className)) }
+
+    /// English plurals for the common cases (`city` → `cities`, `someClass` → `someClasses`, `user` → `users`).
+    /// Parse Server uses npm `pluralize` 8, whose irregular and uncountable tables are not ported yet.
+    static func plural(_ word: String) -> String {
+        let lower = word.lowercased()
+        if lower.hasSuffix("y"), let before = lower.dropLast().last, !"aeiou".contains(before) { return word.dropLast() + "ies" }
+        for suffix in ["s", "x", "z", "ch", "sh"] where lower.hasSuffix(suffix) { return word + "es" }
+        return word + "s"
+    }
+
+    /// A valid GraphQL name (`^[_a-zA-Z][_a-zA-Z0-9]*$`), not one of the reserved `__` names.
+    static func isValid(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, !name.hasPrefix("__") else { return false }
+        let letters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+        let rest = letters.union(CharacterSet(charactersIn: "0123456789"))
+        return letters.contains(first) && name.unicodeScalars.allSatisfy { rest.contains($0) }
+    }
+
+    /// graphql-relay's `toGlobalId`: base64 of `<ParseClassName>:<objectId>`.
+    static func globalId(_ className: String, _ objectId: String) -> String {
+        Data("\(className):\(objectId)".utf8).base64EncodedString()
+    }
+
+    /// The objectId an `id` argument names: a global id of `className` decoded, anything else as it is (Parse
+    /// Server accepts both).
+    static func objectId(from id: String, className: String) -> String {
+        guard let data = Data(base64Encoded: id), let decoded = String(data: data, encoding: .utf8),
+            let colon = decoded.firstIndex(of: ":"), decoded[..<colon] == className
+        else { return id }
+        return String(decoded[decoded.index(after: colon)...])
+    }
+
+    /// graphql-relay's `offsetToCursor`: base64 of `arrayconnection:<offset>`.
+    static func cursor(_ offset: Int) -> String {
+        Data("arrayconnection:\(offset)".utf8).base64EncodedString()
+    }
+
+    /// The offset a cursor names; nil when it is not one.
+    static func offset(fromCursor cursor: String) -> Int? {
+        guard let data = Data(base64Encoded: cursor), let decoded = String(data: data, encoding: .utf8),
+            decoded.hasPrefix("arrayconnection:")
+        else { return nil }
+        return Int(decoded.dropFirst("arrayconnection:".count))
+    }
+}

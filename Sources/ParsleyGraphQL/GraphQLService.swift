@@ -1,0 +1,153 @@
+import GraphQL
+import Logging
+import NIOConcurrencyHelpers
+public import ParsleyCore
+public import ParsleyDomain
+
+/// Parse Server's GraphQL API over the Domain services: a request's `{query, variables, operationName}` answered
+/// under the caller's `Auth`, so every CLP, ACL, protected field and trigger applies exactly as on REST. The schema is
+/// built from the app's classes and rebuilt when they change. HTTP (headers, keys, the session) is ParsleyHTTP's.
+public final class GraphQLService: Sendable {
+    let services: GraphQLServices
+    let schemas: SchemaService
+    /// The schema built last and the class shapes it was built from.
+    private let cache = NIOLockedValueBox<(signature: String, schema: GraphQLSchema)?>(nil)
+    let logger = Logger(label: "parsley.graphql")
+
+    public init(queries: QueryService, objects: ObjectService, schemas: SchemaService, options: ParseServerOptions) {
+        self.services = GraphQLServices(queries: queries, objects: objects, maxLimit: options.maxLimit)
+        self.schemas = schemas
+    }
+
+    /// An answer: its HTTP status and JSON text (`{"data":...,"errors":[...]}`).
+    public struct Answer: Sendable {
+        public let status: Int
+        public let body: String
+    }
+
+    /// Runs one operation. `body` is the request's JSON; resolver errors answer 200 with `errors[].extensions.code`
+    /// the Parse code, a document that does not parse or validate answers 400 (docs/graphql-contract.md §1.4).
+    public func execute(_ body: JSONValue?, auth: Auth) async -> Answer {
+        guard case .object(let request)? = body, case .string(let query)? = request["query"], !query.isEmpty else {
+            return Self.failure(400, "GraphQL operations must contain a non-empty `query`.", code: "BAD_REQUEST")
+        }
+        var variables: [String: Map] = [:]
+        switch request["variables"] {
+        case .object(let values)?: for (name, value) in values { variables[name] = MapJSON.map(value) }
+        case nil, .null?: break
+        default: return Self.failure(400, "`variables` in a POST body should be an object.", code: "BAD_REQUEST")
+        }
+        let operationName = request["operationName"]?.stringValue
+        let document: Document
+        do {
+            document = try parse(source: Source(body: query, name: "GraphQL request"))
+        } catch let error as GraphQLError {
+            return Self.answer(400, data: nil, errors: [error], code: "GRAPHQL_PARSE_FAILED")
+        } catch {
+            return Self.failure(400, "Syntax Error", code: "GRAPHQL_PARSE_FAILED")
+        }
+        do {
+            let schema = try await schema()
+            // Introspection is the master's and the maintenance key's (Parse Server 9, GHSA-48q3-prgv-gm4w).
+            let rules = auth.isMaster || auth.isMaintenance ? specifiedRules : specifiedRules + [NoSchemaIntrospectionCustomRule]
+            let invalid = validate(schema: schema, ast: document, rules: rules)
+            if !invalid.isEmpty { return Self.answer(400, data: nil, errors: invalid, code: "GRAPHQL_VALIDATION_FAILED") }
+            let result = try await GraphQL.execute(
+                schema: schema, documentAST: document, rootValue: (), context: GraphQLContext(auth: auth), variableValues: variables,
+                operationName: operationName)
+            // Nothing ran: the variables or the operation name were refused.
+            if result.data == nil, !result.errors.isEmpty, result.errors.allSatisfy({ $0.path.elements.isEmpty && $0.originalError == nil }) {
+                return Self.answer(400, data: nil, errors: result.errors, code: "BAD_USER_INPUT")
+            }
+            for error in result.errors {
+                if let original = error.originalError, !(original is ParseError), !(original is GraphQLError) {
+                    logger.error("GraphQL resolver failed: \(String(reflecting: original))")
+                }
+            }
+            return Self.answer(200, data: result.data ?? .null, errors: result.errors, code: nil)
+        } catch {
+            logger.error("GraphQL request failed: \(String(reflecting: error))")
+            return Self.failure(200, "Internal server error", code: "1")
+        }
+    }
+
+    /// The schema of the classes as they are now: the one built last while they have not changed.
+    func schema() async throws -> GraphQLSchema {
+        try await schemas.refreshIfDue()
+        let shapes = ClassShape.shapes(schemas.all())
+        let signature = Self.signature(shapes)
+        if let cached = cache.withLockedValue({ $0 }), cached.signature == signature { return cached.schema }
+        let schema = try SchemaBuilder(services: services).build(shapes)
+        cache.withLockedValue { $0 = (signature, schema) }
+        return schema
+    }
+
+    /// What the schema depends on: the classes shown, their fields, types and required flags.
+    static func signature(_ shapes: [ClassShape]) -> String {
+        shapes.map { shape in
+            shape.className + "{"
+                + shape.fields.map { "\($0.name):\($0.type.display)\(shape.schema.fieldOptions[$0.name]?.isRequired == true ? "!" : "")" }
+                .joined(separator: ",") + "}"
+        }.joined(separator: ";")
+    }
+
+    // MARK: Answers
+
+    static func failure(_ status: Int, _ message: String, code: String) -> Answer {
+        var body = "{\"errors\":[{\"message\":"
+        body += JSONWriter.string(.string(message))
+        body += ",\"extensions\":{\"code\":" + (Int(code) != nil ? code : JSONWriter.string(.string(code))) + "}}]"
+        body += status == 200 ? ",\"data\":null}" : "}"
+        return Answer(status: status, body: body)
+    }
+
+    /// `{"errors":[...],"data":...}`; `code` is the `extensions.code` of errors that are not a resolver's.
+    static func answer(_ status: Int, data: Map?, errors: [GraphQLError], code: String?) -> Answer {
+        var body = "{"
+        if !errors.isEmpty {
+            body += "\"errors\":["
+            body += errors.map { error($0, code: code) }.joined(separator: ",")
+            body += "]"
+        }
+        if let data {
+            if !errors.isEmpty { body += "," }
+            body += "\"data\":"
+            MapJSON.write(data, into: &body)
+        }
+        return Answer(status: status, body: body + "}")
+    }
+
+    /// One error: a Parse error as its message and numeric code, anything else a resolver threw as `Internal server
+    /// error` (code 1), GraphQL's own errors (null where the schema says non-null, ...) as they are.
+    static func error(_ error: GraphQLError, code: String?) -> String {
+        var message = error.message
+        var extensionCode: JSONValue? = code.map { .string($0) }
+        if let parse = error.originalError as? ParseError {
+            message = parse.message
+            extensionCode = .int(Int64(parse.code.rawValue))
+        } else if let original = error.originalError, !(original is GraphQLError) {
+            message = "Internal server error"
+            extensionCode = .int(1)
+        }
+        var out = "{\"message\":" + JSONWriter.string(.string(message))
+        if !error.locations.isEmpty {
+            out += ",\"locations\":["
+            out += error.locations.map { "{\"line\":\($0.line),\"column\":\($0.column)}" }.joined(separator: ",")
+            out += "]"
+        }
+        if !error.path.elements.isEmpty {
+            out += ",\"path\":["
+            out +=
+                error.path.elements.map { element in
+                    switch element {
+                    case .index(let i): return String(i)
+                    case .key(let key): return JSONWriter.string(.string(key))
+                    }
+                }
+                .joined(separator: ",")
+            out += "]"
+        }
+        if let extensionCode { out += ",\"extensions\":{\"code\":" + JSONWriter.string(extensionCode) + "}" }
+        return out + "}"
+    }
+}
