@@ -28,7 +28,7 @@ struct ClassMutations {
 
     func fields() throws -> [(String, GraphQLField)] {
         let name = shape.typeName
-        let (services, shape, objectField) = (services, shape, shape.getName)
+        let (services, shape, objectField) = (self.services, self.shape, self.shape.getName)
         let create = try mutation(
             "Create", input: ["fields": InputObjectField(type: try inputs.fieldsType(shape, create: true))],
             resolve: { input, auth, info in

@@ -63,8 +63,10 @@ struct ClassShape: Sendable {
 
     /// Fields that `where` and `order` take in this version: scalars, with `objectId`, `createdAt` and `updatedAt`.
     var filterFields: [(name: String, type: FieldType)] {
-        [("objectId", .string), ("createdAt", .date), ("updatedAt", .date)]
-            + fields.filter { [.string, .number, .boolean, .date].contains($0.type) }
+        let scalars: [FieldType] = [.string, .number, .boolean, .date]
+        var out: [(name: String, type: FieldType)] = [("objectId", .string), ("createdAt", .date), ("updatedAt", .date)]
+        out += fields.filter { scalars.contains($0.type) }
+        return out
     }
 
     /// Whether a create, update and delete are generated (system classes have their own flows: sign-up, roles...).

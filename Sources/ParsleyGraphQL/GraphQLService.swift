@@ -78,6 +78,8 @@ public final class GraphQLService: Sendable {
         let signature = Self.signature(shapes)
         if let cached = cache.withLockedValue({ $0 }), cached.signature == signature { return cached.schema }
         let schema = try SchemaBuilder(services: services).build(shapes)
+        let problems = validateSchema(schema: schema)
+        guard problems.isEmpty else { throw InvalidSchema(problems: problems.map(\.message)) }
         cache.withLockedValue { $0 = (signature, schema) }
         return schema
     }
@@ -89,6 +91,11 @@ public final class GraphQLService: Sendable {
                 + shape.fields.map { "\($0.name):\($0.type.display)\(shape.schema.fieldOptions[$0.name]?.isRequired == true ? "!" : "")" }
                 .joined(separator: ",") + "}"
         }.joined(separator: ";")
+    }
+
+    /// A generated schema GraphQL refuses (a bug here, logged; the request answers `Internal server error`).
+    struct InvalidSchema: Error {
+        let problems: [String]
     }
 
     // MARK: Answers

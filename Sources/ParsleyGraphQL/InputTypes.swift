@@ -65,7 +65,7 @@ struct CommonInputTypes {
     /// `GWhereInput`: `id`, `objectId` and each filterable field, with `AND`, `OR`, `NOR` lists of itself.
     func whereType(_ shape: ClassShape) throws -> GraphQLInputObjectType {
         let box = InputTypeBox()
-        let (idWhere, common) = (idWhere, self)
+        let (idWhere, common) = (self.idWhere, self)
         let type = try GraphQLInputObjectType(
             name: shape.typeName + "WhereInput",
             fields: {

@@ -57,7 +57,7 @@ final class SchemaBuilder {
     // MARK: Class types
 
     func objectType(_ shape: ClassShape, _ table: ObjectTypeTable) throws -> GraphQLObjectType {
-        let services = services
+        let services = self.services
         return try GraphQLObjectType(
             name: shape.typeName,
             fields: {
@@ -124,7 +124,7 @@ final class SchemaBuilder {
 
     /// `g(C)(id: ID!): G!`: a REST get (global id or objectId).
     func getQuery(_ shape: ClassShape, _ object: GraphQLObjectType) -> GraphQLField {
-        let (services, className) = (services, shape.className)
+        let (services, className) = (self.services, shape.className)
         return GraphQLField(
             type: GraphQLNonNull(object), args: ["id": GraphQLArgument(type: GraphQLNonNull(GraphQLID))],
             resolve: { _, args, context, _ in
@@ -140,7 +140,7 @@ final class SchemaBuilder {
         let connection = try connectionType(shape, object)
         let whereType = try inputs.whereType(shape)
         let order = try inputs.orderType(shape)
-        let (services, className) = (services, shape.className)
+        let (services, className) = (self.services, shape.className)
         return GraphQLField(
             type: GraphQLNonNull(connection),
             args: [

@@ -73,18 +73,26 @@ struct GraphQLTests {
             #expect(found.data("gameScores", "count") == 2, "\(found.json)")
             let names = found.data("gameScores", "edges")?.arrayValue?.compactMap { $0["node"]?["playerName"]?.stringValue }
             #expect(names == ["cy", "bob"])
-            #expect(found.data("gameScores", "pageInfo") == ["hasNextPage": false, "hasPreviousPage": false, "startCursor": "YXJyYXljb25uZWN0aW9uOjA=", "endCursor": "YXJyYXljb25uZWN0aW9uOjE="])
-            let inList = try await p.graphQL(#"{ gameScores(where: {playerName: {in: ["ann", "cy"]}, cheat: {notEqualTo: true}}, order: [playerName_ASC]) { edges { node { playerName } } } }"#)
+            #expect(
+                found.data("gameScores", "pageInfo") == [
+                    "hasNextPage": false, "hasPreviousPage": false, "startCursor": "YXJyYXljb25uZWN0aW9uOjA=",
+                    "endCursor": "YXJyYXljb25uZWN0aW9uOjE=",
+                ])
+            let inList = try await p.graphQL(
+                #"{ gameScores(where: {playerName: {in: ["ann", "cy"]}, cheat: {notEqualTo: true}}, order: [playerName_ASC]) { edges { node { playerName } } } }"#
+            )
             #expect(inList.data("gameScores", "edges") == [["node": ["playerName": "ann"]], ["node": ["playerName": "cy"]]], "\(inList.json)")
             let page = try await p.graphQL(
-                "{ gameScores(order: [score_ASC], first: 1, after: \"YXJyYXljb25uZWN0aW9uOjA=\") { edges { node { score } } pageInfo { hasNextPage hasPreviousPage } } }")
+                "{ gameScores(order: [score_ASC], first: 1, after: \"YXJyYXljb25uZWN0aW9uOjA=\") { edges { node { score } } pageInfo { hasNextPage hasPreviousPage } } }"
+            )
             #expect(page.data("gameScores", "edges") == [["node": ["score": 20]]], "\(page.json)")
             #expect(page.data("gameScores", "pageInfo") == ["hasNextPage": true, "hasPreviousPage": true])
             let none = try await p.graphQL("{ gameScores(where: {cheat: {exists: false}}) { count } }")
             #expect(none.data("gameScores", "count") == 1, "\(none.json)")
 
             let updated = try await p.graphQL(
-                "mutation { updateGameScore(input: {id: \"\(cy)\", fields: {score: 31, playerName: null}}) { gameScore { objectId score playerName } } }")
+                "mutation { updateGameScore(input: {id: \"\(cy)\", fields: {score: 31, playerName: null}}) { gameScore { objectId score playerName } } }"
+            )
             #expect(updated.data("updateGameScore", "gameScore") == ["objectId": .string(cy), "score": 31, "playerName": .null], "\(updated.json)")
             let stored = try await p.get("GameScore", cy)
             #expect(stored["score"] == 31 && stored["playerName"] == nil, "\(stored.json)")
@@ -158,7 +166,12 @@ struct GraphQLTests {
         try await TestServer.with(backend: backend) { p in
             #expect(try await p.graphQL("{ health }").status == 404)
         }
-        try await TestServer.with(backend: backend, TestServer.options { $0.mountGraphQL = true; $0.graphQLPath = "/api/gql/" }) { p in
+        try await TestServer.with(
+            backend: backend,
+            TestServer.options {
+                $0.mountGraphQL = true; $0.graphQLPath = "/api/gql/"
+            }
+        ) { p in
             let reply = try await p.raw(.post, "/api/gql", body: #"{"query":"{ health }"}"#, headers: p.headers(master: false))
             #expect(reply.status == 200 && reply.json == ["data": ["health": true]], "\(reply.json)")
         }
