@@ -1,4 +1,5 @@
 import GraphQL
+import OrderedCollections
 import ParsleyCore
 
 /// A Parse object on its way to the client: the class it belongs to and its fields as the query service answered

@@ -1,4 +1,5 @@
 import GraphQL
+import OrderedCollections
 import ParsleyCore
 
 /// Parse Server's default scalars (docs/graphql-contract.md §3) that this version has: `Any`, `Object` and `Date`.

@@ -1,4 +1,5 @@
 import GraphQL
+import OrderedCollections
 import Logging
 import NIOConcurrencyHelpers
 public import ParsleyCore

@@ -1,4 +1,5 @@
 import GraphQL
+import OrderedCollections
 import ParsleyCore
 import ParsleyDomain
 

@@ -1,4 +1,5 @@
 import GraphQL
+import OrderedCollections
 
 /// What the document selects below the field being resolved (fragments and inline fragments flattened): a find
 /// counts only when `count` or `pageInfo` asks for it, a create re-reads only when more than its answer is selected.
