@@ -82,14 +82,23 @@ struct CommonInputTypes {
         return type
     }
 
-    /// `GOrder`: `<field>_ASC` / `<field>_DESC` for `id` and each filterable field, as REST `order` keys.
+    /// `GOrder`: `<field>_ASC` / `<field>_DESC` for `id` and each filterable field (`orderKey` makes them REST `order`
+    /// keys; the library coerces an enum value again by its name, so each value is its own name).
     func orderType(_ shape: ClassShape) throws -> GraphQLEnumType {
         var values: GraphQLEnumValueMap = [:]
-        for (name, key) in [("id", "objectId")] + shape.filterFields.map({ ($0.name, $0.name) }) {
-            values[name + "_ASC"] = GraphQLEnumValue(value: .string(key))
-            values[name + "_DESC"] = GraphQLEnumValue(value: .string("-" + key))
+        for name in ["id"] + shape.filterFields.map(\.name) {
+            for direction in ["_ASC", "_DESC"] { values[name + direction] = GraphQLEnumValue(value: .string(name + direction)) }
         }
         return try GraphQLEnumType(name: shape.typeName + "Order", values: values)
+    }
+
+    /// `score_DESC` → `-score`, `id_ASC` → `objectId`.
+    static func orderKey(_ value: String) -> String? {
+        for (suffix, prefix) in [("_ASC", ""), ("_DESC", "-")] where value.hasSuffix(suffix) {
+            let field = String(value.dropLast(suffix.count))
+            return prefix + (field == "id" ? "objectId" : field)
+        }
+        return nil
     }
 
     /// `CreateGFieldsInput` (required fields non-null) or `UpdateGFieldsInput`: `ACL` and the class's fields.

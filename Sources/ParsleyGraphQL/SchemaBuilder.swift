@@ -154,7 +154,7 @@ final class SchemaBuilder {
                 let arguments = MapJSON.json(args)
                 var find = FindOptions()
                 if case .object(let input)? = arguments["where"] { find.whereValue = .object(try GraphQLWhere.parse(input, shape)) }
-                if case .array(let keys)? = arguments["order"] { find.order = keys.compactMap(\.stringValue) }
+                if case .array(let keys)? = arguments["order"] { find.order = keys.compactMap { $0.stringValue.flatMap(CommonInputTypes.orderKey) } }
                 var skip = arguments["skip"]?.integerValue ?? 0
                 guard skip >= 0 else { throw ParseError.invalidQuery("Skip should be a positive number") }
                 if case .string(let cursor)? = arguments["after"] {
