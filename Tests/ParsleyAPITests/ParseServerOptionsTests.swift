@@ -139,6 +139,7 @@ struct ParseServerOptionsTests {
         case "smtpCAFile": return "/etc/hostname"
         case "emailTemplates": return Self.templatesFolder
         case "maxUploadSize": return "5mb"
+        case "graphQLPath": return "/sample-graphql"
         case "masterKey": return "sample-master-key"
         case "readOnlyMasterKey": return "sample-read-only-key"
         case "masterKeyIps": return "127.0.0.1,::1"
