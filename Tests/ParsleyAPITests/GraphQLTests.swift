@@ -101,6 +101,18 @@ struct GraphQLTests {
                 "mutation { deleteGameScore(input: {id: \"\(Self.globalId("GameScore", cy))\"}) { gameScore { objectId score } } }")
             #expect(deleted.data("deleteGameScore", "gameScore") == ["objectId": .string(cy), "score": 31], "\(deleted.json)")
             #expect(try await p.get("GameScore", cy).code == 101)
+
+            // A field added after the schema was built is there on the next request; a pointer is read as the caller.
+            let owner = try await p.newUser("owner")
+            _ = try await p.update("GameScore", bob, ["level": 3, "owner": p.userPointer(owner.id)])
+            let query = "{ gameScore(id: \"\(bob)\") { level owner { objectId username } } }"
+            let asMaster = try await p.graphQL(query, master: true)
+            #expect(asMaster.data("gameScore") == ["level": 3, "owner": ["objectId": .string(owner.id), "username": "owner"]], "\(asMaster.json)")
+            // Users are private to themselves (enforcePrivateUsers): an anonymous caller gets no owner.
+            let anonymous = try await p.graphQL(query)
+            #expect(anonymous.data("gameScore") == ["level": 3, "owner": .null], "\(anonymous.json)")
+            let asOwner = try await p.graphQL(query, token: owner.token)
+            #expect(asOwner.data("gameScore", "owner", "username") == "owner", "\(asOwner.json)")
         }
     }
 
