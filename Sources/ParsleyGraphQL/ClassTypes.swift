@@ -52,7 +52,8 @@ struct ClassShape: Sendable {
             taken.insert(typeName)
             takenQueries.formUnion([getName, findName])
             let fields = schema.fields.filter { field, type in
-                if ClassSchema.defaultFields[field] != nil || field.hasPrefix("_") || !GraphQLNames.isValid(field) { return false }
+                // `id` is the Relay global id of every class type.
+                if ClassSchema.defaultFields[field] != nil || field == "id" || field.hasPrefix("_") || !GraphQLNames.isValid(field) { return false }
                 if name == "_User", field == "authData" || field == "password" { return false }
                 if case .relation = type { return false }
                 return true
