@@ -76,15 +76,7 @@ public struct LocalFileStore: FileStore {
             while !ended {
                 let toWrite = full
                 async let written: Void = Self.write(toWrite, to: fd)
-                while pending.readableBytes < Self.writeChunk {
-                    guard let chunk = try await next() else {
-                        ended = true
-                        break
-                    }
-                    size += Int64(chunk.readableBytes)
-                    if size > Int64(maxBytes) { throw FileStoreError.tooLarge(maxBytes) }
-                    pending.writeImmutableBuffer(chunk)
-                }
+                ended = try await UploadPieces.fill(&pending, upTo: Self.writeChunk, size: &size, maxBytes: maxBytes, from: next)
                 try await written
                 if !ended {
                     full = pending

@@ -177,21 +177,47 @@ public struct S3Client: Sendable {
         try await call(.POST, key, query: [("uploadId", uploadId)], body: ByteBuffer(string: xml), timeout: .minutes(10))
     }
 
-    /// Aborts an unfinished multipart upload. It runs to its end even when the calling task was cancelled (the
-    /// client that was uploading went away): it goes through the client's future-based API, which task cancellation
-    /// does not reach, so no unstructured task is needed to outlive the request.
+    /// Aborts an unfinished multipart upload and makes sure it is gone. It runs to its end even when the calling
+    /// task was cancelled (the client that was uploading went away): it goes through the client's future-based API,
+    /// which task cancellation does not reach, so no unstructured task is needed to outlive the request.
+    ///
+    /// S3 warns that a part still arriving while an upload is aborted can outlive the abort, so the upload is listed
+    /// afterwards and aborted again while it is still there (up to five tries, a moment apart).
+    /// - Throws: `S3Error` when the upload is still there after the last try or S3 cannot be reached.
     public func abortMultipartUpload(_ key: String, uploadId: String) async throws {
-        let (url, headers) = signed(.DELETE, key, query: [("uploadId", uploadId)], headers: [], payloadHash: S3Signer.emptyPayload)
-        let response: HTTPClient.Response
+        var lastError: S3Error?
+        for attempt in 0..<5 {
+            if attempt > 0 { await pause(.milliseconds(200 * Int64(attempt))) }
+            do {
+                let (status, body) = try await uncancellable(.DELETE, key, query: [("uploadId", uploadId)])
+                // 404 NoSuchUpload: already gone.
+                guard (200..<300).contains(status) || status == 404 else { throw Self.error(status, body) }
+                let (listed, listing) = try await uncancellable(.GET, nil, query: [("uploads", ""), ("prefix", key)])
+                guard (200..<300).contains(listed) else { throw Self.error(listed, listing) }
+                if !S3XML.values("UploadId", in: listing).contains(uploadId) { return }
+                lastError = S3Error(status: 0, code: "", message: "\(endpoint): upload \(uploadId) still listed after its abort")
+            } catch let error as S3Error {
+                lastError = error
+            }
+        }
+        throw lastError ?? S3Error(status: 0, code: "", message: "\(endpoint): abort failed")
+    }
+
+    /// A small signed request through the future-based API (task cancellation does not stop it): status and body.
+    func uncancellable(_ method: HTTPMethod, _ key: String?, query: [(String, String)]) async throws -> (UInt, String) {
+        let (url, headers) = signed(method, key, query: query, headers: [], payloadHash: S3Signer.emptyPayload)
         do {
-            let request = try HTTPClient.Request(url: url, method: .DELETE, headers: headers)
-            response = try await http.execute(request: request, deadline: .now() + .seconds(30)).get()
+            let request = try HTTPClient.Request(url: url, method: method, headers: headers)
+            let response = try await http.execute(request: request, deadline: .now() + .seconds(30)).get()
+            return (response.status.code, response.body.map { String(buffer: $0) } ?? "")
         } catch {
             throw S3Error(status: 0, code: "", message: "\(endpoint): \(error)")
         }
-        guard (200..<300).contains(response.status.code) else {
-            throw Self.error(response.status.code, response.body.map { String(buffer: $0) } ?? "")
-        }
+    }
+
+    /// Waits on the client's event loop, which task cancellation does not cut short.
+    func pause(_ amount: TimeAmount) async {
+        try? await http.eventLoopGroup.next().scheduleTask(in: amount) {}.futureResult.get()
     }
 
     /// Unfinished multipart uploads under `prefix`: key, upload id and when it started (as S3 writes it).

@@ -119,15 +119,7 @@ public final class S3FileStore: FileStore {
                 }
                 let (toSend, number, id) = (full, etags.count + 1, uploadId ?? "")
                 async let sent = Self.sendPart(client, key, id, number, toSend)
-                while pending.readableBytes < partSize {
-                    guard let chunk = try await next() else {
-                        ended = true
-                        break
-                    }
-                    size += Int64(chunk.readableBytes)
-                    if size > Int64(maxBytes) { throw FileStoreError.tooLarge(maxBytes) }
-                    pending.writeImmutableBuffer(chunk)
-                }
+                ended = try await UploadPieces.fill(&pending, upTo: partSize, size: &size, maxBytes: maxBytes, from: next)
                 if let etag = try await sent { etags.append(etag) }
                 full = nil
                 if !ended {

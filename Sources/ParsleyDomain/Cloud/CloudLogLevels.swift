@@ -53,37 +53,34 @@ extension CloudRuntime {
             }
             return try await body()
         }
-        do {
-            let result = try await body()
-            if let level = logLevels.triggerBeforeSuccess {
-                logger.log(level: level, "\(name.rawValue) triggered for \(className) for user \(user)", metadata: metadata)
-            }
-            return result
-        } catch {
-            if let level = logLevels.triggerBeforeError {
-                var metadata = metadata
-                metadata["error"] = "\(JSONWriter.string(Self.parseError(error).json))"
-                logger.log(level: level, "\(name.rawValue) failed for \(className) for user \(user)", metadata: metadata)
-            }
-            throw error
-        }
+        return try await logged(
+            metadata, success: (logLevels.triggerBeforeSuccess, "\(name.rawValue) triggered for \(className) for user \(user)"),
+            failure: (logLevels.triggerBeforeError, "\(name.rawValue) failed for \(className) for user \(user)"), body)
     }
 
     /// Runs a cloud function (`body`) and logs its outcome.
     func loggedFunction(_ name: String, auth: Auth, _ body: () async throws -> JSONValue) async throws -> JSONValue {
         let user = auth.userId ?? "undefined"
         let metadata: Logger.Metadata = ["functionName": "\(name)", "user": "\(user)"]
+        return try await logged(
+            metadata, success: (logLevels.cloudFunctionSuccess, "Ran cloud function \(name) for user \(user)"),
+            failure: (logLevels.cloudFunctionError, "Failed running cloud function \(name) for user \(user)"), body)
+    }
+
+    /// Runs `body`, then logs `success` or, with the Parse error it threw, `failure` (each at its level; nil: silent).
+    private func logged<T>(
+        _ metadata: Logger.Metadata, success: (Logger.Level?, Logger.Message), failure: (Logger.Level?, Logger.Message),
+        _ body: () async throws -> T
+    ) async throws -> T {
         do {
             let result = try await body()
-            if let level = logLevels.cloudFunctionSuccess {
-                logger.log(level: level, "Ran cloud function \(name) for user \(user)", metadata: metadata)
-            }
+            if let level = success.0 { logger.log(level: level, success.1, metadata: metadata) }
             return result
         } catch {
-            if let level = logLevels.cloudFunctionError {
+            if let level = failure.0 {
                 var metadata = metadata
                 metadata["error"] = "\(JSONWriter.string(Self.parseError(error).json))"
-                logger.log(level: level, "Failed running cloud function \(name) for user \(user)", metadata: metadata)
+                logger.log(level: level, failure.1, metadata: metadata)
             }
             throw error
         }

@@ -35,15 +35,7 @@ public struct EncryptedFileStore: FileStore {
         let limit = maxBytes > Int.max - FileCipher.trailerLength ? Int.max : maxBytes + FileCipher.trailerLength
         var stored = try await inner.create(file, maxBytes: limit) {
             if finished { return nil }
-            while !ended, pending.readableBytes < Self.piece {
-                guard let chunk = try await next() else {
-                    ended = true
-                    break
-                }
-                size += Int64(chunk.readableBytes)
-                if size > Int64(maxBytes) { throw FileStoreError.tooLarge(maxBytes) }
-                pending.writeImmutableBuffer(chunk)
-            }
+            if !ended { ended = try await UploadPieces.fill(&pending, upTo: Self.piece, size: &size, maxBytes: maxBytes, from: next) }
             let count = ended ? pending.readableBytes : pending.readableBytes / 16 * 16
             var out = ByteBuffer()
             out.reserveCapacity(count + FileCipher.trailerLength)

@@ -203,3 +203,21 @@ enum FileBase64 {
         return valid ? buffer : nil
     }
 }
+
+/// How every store gathers an upload's chunks into pieces (a write, a part, a block to encrypt) while counting them
+/// against the size limit.
+public enum UploadPieces {
+    /// Reads chunks from `next` into `pending` until it holds `target` bytes; true when the upload ended first.
+    /// `size` counts every byte read; past `maxBytes` this throws `FileStoreError.tooLarge`.
+    public static func fill(
+        _ pending: inout ByteBuffer, upTo target: Int, size: inout Int64, maxBytes: Int, from next: () async throws -> ByteBuffer?
+    ) async throws -> Bool {
+        while pending.readableBytes < target {
+            guard let chunk = try await next() else { return true }
+            size += Int64(chunk.readableBytes)
+            if size > Int64(maxBytes) { throw FileStoreError.tooLarge(maxBytes) }
+            pending.writeImmutableBuffer(chunk)
+        }
+        return false
+    }
+}
