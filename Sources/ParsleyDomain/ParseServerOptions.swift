@@ -68,6 +68,9 @@ public struct ParseServerOptions: Sendable {
     public var mountGraphQL = false
     /// Where the GraphQL API answers: a path on the server's root, not under `mountPath` (`graphQLPath`).
     public var graphQLPath = "/graphql"
+    /// Introspection and query-size limits for callers without the master key (`graphQLPublicIntrospection`,
+    /// `requestComplexity.graphQLDepth`/`graphQLFields`).
+    public var graphQLLimits = GraphQLLimits()
     public static let defaultProtectedFields: [String: [String: [String]]] = ["_User": ["*": ["email"]]]
 
     public init(

@@ -11,6 +11,7 @@ public import ParsleyDomain
 public final class GraphQLService: Sendable {
     let services: GraphQLServices
     let schemas: SchemaService
+    let limits: GraphQLLimits
     /// The schema built last and the class shapes it was built from.
     private let cache = NIOLockedValueBox<(signature: String, schema: GraphQLSchema)?>(nil)
     let logger = Logger(label: "parsley.graphql")
@@ -18,6 +19,7 @@ public final class GraphQLService: Sendable {
     public init(queries: QueryService, objects: ObjectService, schemas: SchemaService, options: ParseServerOptions) {
         self.services = GraphQLServices(queries: queries, objects: objects, maxLimit: options.maxLimit)
         self.schemas = schemas
+        self.limits = options.graphQLLimits
     }
 
     /// An answer: its HTTP status and JSON text (`{"data":...,"errors":[...]}`).
@@ -26,10 +28,17 @@ public final class GraphQLService: Sendable {
         public let body: String
     }
 
-    /// Runs one operation. `body` is the request's JSON; resolver errors answer 200 with `errors[].extensions.code`
-    /// the Parse code, a document that does not parse or validate answers 400 (docs/graphql-contract.md §1.4).
-    public func execute(_ body: JSONValue?, auth: Auth) async -> Answer {
-        guard case .object(let request)? = body, case .string(let query)? = request["query"], !query.isEmpty else {
+    /// Runs one operation. `body` is the request's JSON (or a GET's query parameters as an object); resolver errors
+    /// answer 200 with `errors[].extensions.code` the Parse code, a document that does not parse or validate answers
+    /// 400 (docs/graphql-contract.md §1.4). Without the master or maintenance key, introspection is refused (403)
+    /// unless `graphQLPublicIntrospection`, the depth and field limits apply (400, code 102) and messages name no
+    /// schema the caller did not write (§1.5, §10). Over GET only queries run (405 otherwise).
+    public func execute(_ body: JSONValue?, auth: Auth, viaGET: Bool = false) async -> Answer {
+        guard case .object(let request)? = body else {
+            if case .array? = body { return Self.failure(400, "Batched GraphQL requests are not supported.", code: "BAD_REQUEST") }
+            return Self.failure(400, "GraphQL operations must contain a non-empty `query`.", code: "BAD_REQUEST")
+        }
+        guard case .string(let query)? = request["query"], !query.isEmpty else {
             return Self.failure(400, "GraphQL operations must contain a non-empty `query`.", code: "BAD_REQUEST")
         }
         var variables: [String: Map] = [:]
@@ -39,33 +48,46 @@ public final class GraphQLService: Sendable {
         default: return Self.failure(400, "`variables` in a POST body should be an object.", code: "BAD_REQUEST")
         }
         let operationName = request["operationName"]?.stringValue
+        let privileged = auth.isMaster || auth.isMaintenance
+        let redacts = !privileged && !limits.publicIntrospection
+        let hints = { (message: String) -> String in redacts ? SchemaHints.redact(message, query: query) : message }
         let document: Document
         do {
             document = try parse(source: Source(body: query, name: "GraphQL request"))
         } catch let error as GraphQLError {
-            return Self.answer(400, data: nil, errors: [error], code: "GRAPHQL_PARSE_FAILED")
+            return Self.answer(400, data: nil, errors: [error], code: "GRAPHQL_PARSE_FAILED", hints: hints)
         } catch {
             return Self.failure(400, "Syntax Error", code: "GRAPHQL_PARSE_FAILED")
         }
+        let shape = OperationGuard(document)
+        if !privileged, !limits.publicIntrospection, shape.introspects {
+            return Self.failure(403, "Introspection is not allowed", code: "FORBIDDEN", data: false)
+        }
+        if let operation = shape.operation(named: operationName) {
+            if viaGET, operation.operation != .query {
+                return Self.failure(405, "Can only perform a \(operation.operation.rawValue) operation from a POST request.", code: "BAD_REQUEST")
+            }
+            if !privileged, let exceeded = shape.check(operation, limits) {
+                return Self.failure(400, exceeded.message, code: String(exceeded.code.rawValue))
+            }
+        }
         do {
             let schema = try await schema()
-            // Introspection is the master's and the maintenance key's (Parse Server 9, GHSA-48q3-prgv-gm4w).
-            let rules = auth.isMaster || auth.isMaintenance ? specifiedRules : specifiedRules + [NoSchemaIntrospectionCustomRule]
-            let invalid = validate(schema: schema, ast: document, rules: rules)
-            if !invalid.isEmpty { return Self.answer(400, data: nil, errors: invalid, code: "GRAPHQL_VALIDATION_FAILED") }
+            let invalid = validate(schema: schema, ast: document, rules: specifiedRules)
+            if !invalid.isEmpty { return Self.answer(400, data: nil, errors: invalid, code: "GRAPHQL_VALIDATION_FAILED", hints: hints) }
             let result = try await GraphQL.execute(
                 schema: schema, documentAST: document, rootValue: (), context: GraphQLContext(auth: auth), variableValues: variables,
                 operationName: operationName)
             // Nothing ran: the variables or the operation name were refused.
             if result.data == nil, !result.errors.isEmpty, result.errors.allSatisfy({ $0.path.elements.isEmpty && $0.originalError == nil }) {
-                return Self.answer(400, data: nil, errors: result.errors, code: "BAD_USER_INPUT")
+                return Self.answer(400, data: nil, errors: result.errors, code: "BAD_USER_INPUT", hints: hints)
             }
             for error in result.errors {
                 if let original = error.originalError, !(original is ParseError), !(original is GraphQLError) {
                     logger.error("GraphQL resolver failed: \(String(reflecting: original))")
                 }
             }
-            return Self.answer(200, data: result.data ?? .null, errors: result.errors, code: nil)
+            return Self.answer(200, data: result.data ?? .null, errors: result.errors, code: nil, hints: hints)
         } catch {
             logger.error("GraphQL request failed: \(String(reflecting: error))")
             return Self.failure(200, "Internal server error", code: "1")
@@ -101,20 +123,21 @@ public final class GraphQLService: Sendable {
 
     // MARK: Answers
 
-    static func failure(_ status: Int, _ message: String, code: String) -> Answer {
+    /// One error; `data: null` follows it on a 200 (and wherever `data` says).
+    static func failure(_ status: Int, _ message: String, code: String, data: Bool? = nil) -> Answer {
         var body = "{\"errors\":[{\"message\":"
         body += JSONWriter.string(.string(message))
         body += ",\"extensions\":{\"code\":" + (Int(code) != nil ? code : JSONWriter.string(.string(code))) + "}}]"
-        body += status == 200 ? ",\"data\":null}" : "}"
+        body += data ?? (status == 200) ? ",\"data\":null}" : "}"
         return Answer(status: status, body: body)
     }
 
     /// `{"errors":[...],"data":...}`; `code` is the `extensions.code` of errors that are not a resolver's.
-    static func answer(_ status: Int, data: Map?, errors: [GraphQLError], code: String?) -> Answer {
+    static func answer(_ status: Int, data: Map?, errors: [GraphQLError], code: String?, hints: (String) -> String) -> Answer {
         var body = "{"
         if !errors.isEmpty {
             body += "\"errors\":["
-            body += errors.map { error($0, code: code) }.joined(separator: ",")
+            body += errors.map { error($0, code: code, hints: hints) }.joined(separator: ",")
             body += "]"
         }
         if let data {
@@ -127,8 +150,8 @@ public final class GraphQLService: Sendable {
 
     /// One error: a Parse error as its message and numeric code, anything else a resolver threw as `Internal server
     /// error` (code 1), GraphQL's own errors (null where the schema says non-null, ...) as they are.
-    static func error(_ error: GraphQLError, code: String?) -> String {
-        var message = error.message
+    static func error(_ error: GraphQLError, code: String?, hints: (String) -> String) -> String {
+        var message = hints(error.message)
         var extensionCode: JSONValue? = code.map { .string($0) }
         if let parse = error.originalError as? ParseError {
             message = parse.message

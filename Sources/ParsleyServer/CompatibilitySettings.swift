@@ -22,9 +22,35 @@ extension ServerSettings {
             }
             options.graphQLPath = path
         }
+        options.graphQLLimits = try graphQLLimits(values)
         guard (6...64).contains(options.objectIdSize) else {
             throw Invalid(description: "\(OptionTable.spec("objectIdSize").shownName) must be 6 to 64 characters")
         }
+    }
+
+    /// `graphQLPublicIntrospection` and `requestComplexity`'s GraphQL keys (`graphQLDepth`, `graphQLFields`; -1 is
+    /// off), from its JSON and then the single `PARSE_SERVER_REQUEST_COMPLEXITY_*` variables.
+    static func graphQLLimits(_ values: OptionValues) throws -> GraphQLLimits {
+        var limits = GraphQLLimits()
+        limits.publicIntrospection = try values.bool("graphQLPublicIntrospection", default: false)
+        func limit(_ value: Int, _ name: String) throws -> Int? {
+            guard value == -1 || value > 0 else { throw Invalid(description: "\(name) must be a positive number, or -1 for no limit") }
+            return value == -1 ? nil : value
+        }
+        if let (json, name) = try values.object("requestComplexity") {
+            for (key, value) in json where key == "graphQLDepth" || key == "graphQLFields" {
+                guard let number = value.integerValue else { throw Invalid(description: "\(name): \(key) must be a number") }
+                if key == "graphQLDepth" { limits.maxDepth = try limit(number, "\(name): \(key)") }
+                if key == "graphQLFields" { limits.maxFields = try limit(number, "\(name): \(key)") }
+            }
+        }
+        if let (text, name) = values.part("requestComplexity", "graphQLDepth") {
+            limits.maxDepth = try limit(try OptionValues.integer(text, name: name), name)
+        }
+        if let (text, name) = values.part("requestComplexity", "graphQLFields") {
+            limits.maxFields = try limit(try OptionValues.integer(text, name: name), name)
+        }
+        return limits
     }
 
     /// `protectedFields` (class → entity → fields) with the deprecated `userSensitiveFields` added to `_User`'s `*`,

@@ -232,6 +232,9 @@ enum OptionTable {
         supported(
             "graphQLPath", ["PARSE_SERVER_GRAPHQL_PATH"], .value, .parseServer,
             "where the GraphQL API answers with `mountGraphQL`: a path on the server's root, not under `mountPath`; default `/graphql`"),
+        supported(
+            "graphQLPublicIntrospection", ["PARSE_SERVER_GRAPHQL_PUBLIC_INTROSPECTION"], .bool, .parseServer,
+            "lets callers without the master key introspect the GraphQL schema and see \"did you mean\" hints; default `false`"),
         ignored("graphQLSchema", "PARSE_SERVER_GRAPH_QLSCHEMA", .value, "there is no GraphQL API"),
         supported("host", ["PARSE_SERVER_HOST"], .value, .parseServer, "default `0.0.0.0`"),
         supported(
@@ -333,6 +336,14 @@ enum OptionTable {
         supported(
             "readOnlyMasterKey", ["PARSE_SERVER_READ_ONLY_MASTER_KEY"], .value, .parseServer,
             "reads as the master key; every write is 119 `read-only masterKey isn't allowed to perform the <op> operation.`"),
+        supported(
+            "requestComplexity", ["PARSE_SERVER_REQUEST_COMPLEXITY"], .value, .parseServer,
+            "JSON; `graphQLDepth` and `graphQLFields` limit GraphQL operations of callers without the master key (-1: no limit; "
+                + "Parsley's defaults 20 and 500); the REST keys are not applied yet",
+            parts: [
+                ("graphQLDepth", ["PARSE_SERVER_REQUEST_COMPLEXITY_GRAPHQL_DEPTH"]),
+                ("graphQLFields", ["PARSE_SERVER_REQUEST_COMPLEXITY_GRAPHQL_FIELDS"]),
+            ]),
         supported(
             "requestKeywordDenylist", ["PARSE_SERVER_REQUEST_KEYWORD_DENYLIST"], .value, .parseServer,
             "JSON array of `{key, value}`; default Parse Server's"),

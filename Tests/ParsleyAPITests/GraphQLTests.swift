@@ -170,7 +170,7 @@ struct GraphQLTests {
             let unknown = try await p.graphQL("{ secrets { edges { node { nope } } } }")
             #expect(unknown.status == 400 && unknown.graphQLError.code == "GRAPHQL_VALIDATION_FAILED", "\(unknown.json)")
             let introspection = try await p.graphQL("{ __schema { types { name } } }")
-            #expect(introspection.status == 400, "\(introspection.json)")
+            #expect(introspection.status == 403, "\(introspection.json)")
             #expect(try await p.graphQL("{ __schema { queryType { name } } }", master: true).data("__schema", "queryType", "name") == "Query")
         }
     }

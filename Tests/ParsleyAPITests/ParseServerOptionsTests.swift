@@ -76,8 +76,9 @@ struct ParseServerOptionsTests {
         for row in rows where !known.contains(row.key) {
             Issue.record("docs/parse-server-options.md documents \(row.key), which OptionTable does not have")
         }
-        // Parse Server 7's options are all there (parse-server 7.3.0's Definitions.js has 93).
-        #expect(OptionTable.all.filter { $0.origin == .parseServer }.count == 94)
+        // Parse Server 7's options are all there (parse-server 7.3.0's Definitions.js has 93), and Parse Server 9's
+        // `graphQLPublicIntrospection` and `requestComplexity`.
+        #expect(OptionTable.all.filter { $0.origin == .parseServer }.count == 96)
     }
 
     /// A temporary data folder and the settings a start needs besides the one under test.
@@ -140,6 +141,7 @@ struct ParseServerOptionsTests {
         case "emailTemplates": return Self.templatesFolder
         case "maxUploadSize": return "5mb"
         case "graphQLPath": return "/sample-graphql"
+        case "requestComplexity": return #"{"graphQLDepth":12,"graphQLFields":-1}"#
         case "masterKey": return "sample-master-key"
         case "readOnlyMasterKey": return "sample-read-only-key"
         case "masterKeyIps": return "127.0.0.1,::1"

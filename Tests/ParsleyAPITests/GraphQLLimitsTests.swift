@@ -1,0 +1,124 @@
+import Foundation
+import HTTPTypes
+import ParsleyCore
+import ParsleyDomain
+import Testing
+
+/// What a GraphQL caller without the master key may not do (docs/graphql-contract.md §1.2, §1.5, §10): introspect
+/// the schema, learn its names from "did you mean" hints, send deep or wide operations; and how GET and batches
+/// are answered.
+@Suite("GraphQL limits and transport")
+struct GraphQLLimitsTests {
+    static func options(_ change: (inout ParseServerOptions) -> Void = { _ in }) -> ParseServerOptions {
+        TestServer.options {
+            $0.mountGraphQL = true
+            change(&$0)
+        }
+    }
+
+    static let introspections = [
+        "{ __schema { queryType { name } } }",
+        #"{ __type(name: "GameScore") { name fields { name } } }"#,
+        #"{ ... on Query { __type(name: "GameScore") { name } } }"#,
+        #"query { ...Peek } fragment Peek on Query { __schema { types { name } } }"#,
+    ]
+
+    @Test("introspection is the master's and the maintenance key's (403 for others) unless graphQLPublicIntrospection", arguments: Backend.all)
+    func introspection(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, Self.options()) { p in
+            _ = try await p.createId("GameScore", ["score": 1])
+            for query in Self.introspections {
+                let anonymous = try await p.graphQL(query)
+                #expect(anonymous.status == 403, "\(query): \(anonymous.json)")
+                #expect(anonymous.graphQLError.message == "Introspection is not allowed")
+                #expect(anonymous.json["data"] == nil)
+                let master = try await p.graphQL(query, master: true)
+                #expect(master.status == 200, "\(query): \(master.json)")
+                #expect(master.json["errors"] == nil)
+            }
+            // `__typename` is always allowed (Apollo Client adds it everywhere).
+            let typename = try await p.graphQL("{ __typename health }")
+            #expect(typename.status == 200)
+            #expect(typename.data("__typename") == "Query")
+        }
+        try await TestServer.with(backend: backend, Self.options { $0.graphQLLimits.publicIntrospection = true }) { p in
+            let open = try await p.graphQL("{ __schema { queryType { name } } }")
+            #expect(open.status == 200)
+            #expect(open.data("__schema", "queryType", "name") == "Query")
+        }
+    }
+
+    @Test("\"did you mean\" hints and unwritten type names are left out for callers without the master key", arguments: Backend.all)
+    func hints(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, Self.options()) { p in
+            _ = try await p.createId("GameScore", ["score": 1])
+            let query = "{ gameScores { edges { node { scor } } } }"
+            let anonymous = try await p.graphQL(query)
+            #expect(anonymous.status == 400)
+            let message = try #require(anonymous.graphQLError.message)
+            #expect(message == #"Cannot query field "scor"."#, "\(message)")
+            #expect(anonymous.graphQLError.code == "GRAPHQL_VALIDATION_FAILED")
+            let master = try await p.graphQL(query, master: true)
+            #expect(master.status == 400)
+            let full = try #require(master.graphQLError.message)
+            #expect(full.contains("Did you mean") && full.contains("GameScore"), "\(full)")
+            // A required argument's type is not named either.
+            let missing = try await p.graphQL("mutation { createGameScore { gameScore { id } } }")
+            #expect(missing.status == 400)
+            #expect(!(missing.graphQLError.message ?? "").contains("CreateGameScoreInput"), "\(missing.json)")
+        }
+    }
+
+    @Test("requestComplexity.graphQLDepth and graphQLFields: 400 with code 102 for others, the master key passes", arguments: Backend.all)
+    func complexity(_ backend: Backend) async throws {
+        let options = Self.options {
+            $0.graphQLLimits.maxDepth = 3
+            $0.graphQLLimits.maxFields = 6
+        }
+        try await TestServer.with(backend: backend, options) { p in
+            _ = try await p.createId("GameScore", ["score": 1])
+            let deep = "{ gameScores { edges { node { score } } } }"
+            let refused = try await p.graphQL(deep)
+            #expect(refused.status == 400)
+            #expect(refused.graphQLError.message == "GraphQL query depth of 4 exceeds maximum allowed depth of 3")
+            #expect(refused.graphQLError.code == 102)
+            // Fragments add no depth but their fields count.
+            let viaFragment = try await p.graphQL("{ gameScores { ...E } } fragment E on GameScoreConnection { edges { node { score } } }")
+            #expect(viaFragment.graphQLError.message == "GraphQL query depth of 4 exceeds maximum allowed depth of 3")
+            let shallow = try await p.graphQL("{ gameScores { count } }")
+            #expect(shallow.status == 200)
+            #expect(shallow.data("gameScores", "count") == 1)
+            // Aliased repeats count as fields.
+            let aliases = (1...7).map { "a\($0): health" }.joined(separator: " ")
+            let wide = try await p.graphQL("{ \(aliases) }")
+            #expect(wide.status == 400)
+            #expect(wide.graphQLError.message == "Number of GraphQL fields (7) exceeds maximum allowed (6)")
+            #expect(try await p.graphQL(deep, master: true).status == 200)
+            #expect(try await p.graphQL("{ \(aliases) }", master: true).status == 200)
+        }
+    }
+
+    @Test("GET runs queries (405 for mutations); a JSON array (batching) and a body without a query are 400", arguments: Backend.all)
+    func transport(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, Self.options()) { p in
+            _ = try await p.createId("GameScore", ["score": 5])
+            let query = "query Q($s: Float) { gameScores(where: {score: {equalTo: $s}}) { count } }"
+            let encoded = try #require(query.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+            let variables = try #require(#"{"s":5}"#.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+            let get = try await p.raw(.get, "/graphql?query=\(encoded)&variables=\(variables)&operationName=Q", headers: p.headers(master: false))
+            #expect(get.status == 200, "\(get.json)")
+            #expect(get.data("gameScores", "count") == 1)
+            let mutation = try #require(
+                "mutation { deleteGameScore(input: {id: \"x\"}) { clientMutationId } }".addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+            let refused = try await p.raw(.get, "/graphql?query=\(mutation)", headers: p.headers(master: false))
+            #expect(refused.status == 405)
+            let batch = try await p.raw(.post, "/graphql", body: #"[{"query":"{ health }"}]"#, headers: p.headers(master: false))
+            #expect(batch.status == 400)
+            let empty = try await p.raw(.post, "/graphql", body: #"{"variables":{}}"#, headers: p.headers(master: false))
+            #expect(empty.status == 400)
+            let broken = try await p.raw(.post, "/graphql", body: "{not json", headers: p.headers(master: false))
+            #expect(broken.status == 400)
+            #expect(broken.json["code"] == 107)
+        }
+    }
+}
