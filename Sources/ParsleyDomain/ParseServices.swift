@@ -19,6 +19,7 @@ public struct ParseServices: Sendable {
     public let users: UserService
     public let roles: RoleService
     public let config: ConfigService
+    public let graphQLConfig: GraphQLConfigService
     public let installations: InstallationService
     /// Runs transactional batches.
     public let transactions: Transactions
@@ -71,6 +72,7 @@ public struct ParseServices: Sendable {
         let roles = RoleService(store: store, schemas: schemas)
         self.roles = roles
         self.config = ConfigService(store: store)
+        self.graphQLConfig = GraphQLConfigService(store: store)
         self.installations = InstallationService(objects: objects, queries: queries)
         self.transactions = Transactions(store: store)
         // The paths were checked when the options were read (ServerSettings); a bad one turns idempotency off here.
@@ -130,6 +132,7 @@ public struct ParseServices: Sendable {
         try await users.bootstrap()
         try await sessions.bootstrap()
         try await config.bootstrap()
+        try await graphQLConfig.bootstrap()
         try await roles.prepareClass()
         try await installations.bootstrap()
         try await idempotency?.bootstrap()

@@ -28,8 +28,7 @@ struct ClassMutations {
     }
 
     func fields() throws -> [(String, GraphQLField)] {
-        let name = shape.typeName
-        let (services, shape, objectField) = (self.services, self.shape, self.shape.getName)
+        let (services, shape, objectField) = (self.services, self.shape, self.shape.objectFieldName)
         let create = try mutation(
             "Create", input: ["fields": InputObjectField(type: try inputs.fieldsType(shape, create: true))],
             resolve: { input, auth, info in
@@ -70,7 +69,9 @@ struct ClassMutations {
                 try await services.objects.delete(shape.className, objectId: id, auth: auth)
                 return object
             })
-        return [("create" + name, create), ("update" + name, update), ("delete" + name, delete)]
+        return [(shape.createName, create), (shape.updateName, update), (shape.deleteName, delete)].compactMap { name, field in
+            name.map { ($0, field) }
+        }
     }
 
     typealias Resolve = @Sendable (_ input: JSONValue, _ auth: Auth, _ info: GraphQLResolveInfo) async throws -> [String: JSONValue]
@@ -83,7 +84,7 @@ struct ClassMutations {
         let payload = try GraphQLObjectType(
             name: kind + shape.typeName + "Payload",
             fields: [
-                shape.getName: GraphQLField(type: GraphQLNonNull(object), resolve: { source, _, _, _ in (source as? MutationValue)?.object }),
+                shape.objectFieldName: GraphQLField(type: GraphQLNonNull(object), resolve: { source, _, _, _ in (source as? MutationValue)?.object }),
                 "clientMutationId": GraphQLField(
                     type: GraphQLString,
                     resolve: { source, _, _, _ in

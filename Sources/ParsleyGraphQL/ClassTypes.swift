@@ -1,6 +1,7 @@
 import GraphQL
 import OrderedCollections
 import ParsleyCore
+import ParsleyDomain
 
 /// A Parse object on its way to the client: the class it belongs to and its fields as the query service answered
 /// them (the source value of a class type's fields).
@@ -12,14 +13,20 @@ struct ParseObjectValue: Sendable {
 /// One class as GraphQL shows it: its names and the fields that have a GraphQL type in this version.
 struct ClassShape: Sendable {
     let schema: ClassSchema
-    /// `G(C)`, `g(C)` and the find query's name.
+    /// `G(C)`; the get and find queries' names (nil: not generated, `_GraphQLConfig`'s `query.get`/`find`).
     let typeName: String
-    let getName: String
-    let findName: String
+    let getName: String?
+    let findName: String?
+    /// The mutations' names (nil: not generated): `create<G>`, `update<G>`, `delete<G>` or their aliases.
+    let createName: String?
+    let updateName: String?
+    let deleteName: String?
     /// The class's own fields (not `objectId`, `createdAt`, `updatedAt`, `ACL`), sorted, with their types.
     let fields: [(name: String, type: FieldType)]
 
     var className: String { schema.className }
+    /// `g(C)`: the object's field in mutation payloads (whatever the get query is called).
+    var objectFieldName: String { GraphQLNames.fieldName(className) }
 
     /// Classes that are never shown: internal system classes (only these system classes are).
     static let shownSystemClasses: Set<String> = ["_User", "_Role", "_Session", "_Installation"]
@@ -34,9 +41,9 @@ struct ClassShape: Sendable {
     static let reservedQueryNames: Set<String> = ["health", "viewer", "class", "classes", "node"]
 
     /// The classes to show, in Parse Server's order (`_` classes first, then by name), the first of two classes with the
-    /// same GraphQL names winning.
-    static func shapes(_ all: [String: ClassSchema]) -> [ClassShape] {
-        let names = all.keys.filter { !$0.hasPrefix("_") || shownSystemClasses.contains($0) }
+    /// same GraphQL names winning; `config` (`_GraphQLConfig`) picks classes, queries, mutations and their names.
+    static func shapes(_ all: [String: ClassSchema], config: GraphQLConfig = GraphQLConfig()) -> [ClassShape] {
+        let names = all.keys.filter { (!$0.hasPrefix("_") || shownSystemClasses.contains($0)) && config.shows($0) }
             .sorted { a, b in a.hasPrefix("_") != b.hasPrefix("_") ? a.hasPrefix("_") : a < b }
         var taken = reservedTypeNames
         var takenQueries = reservedQueryNames
@@ -44,13 +51,19 @@ struct ClassShape: Sendable {
         for name in names {
             guard let schema = all[name] else { continue }
             let typeName = GraphQLNames.typeName(name)
-            let getName = GraphQLNames.fieldName(name)
-            let findName = GraphQLNames.pluralFieldName(name)
+            let settings = config.classConfigs[name]
+            let getName = settings?.get == false ? nil : settings?.getAlias ?? GraphQLNames.fieldName(name)
+            let findName = settings?.find == false ? nil : settings?.findAlias ?? GraphQLNames.pluralFieldName(name)
+            let queryNames = [getName, findName].compactMap { $0 }
             guard GraphQLNames.isValid(typeName), !taken.contains(typeName), !typeName.hasSuffix("Connection"),
-                !takenQueries.contains(getName), !takenQueries.contains(findName), getName != findName
+                queryNames.allSatisfy({ GraphQLNames.isValid($0) && !takenQueries.contains($0) }), getName != findName
             else { continue }
             taken.insert(typeName)
-            takenQueries.formUnion([getName, findName])
+            takenQueries.formUnion(queryNames)
+            let mutates = !name.hasPrefix("_")
+            let createName = !mutates || settings?.create == false ? nil : settings?.createAlias ?? "create" + typeName
+            let updateName = !mutates || settings?.update == false ? nil : settings?.updateAlias ?? "update" + typeName
+            let deleteName = !mutates || settings?.destroy == false ? nil : settings?.destroyAlias ?? "delete" + typeName
             let fields = schema.fields.filter { field, type in
                 // `id` is the Relay global id of every class type.
                 if ClassSchema.defaultFields[field] != nil || field == "id" || field.hasPrefix("_") || !GraphQLNames.isValid(field) { return false }
@@ -58,7 +71,10 @@ struct ClassShape: Sendable {
                 if case .relation = type { return false }
                 return true
             }.sorted { $0.key < $1.key }.map { (name: $0.key, type: $0.value) }
-            out.append(ClassShape(schema: schema, typeName: typeName, getName: getName, findName: findName, fields: fields))
+            out.append(
+                ClassShape(
+                    schema: schema, typeName: typeName, getName: getName, findName: findName, createName: createName, updateName: updateName,
+                    deleteName: deleteName, fields: fields))
         }
         return out
     }
@@ -71,6 +87,6 @@ struct ClassShape: Sendable {
         return out
     }
 
-    /// Whether a create, update and delete are generated (system classes have their own flows: sign-up, roles...).
-    var hasMutations: Bool { !className.hasPrefix("_") }
+    /// Whether any mutation is generated (system classes have their own flows: sign-up, roles...).
+    var hasMutations: Bool { createName != nil || updateName != nil || deleteName != nil }
 }

@@ -12,14 +12,16 @@ public final class GraphQLService: Sendable {
     let services: GraphQLServices
     let schemas: SchemaService
     let limits: GraphQLLimits
+    let config: GraphQLConfigService
     /// The schema built last and the class shapes it was built from.
     private let cache = NIOLockedValueBox<(signature: String, schema: GraphQLSchema)?>(nil)
     let logger = Logger(label: "parsley.graphql")
 
-    public init(queries: QueryService, objects: ObjectService, schemas: SchemaService, options: ParseServerOptions) {
+    public init(queries: QueryService, objects: ObjectService, schemas: SchemaService, config: GraphQLConfigService, options: ParseServerOptions) {
         self.services = GraphQLServices(queries: queries, objects: objects, maxLimit: options.maxLimit)
         self.schemas = schemas
         self.limits = options.graphQLLimits
+        self.config = config
     }
 
     /// An answer: its HTTP status and JSON text (`{"data":...,"errors":[...]}`).
@@ -97,7 +99,7 @@ public final class GraphQLService: Sendable {
     /// The schema of the classes as they are now: the one built last while they have not changed.
     func schema() async throws -> GraphQLSchema {
         try await schemas.refreshIfDue()
-        let shapes = ClassShape.shapes(schemas.all())
+        let shapes = ClassShape.shapes(schemas.all(), config: try await config.current())
         let signature = Self.signature(shapes)
         if let cached = cache.withLockedValue({ $0 }), cached.signature == signature { return cached.schema }
         let schema = try SchemaBuilder(services: services).build(shapes)
@@ -107,10 +109,12 @@ public final class GraphQLService: Sendable {
         return schema
     }
 
-    /// What the schema depends on: the classes shown, their fields, types and required flags.
+    /// What the schema depends on: the classes shown, their names, fields, types and required flags.
     static func signature(_ shapes: [ClassShape]) -> String {
         shapes.map { shape in
-            shape.className + "{"
+            shape.className + "("
+                + [shape.getName, shape.findName, shape.createName, shape.updateName, shape.deleteName].map { $0 ?? "-" }
+                .joined(separator: ",") + "){"
                 + shape.fields.map { "\($0.name):\($0.type.display)\(shape.schema.fieldOptions[$0.name]?.isRequired == true ? "!" : "")" }
                 .joined(separator: ",") + "}"
         }.joined(separator: ";")

@@ -43,8 +43,8 @@ final class SchemaBuilder {
         var mutations: GraphQLFieldMap = [:]
         for shape in shapes {
             guard let object = objects[shape.className] else { continue }
-            queries[shape.getName] = getQuery(shape, object)
-            queries[shape.findName] = try findQuery(shape, object)
+            if let name = shape.getName { queries[name] = getQuery(shape, object) }
+            if let name = shape.findName { queries[name] = try findQuery(shape, object) }
             if shape.hasMutations {
                 let mutation = try ClassMutations(shape: shape, object: object, services: services, inputs: inputs)
                 for (name, field) in try mutation.fields() { mutations[name] = field }

@@ -48,7 +48,9 @@ public struct ParseAPI: Sendable {
         let (options, schemas, objects, queries) = (services.options, services.schemas, services.objects, services.queries)
         let (users, sessions, roles) = (services.users, services.sessions, services.roles)
         self.roleNames = { try await roles.roleNames(forUser: $0) }
-        graphQL = options.mountGraphQL ? GraphQLService(queries: queries, objects: objects, schemas: schemas, options: options) : nil
+        graphQL =
+            options.mountGraphQL
+            ? GraphQLService(queries: queries, objects: objects, schemas: schemas, config: services.graphQLConfig, options: options) : nil
         resources = [
             HealthRouter(pushConfigured: services.push.isConfigured, securityCheck: options.security.enableCheck),
             UsersRouter(users: users, queries: queries, sessions: sessions),
@@ -58,7 +60,7 @@ public struct ParseAPI: Sendable {
             ClassesRouter(objects: objects, queries: queries),
             SchemasRouter(schemas: schemas, queries: queries, lockSchemas: options.schema?.lockSchemas == true),
             InstallationsRouter(installations: services.installations, objects: objects, queries: queries),
-            AppRouter(config: services.config, objects: objects, queries: queries, cloud: services.cloud),
+            AppRouter(config: services.config, graphQLConfig: services.graphQLConfig, objects: objects, queries: queries, cloud: services.cloud),
             HooksRouter(cloud: services.cloud),
             PushRouter(push: services.push),
             LogsRouter(ring: LogRing.shared),

@@ -122,3 +122,55 @@ struct GraphQLLimitsTests {
         }
     }
 }
+
+/// `_GraphQLConfig` through `/graphql-config` (docs/graphql-contract.md §8): master key only, Parse Server's
+/// validation texts, a key-by-key merge, and the schema rebuilt with the classes, queries and mutations it picks.
+@Suite("GraphQL config")
+struct GraphQLConfigTests {
+    @Test("GET/PUT /graphql-config: master only, validated, merged; it picks classes, queries, mutations and their names", arguments: Backend.all)
+    func config(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, GraphQLLimitsTests.options()) { p in
+            _ = try await p.createId("GameScore", ["score": 1])
+            _ = try await p.createId("Secret", ["code": "x"])
+            let empty = try await p.raw(.get, "/parse/graphql-config", headers: p.headers(master: true))
+            #expect(empty.status == 200 && empty.json == [:], "\(empty.json)")
+            let anonymous = try await p.raw(.get, "/parse/graphql-config", headers: p.headers(master: false))
+            #expect(anonymous.status == 403)
+            let refusedPut = try await p.raw(.put, "/parse/graphql-config", body: #"{"params":{}}"#, headers: p.headers(master: false))
+            #expect(refusedPut.status == 403)
+            // Parse Server's validation texts.
+            let bad = try await p.raw(
+                .put, "/parse/graphql-config",
+                body: #"{"params":{"enabledForClasses":"GameScore","classConfigs":[{"className":"GameScore","query":{"find":"yes"}}],"x":1}}"#,
+                headers: p.headers(master: true))
+            #expect(bad.status == 400)
+            #expect(
+                bad.json["error"]
+                    == "Invalid graphQLConfig: encountered invalid keys: [x]; \"enabledForClasses\" is not a valid array; classConfig:GameScore is invalid because \"query.find\" must be a boolean",
+                "\(bad.json)")
+            // Hide a class; rename GameScore's find, drop its get and its delete.
+            let put = try await p.raw(
+                .put, "/parse/graphql-config",
+                body:
+                    #"{"params":{"disabledForClasses":["Secret"],"classConfigs":[{"className":"GameScore","query":{"get":false,"findAlias":"scores"},"mutation":{"destroy":false}}]}}"#,
+                headers: p.headers(master: true))
+            #expect(put.status == 200 && put.json == ["response": ["result": true]], "\(put.json)")
+            let merged = try await p.raw(
+                .put, "/parse/graphql-config", body: #"{"params":{"enabledForClasses":["GameScore","Secret"]}}"#, headers: p.headers(master: true))
+            #expect(merged.status == 200)
+            let stored = try await p.raw(.get, "/parse/graphql-config", headers: p.headers(master: true))
+            #expect(stored.json["disabledForClasses"] == ["Secret"] && stored.json["enabledForClasses"] == ["GameScore", "Secret"], "\(stored.json)")
+            let found = try await p.graphQL("{ scores { count } }")
+            #expect(found.data("scores", "count") == 1, "\(found.json)")
+            #expect(try await p.graphQL("{ gameScores { count } }").status == 400)
+            #expect(try await p.graphQL(#"{ gameScore(id: "x") { id } }"#).status == 400)
+            #expect(try await p.graphQL("{ secrets { count } }").status == 400)
+            #expect(try await p.graphQL(#"mutation { deleteGameScore(input: {id: "x"}) { clientMutationId } }"#).status == 400)
+            let created = try await p.graphQL("mutation { createGameScore(input: {fields: {score: 2}}) { gameScore { objectId } } }")
+            #expect(created.data("createGameScore", "gameScore", "objectId")?.stringValue != nil, "\(created.json)")
+            // The config is internal: no class route reaches it.
+            let viaClasses = try await p.raw(.get, "/parse/classes/_GraphQLConfig", headers: p.headers(master: false))
+            #expect(viaClasses.status != 200)
+        }
+    }
+}

@@ -1,13 +1,19 @@
 import ParsleyCore
 import ParsleyDomain
 
-/// The small app-level endpoints: `/config`, `/functions/:name` and `/jobs/:name` (cloud code's functions and
+/// The small app-level endpoints: `/config`, `/graphql-config` (master key), `/functions/:name` and `/jobs/:name` (cloud code's functions and
 /// jobs), `/cloud_code/jobs/data`, `/events/:name` (analytics, accepted and dropped), `/purge/:className`.
 struct AppRouter: ParseRouter {
     private var table = RouteTable()
 
-    init(config: ConfigService, objects: ObjectService, queries: QueryService, cloud: CloudRuntime) {
+    init(config: ConfigService, graphQLConfig: GraphQLConfigService, objects: ObjectService, queries: QueryService, cloud: CloudRuntime) {
         table.on(.get, "config") { [config] req, _ in .ok(try await config.get(auth: req.auth)) }
+        // Parse Server's GraphQL configuration: the object itself, and `{"response":{"result":true}}` for an update.
+        table.master(.get, "graphql-config") { [graphQLConfig] _, _ in .ok(try await graphQLConfig.get()) }
+        table.master(.put, "graphql-config") { [graphQLConfig] req, _ in
+            try await graphQLConfig.update(req.body)
+            return .ok(["response": ["result": true]])
+        }
         table.master(.put, "config") { [config] req, _ in
             try await config.update(try UpdateConfig(decoding: req.body))
             return .ok(["result": true])
