@@ -55,7 +55,6 @@ struct ClassShape: Sendable {
                 // `id` is the Relay global id of every class type.
                 if ClassSchema.defaultFields[field] != nil || field == "id" || field.hasPrefix("_") || !GraphQLNames.isValid(field) { return false }
                 if name == "_User", field == "authData" || field == "password" { return false }
-                if case .relation = type { return false }
                 return true
             }.sorted { $0.key < $1.key }.map { (name: $0.key, type: $0.value) }
             out.append(ClassShape(schema: schema, typeName: typeName, getName: getName, findName: findName, fields: fields))
