@@ -1,6 +1,7 @@
 import GraphQL
 import OrderedCollections
 import ParsleyCore
+import ParsleyDomain
 
 /// The output and input types of Parse's non-scalar field types (docs/graphql-contract.md §3): `FileInfo`, `GeoPoint`,
 /// the `ACL` family, `Bytes`, `Element` and the `Node` and `ParseObject` interfaces every class type implements. Made
@@ -15,10 +16,20 @@ struct FieldTypes {
     let geoPointInput: GraphQLInputObjectType
     let fileInput: GraphQLInputObjectType
 
-    init() throws {
+    /// `applicationId`: the app's id, in file URLs.
+    init(applicationId: String) throws {
         fileInfo = try GraphQLObjectType(
             name: "FileInfo",
-            fields: ["name": Self.jsonField("name", GraphQLNonNull(GraphQLString)), "url": Self.jsonField("url", GraphQLNonNull(GraphQLString))])
+            fields: [
+                "name": Self.jsonField("name", GraphQLNonNull(GraphQLString)),
+                "url": GraphQLField(
+                    type: GraphQLNonNull(GraphQLString),
+                    resolve: { source, _, _, _ in
+                        guard let name = (source as? JSONValue)?["name"]?.stringValue else { return nil }
+                        if let url = (source as? JSONValue)?["url"]?.stringValue { return Map.string(url) }
+                        return Map.string(FileService.url(mountURL: RequestInfo.current.mountURL ?? "", applicationId: applicationId, name: name))
+                    }),
+            ])
         geoPoint = try GraphQLObjectType(
             name: "GeoPoint",
             fields: [
@@ -55,7 +66,9 @@ struct FieldTypes {
             ], resolveType: resolveType)
         geoPointInput = try GraphQLInputObjectType(
             name: "GeoPointInput",
-            fields: ["latitude": InputObjectField(type: GraphQLNonNull(GraphQLFloat)), "longitude": InputObjectField(type: GraphQLNonNull(GraphQLFloat))])
+            fields: [
+                "latitude": InputObjectField(type: GraphQLNonNull(GraphQLFloat)), "longitude": InputObjectField(type: GraphQLNonNull(GraphQLFloat)),
+            ])
         fileInput = try GraphQLInputObjectType(name: "FileInput", fields: ["file": InputObjectField(type: GraphQLScalars.file)])
     }
 
@@ -88,14 +101,11 @@ struct FieldTypes {
     }
 
     /// The value a shaped field resolves to: objects (`FileInfo`, `GeoPoint`, `ACL`) as a `JSONValue` their own
-    /// fields read, a polygon as its points, leaves as a `Map`.
+    /// fields read, a polygon as its points, leaves as a `Map`. A file's `url` is made from its name when the
+    /// stored value has none (as REST answers add it), at the mount the request came in on.
     static func output(_ value: JSONValue, _ type: FieldType) -> (any Sendable)? {
         switch type {
-        case .file:
-            guard case .object(var file) = value else { return nil }
-            if file["url"] == nil || file["url"] == .null { file["url"] = file["name"] }
-            return JSONValue.object(file)
-        case .geoPoint: return value
+        case .file, .geoPoint: return value
         case .polygon:
             guard case .array(let points)? = value["coordinates"] else { return nil }
             return points.map { point -> JSONValue in

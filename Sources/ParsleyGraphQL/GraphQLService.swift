@@ -16,7 +16,7 @@ public final class GraphQLService: Sendable {
     let logger = Logger(label: "parsley.graphql")
 
     public init(queries: QueryService, objects: ObjectService, schemas: SchemaService, options: ParseServerOptions) {
-        self.services = GraphQLServices(queries: queries, objects: objects, maxLimit: options.maxLimit)
+        self.services = GraphQLServices(queries: queries, objects: objects, maxLimit: options.maxLimit, applicationId: options.applicationId)
         self.schemas = schemas
     }
 

@@ -26,8 +26,12 @@ enum GraphQLWhere {
                         return .object(try parse(clause, shape, shapes))
                     })
             default:
-                guard case .object(let constraints) = value else { continue }
                 let field = key == "id" ? "objectId" : key
+                // A subquery's raw `where` may hold a plain value: an equality, as on REST.
+                guard case .object(let constraints) = value else {
+                    out[field] = operand(value, field: field, shape)
+                    continue
+                }
                 let type = shape.schema.fields[field]
                 if let target = type?.targetClass {
                     for (name, constraint) in try related(constraints, field: field, type: type, target: target, shapes) {

@@ -13,6 +13,8 @@ struct GraphQLServices: Sendable {
     let queries: QueryService
     let objects: ObjectService
     let maxLimit: Int?
+    /// The app's id, in the URLs of files (`<mount>/files/<appId>/<name>`).
+    var applicationId = ""
 }
 
 /// Builds the GraphQL schema of an app's classes (docs/graphql-contract.md §4, §5): per class an object type, a get
@@ -24,7 +26,7 @@ final class SchemaBuilder {
 
     init(services: GraphQLServices) throws {
         self.services = services
-        self.inputs = try CommonInputTypes(fieldTypes: try FieldTypes())
+        self.inputs = try CommonInputTypes(fieldTypes: try FieldTypes(applicationId: services.applicationId))
         self.pageInfo = try Self.pageInfoType()
     }
 

@@ -20,7 +20,10 @@ struct WhereInputTypes {
     init(_ fieldTypes: FieldTypes) throws {
         let subquery = try GraphQLInputObjectType(
             name: "SubqueryInput",
-            fields: ["className": InputObjectField(type: GraphQLNonNull(GraphQLString)), "where": InputObjectField(type: GraphQLNonNull(GraphQLScalars.object))])
+            fields: [
+                "className": InputObjectField(type: GraphQLNonNull(GraphQLString)),
+                "where": InputObjectField(type: GraphQLNonNull(GraphQLScalars.object)),
+            ])
         let select = try GraphQLInputObjectType(
             name: "SelectInput",
             fields: ["query": InputObjectField(type: GraphQLNonNull(subquery)), "key": InputObjectField(type: GraphQLNonNull(GraphQLString))])
@@ -34,7 +37,8 @@ struct WhereInputTypes {
         let regex: InputObjectFieldMap = ["matchesRegex": InputObjectField(type: GraphQLString), "options": InputObjectField(type: GraphQLString)]
 
         id = try Self.constraints("IdWhereInput", GraphQLID, select)
-        string = try Self.constraints("StringWhereInput", GraphQLString, select, extra: regex.merging(["text": InputObjectField(type: text)]) { a, _ in a })
+        string = try Self.constraints(
+            "StringWhereInput", GraphQLString, select, extra: regex.merging(["text": InputObjectField(type: text)]) { a, _ in a })
         number = try Self.constraints("NumberWhereInput", GraphQLFloat, select)
         boolean = try GraphQLInputObjectType(
             name: "BooleanWhereInput",
@@ -48,10 +52,15 @@ struct WhereInputTypes {
         file = try Self.constraints("FileWhereInput", GraphQLScalars.file, select, extra: regex)
         array = try Self.constraints(
             "ArrayWhereInput", GraphQLScalars.any, select,
-            extra: ["containedBy": InputObjectField(type: GraphQLList(GraphQLScalars.any)), "contains": InputObjectField(type: GraphQLList(GraphQLScalars.any))])
+            extra: [
+                "containedBy": InputObjectField(type: GraphQLList(GraphQLScalars.any)),
+                "contains": InputObjectField(type: GraphQLList(GraphQLScalars.any)),
+            ])
         let keyValue = try GraphQLInputObjectType(
             name: "KeyValueInput",
-            fields: ["key": InputObjectField(type: GraphQLNonNull(GraphQLString)), "value": InputObjectField(type: GraphQLNonNull(GraphQLScalars.any))])
+            fields: [
+                "key": InputObjectField(type: GraphQLNonNull(GraphQLString)), "value": InputObjectField(type: GraphQLNonNull(GraphQLScalars.any)),
+            ])
         object = try Self.constraints("ObjectWhereInput", keyValue, select)
 
         let point = fieldTypes.geoPointInput
@@ -75,7 +84,8 @@ struct WhereInputTypes {
         geoPoint = try GraphQLInputObjectType(name: "GeoPointWhereInput", fields: geo)
         let intersects = try GraphQLInputObjectType(name: "GeoIntersectsInput", fields: ["point": InputObjectField(type: point)])
         polygon = try GraphQLInputObjectType(
-            name: "PolygonWhereInput", fields: ["exists": InputObjectField(type: GraphQLBoolean), "geoIntersects": InputObjectField(type: intersects)])
+            name: "PolygonWhereInput",
+            fields: ["exists": InputObjectField(type: GraphQLBoolean), "geoIntersects": InputObjectField(type: intersects)])
     }
 
     /// The comparison operators of a type (`equalTo`, `lessThan`, `in`, `exists`, `inQueryKey`, ...) and `extra`.
