@@ -50,7 +50,7 @@ extension SchemaBuilder {
                             let whereType = inputs.classes[target]?.whereInput, let targetShape = context.shapes[target]
                         else { continue }
                         fields[field.name] = GraphQLField(
-                            type: GraphQLNonNull(connection), args: ConnectionQuery.arguments(whereType, order),
+                            type: GraphQLNonNull(connection), args: ConnectionQuery.arguments(whereType, order, fieldTypes.readOptions),
                             resolve: Self.relation(field.name, ConnectionQuery(shape: targetShape, shapes: context.shapes, services: services)))
                     case .array:
                         fields[field.name] = GraphQLField(

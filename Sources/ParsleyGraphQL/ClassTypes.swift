@@ -62,12 +62,13 @@ struct ClassShape: Sendable {
         return out
     }
 
-    /// Fields that `where` and `order` take in this version: scalars, with `objectId`, `createdAt` and `updatedAt`.
-    var filterFields: [(name: String, type: FieldType)] {
-        let scalars: [FieldType] = [.string, .number, .boolean, .date]
-        var out: [(name: String, type: FieldType)] = [("objectId", .string), ("createdAt", .date), ("updatedAt", .date)]
-        out += fields.filter { scalars.contains($0.type) }
-        return out
+    /// Fields `order` takes: `objectId`, `createdAt`, `updatedAt` and every field but relations.
+    var sortFields: [String] {
+        let sortable = fields.filter { field in
+            if case .relation = field.type { return false }
+            return true
+        }
+        return ["objectId", "createdAt", "updatedAt"] + sortable.map(\.name)
     }
 
     /// Whether a create, update and delete are generated (system classes have their own flows: sign-up, roles...).

@@ -11,13 +11,16 @@ struct ConnectionQuery: Sendable {
     let shapes: [String: ClassShape]
     let services: GraphQLServices
 
-    /// The arguments of a connection over a class with this `where` input and `order` enum.
-    static func arguments(_ whereType: GraphQLInputObjectType, _ order: GraphQLEnumType) -> GraphQLArgumentConfigMap {
+    /// The arguments of a connection over a class with this `where` input and `order` enum (`options`, read
+    /// preferences, is accepted and has no effect).
+    static func arguments(_ whereType: GraphQLInputObjectType, _ order: GraphQLEnumType, _ readOptions: GraphQLInputObjectType)
+        -> GraphQLArgumentConfigMap
+    {
         [
             "where": GraphQLArgument(type: whereType), "order": GraphQLArgument(type: GraphQLList(GraphQLNonNull(order))),
             "skip": GraphQLArgument(type: GraphQLInt), "after": GraphQLArgument(type: GraphQLString),
             "first": GraphQLArgument(type: GraphQLInt), "before": GraphQLArgument(type: GraphQLString),
-            "last": GraphQLArgument(type: GraphQLInt),
+            "last": GraphQLArgument(type: GraphQLInt), "options": GraphQLArgument(type: readOptions),
         ]
     }
 

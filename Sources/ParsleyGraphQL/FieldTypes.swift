@@ -15,6 +15,8 @@ struct FieldTypes {
     let parseObject: GraphQLInterfaceType
     let geoPointInput: GraphQLInputObjectType
     let fileInput: GraphQLInputObjectType
+    /// `ReadOptionsInput` of gets and finds (read preferences: accepted, and meaningless on SQL).
+    let readOptions: GraphQLInputObjectType
 
     /// `applicationId`: the app's id, in file URLs.
     init(applicationId: String) throws {
@@ -68,6 +70,17 @@ struct FieldTypes {
             name: "GeoPointInput",
             fields: [
                 "latitude": InputObjectField(type: GraphQLNonNull(GraphQLFloat)), "longitude": InputObjectField(type: GraphQLNonNull(GraphQLFloat)),
+            ])
+        var preferences: GraphQLEnumValueMap = [:]
+        for name in ["PRIMARY", "PRIMARY_PREFERRED", "SECONDARY", "SECONDARY_PREFERRED", "NEAREST"] {
+            preferences[name] = GraphQLEnumValue(value: .string(name))
+        }
+        let preference = try GraphQLEnumType(name: "ReadPreference", values: preferences)
+        readOptions = try GraphQLInputObjectType(
+            name: "ReadOptionsInput",
+            fields: [
+                "readPreference": InputObjectField(type: preference), "includeReadPreference": InputObjectField(type: preference),
+                "subqueryReadPreference": InputObjectField(type: preference),
             ])
         fileInput = try GraphQLInputObjectType(name: "FileInput", fields: ["file": InputObjectField(type: GraphQLScalars.file)])
     }

@@ -122,11 +122,11 @@ struct CommonInputTypes {
         return type
     }
 
-    /// `GOrder`: `<field>_ASC` / `<field>_DESC` for `id` and each filterable field (`orderKey` makes them REST `order`
+    /// `GOrder`: `<field>_ASC` / `<field>_DESC` for `id` and each sortable field (`orderKey` makes them REST `order`
     /// keys; the library coerces an enum value again by its name, so each value is its own name).
     func orderType(_ shape: ClassShape) throws -> GraphQLEnumType {
         var values: GraphQLEnumValueMap = [:]
-        for name in ["id"] + shape.filterFields.map(\.name) {
+        for name in ["id"] + shape.sortFields {
             for direction in ["_ASC", "_DESC"] { values[name + direction] = GraphQLEnumValue(value: .string(name + direction)) }
         }
         return try GraphQLEnumType(name: shape.typeName + "Order", values: values)

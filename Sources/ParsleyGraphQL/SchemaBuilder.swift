@@ -80,7 +80,10 @@ final class SchemaBuilder {
     func getQuery(_ shape: ClassShape, _ object: GraphQLObjectType) -> GraphQLField {
         let (services, className) = (self.services, shape.className)
         return GraphQLField(
-            type: GraphQLNonNull(object), args: ["id": GraphQLArgument(type: GraphQLNonNull(GraphQLID))],
+            type: GraphQLNonNull(object),
+            args: [
+                "id": GraphQLArgument(type: GraphQLNonNull(GraphQLID)), "options": GraphQLArgument(type: inputs.fieldTypes.readOptions),
+            ],
             resolve: { _, args, context, _ in
                 let auth = try Self.auth(context)
                 let id = GraphQLNames.objectId(from: MapJSON.json(args)["id"]?.stringValue ?? "", className: className)
@@ -95,7 +98,7 @@ final class SchemaBuilder {
     ) throws -> GraphQLField {
         let query = ConnectionQuery(shape: shape, shapes: shapes, services: services)
         return GraphQLField(
-            type: GraphQLNonNull(connection), args: ConnectionQuery.arguments(try inputs.whereType(shape), order),
+            type: GraphQLNonNull(connection), args: ConnectionQuery.arguments(try inputs.whereType(shape), order, inputs.fieldTypes.readOptions),
             resolve: { _, args, context, info in try await query.run(MapJSON.json(args), auth: try Self.auth(context), info) })
     }
 

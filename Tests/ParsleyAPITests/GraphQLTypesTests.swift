@@ -192,6 +192,7 @@ struct GraphQLTypesTests {
             #expect(try await page("first: 5, last: 2").ns == [3, 4])
             #expect(try await page("before: \"\(start)\", skip: 7").ns == [7, 8])
             #expect(try await page("last: 0").ns == [])
+            #expect(try await page("first: 2, options: {readPreference: PRIMARY}").ns == [0, 1])
             let bad = try await page("before: \"nope\"")
             #expect(bad.reply.graphQLError.code == 102 && bad.reply.graphQLError.message == "Before is not a valid cursor", "\(bad.reply.json)")
             #expect(try await page("last: -1").reply.graphQLError.message == "Last should be a positive number")
@@ -216,6 +217,10 @@ struct GraphQLTypesTests {
                 return (reply.data("things", "edges")?.arrayValue ?? []).compactMap { $0["node"]?["name"]?.stringValue }
             }
             #expect(try await names(#"{name: {matchesRegex: "^f", options: "i"}}"#) == ["Far"])
+            let byDate = try await p.graphQL("{ things(order: [when_DESC, name_ASC]) { edges { node { name } } } }")
+            #expect(byDate.data("things", "edges")?.arrayValue?.first?["node"]?["name"] != nil, "\(byDate.json)")
+            #expect(try await names(#"{when: {lessThan: "2024-06-01T00:00:00.000Z"}, blob: {equalTo: "c2VlZA=="}}"#) == ["seed"])
+            #expect(try await names(#"{file: {equalTo: "seed.txt"}}"#) == ["seed"])
             #expect(try await names("{count: {in: [1, 9]}}") == ["bare", "seed"])
             #expect(try await names("{count: {notIn: [1, 9], greaterThanOrEqualTo: 2}}") == ["Far"])
             #expect(try await names(#"{list: {contains: [2, "b"]}}"#) == ["Far"])
