@@ -38,12 +38,14 @@ extension SchemaBuilder {
                 ]
                 let shown = Set(context.shapes.keys)
                 for field in shape.fields {
+                    let type: any GraphQLOutputType
+                    let resolve: GraphQLFieldResolve
                     switch field.type {
                     case .pointer(let target):
                         if let targetType = context.objects[target] {
-                            fields[field.name] = GraphQLField(type: targetType, resolve: Self.pointer(field.name, target: target, services))
+                            (type, resolve) = (targetType, Self.pointer(field.name, target: target, services))
                         } else {
-                            fields[field.name] = GraphQLField(type: GraphQLScalars.object, resolve: Self.value(field.name))
+                            (type, resolve) = (GraphQLScalars.object, Self.value(field.name))
                         }
                     case .relation(let target):
                         guard let connection = context.connections[target], let order = context.orders[target],
@@ -52,21 +54,27 @@ extension SchemaBuilder {
                         fields[field.name] = GraphQLField(
                             type: GraphQLNonNull(connection), args: ConnectionQuery.arguments(whereType, order, fieldTypes.readOptions),
                             resolve: Self.relation(field.name, ConnectionQuery(shape: targetShape, shapes: context.shapes, services: services)))
+                        continue
                     case .array:
-                        fields[field.name] = GraphQLField(
-                            type: GraphQLList(context.arrayResult),
-                            resolve: { source, _, _, _ in
-                                guard let value = (source as? ParseObjectValue)?.fields[field.name] else { return nil }
-                                return FieldTypes.arrayItems(value, shown: shown)
-                            })
+                        type = GraphQLList(context.arrayResult)
+                        resolve = { source, _, _, _ in
+                            guard let value = (source as? ParseObjectValue)?.fields[field.name] else { return nil }
+                            return FieldTypes.arrayItems(value, shown: shown)
+                        }
                     default:
-                        let (name, type) = field
-                        fields[name] = GraphQLField(
-                            type: fieldTypes.outputType(type),
-                            resolve: { source, _, _, _ in
-                                guard let value = (source as? ParseObjectValue)?.fields[name], value != .null else { return nil }
-                                return FieldTypes.output(value, type)
-                            })
+                        let (name, fieldType) = field
+                        type = fieldTypes.outputType(fieldType)
+                        resolve = { source, _, _, _ in
+                            guard let value = (source as? ParseObjectValue)?.fields[name], value != .null else { return nil }
+                            return FieldTypes.output(value, fieldType)
+                        }
+                    }
+                    // A required field is non-null (§4.1).
+                    let required = shape.schema.fieldOptions[field.name]?.isRequired == true
+                    if required, let nullable = type as? any GraphQLNullableType {
+                        fields[field.name] = GraphQLField(type: GraphQLNonNull(nullable), resolve: resolve)
+                    } else {
+                        fields[field.name] = GraphQLField(type: type, resolve: resolve)
                     }
                 }
                 return fields

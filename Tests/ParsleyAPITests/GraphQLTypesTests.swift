@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import ParsleyCore
 import Testing
 
@@ -254,6 +255,29 @@ struct GraphQLTypesTests {
             #expect(invalid.status == 200 && invalid.graphQLError.code == 102, "\(invalid.json)")
             #expect(invalid.graphQLError.message == "Invalid constraint nope")
             #expect(try await names(#"{name: {inQueryKey: {key: "name", query: {className: "Other", where: {rank: 1}}}}}"#) == ["Far"])
+        }
+    }
+
+    @Test("a required field is non-null on the class type and its create input", arguments: [Backend.sqlite])
+    func required(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, Self.options) { p in
+            let schema = try await p.request(
+                .post, "/schemas/Req", ["className": "Req", "fields": ["title": ["type": "String", "required": true], "note": ["type": "String"]]])
+            #expect(schema.status == 200, "\(schema.json)")
+            let types = try await p.graphQL(
+                #"{ t: __type(name: "Req") { fields { name type { kind } } } i: __type(name: "CreateReqFieldsInput") { inputFields { name type { kind } } } }"#,
+                master: true)
+            let kinds = Dictionary(
+                uniqueKeysWithValues: (types.data("t", "fields")?.arrayValue ?? []).compactMap { f in
+                    f["name"]?.stringValue.map { ($0, f["type"]?["kind"]?.stringValue ?? "") }
+                })
+            #expect(kinds["title"] == "NON_NULL" && kinds["note"] == "SCALAR" && kinds["ACL"] == "NON_NULL", "\(types.json)")
+            let input = (types.data("i", "inputFields")?.arrayValue ?? []).first { $0["name"] == "title" }
+            #expect(input?["type"]?["kind"] == "NON_NULL")
+            let missing = try await p.graphQL("mutation { createReq(input: {fields: {note: \"n\"}}) { req { objectId } } }")
+            #expect(missing.status == 400, "\(missing.json)")
+            let made = try await p.graphQL("mutation { createReq(input: {fields: {title: \"t\"}}) { req { title note } } }")
+            #expect(made.data("createReq", "req") == ["title": "t", "note": .null], "\(made.json)")
         }
     }
 }
