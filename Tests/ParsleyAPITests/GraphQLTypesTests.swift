@@ -240,6 +240,15 @@ struct GraphQLTypesTests {
             #expect(
                 try await names("{spot: {within: {box: {bottomLeft: {latitude: 30, longitude: 30}, upperRight: {latitude: 50, longitude: 50}}}}}")
                     == ["Far"])
+            #expect(try await names("{spot: {geoWithin: {centerSphere: {center: {latitude: 40, longitude: 40}, distance: 0.1}}}}") == ["Far"])
+            #expect(
+                try await names(
+                    "{spot: {geoWithin: {polygon: [{latitude: 0, longitude: 0}, {latitude: 0, longitude: 5}, {latitude: 5, longitude: 5}, {latitude: 5, longitude: 0}]}}}"
+                ) == ["seed"])
+            #expect(try await names("{area: {geoIntersects: {point: {latitude: 0.2, longitude: 0.6}}}}") == ["seed"])
+            #expect(try await names("{area: {geoIntersects: {point: {latitude: 0.9, longitude: 0.1}}}}") == [])
+            #expect(try await names("{area: {exists: false}, spot: {exists: true}}") == ["Far"])
+            #expect(try await names(#"{name: {text: {search: {term: "seed"}}}}"#) == ["seed"])
             #expect(try await names(#"{id: {in: ["\#(Self.globalId("Thing", far))", "\#(bare)"]}}"#) == ["Far", "bare"])
             #expect(try await names(#"{OR: [{name: {equalTo: "seed"}}, {count: {greaterThan: 6}}]}"#) == ["bare", "seed"])
             #expect(try await names(#"{NOR: [{name: {equalTo: "seed"}}], AND: [{count: {lessThan: 9}}]}"#) == ["Far"])
