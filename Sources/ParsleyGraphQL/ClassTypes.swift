@@ -24,13 +24,28 @@ struct ClassShape: Sendable {
     /// Classes that are never shown: internal system classes (only these system classes are).
     static let shownSystemClasses: Set<String> = ["_User", "_Role", "_Session", "_Installation"]
     /// Type names a class type may not take (docs/graphql-contract.md §2), and those of this module's own types.
-    static let reservedTypeNames: Set<String> = [
+    static let reservedTypeNames: Set<String> = Set([
         "String", "Boolean", "Int", "Float", "ID", "ArrayResult", "Query", "Mutation", "Subscription", "CreateFileInput",
         "CreateFilePayload", "Viewer", "SignUpInput", "SignUpPayload", "LogInInput", "LogInPayload", "LogOutInput", "LogOutPayload",
         "CloudCodeFunction", "CallCloudCodeInput", "CallCloudCodePayload", "CreateClassInput", "CreateClassPayload", "UpdateClassInput",
         "UpdateClassPayload", "DeleteClassInput", "DeleteClassPayload", "PageInfo", "Any", "Object", "Date", "Node", "ParseObject",
         "Class", "ACLInput", "UserACLInput", "RoleACLInput", "PublicACLInput",
+    ]).union(sharedTypeNames)
+    /// The types every schema has for field types, inputs and `where` (FieldTypes, WhereInputTypes): a class type, or
+    /// one of a class's own input types, may not take these names.
+    static let sharedTypeNames: Set<String> = [
+        "Bytes", "File", "Upload", "FileInfo", "FileInput", "GeoPoint", "GeoPointInput", "ACL", "UserACL", "RoleACL", "PublicACL",
+        "Element", "ReadPreference", "ReadOptionsInput", "SubqueryInput", "SelectInput", "SearchInput", "TextInput", "KeyValueInput",
+        "BoxInput", "WithinInput", "CenterSphereInput", "GeoWithinInput", "GeoIntersectsInput", "IdWhereInput", "StringWhereInput",
+        "NumberWhereInput", "BooleanWhereInput", "DateWhereInput", "BytesWhereInput", "FileWhereInput", "ArrayWhereInput",
+        "ObjectWhereInput", "GeoPointWhereInput", "PolygonWhereInput",
     ]
+
+    /// The names of a class's own input types (these must not be taken by the shared ones).
+    static func derivedTypeNames(_ typeName: String) -> [String] {
+        ["WhereInput", "RelationWhereInput", "PointerInput", "RelationInput", "Order", "Edge"].map { typeName + $0 }
+            + ["Create", "Update"].map { $0 + typeName + "FieldsInput" }
+    }
     static let reservedQueryNames: Set<String> = ["health", "viewer", "class", "classes", "node"]
 
     /// The classes to show, in Parse Server's order (`_` classes first, then by name), the first of two classes with the
@@ -47,6 +62,7 @@ struct ClassShape: Sendable {
             let getName = GraphQLNames.fieldName(name)
             let findName = GraphQLNames.pluralFieldName(name)
             guard GraphQLNames.isValid(typeName), !taken.contains(typeName), !typeName.hasSuffix("Connection"),
+                sharedTypeNames.isDisjoint(with: derivedTypeNames(typeName)),
                 !takenQueries.contains(getName), !takenQueries.contains(findName), getName != findName
             else { continue }
             taken.insert(typeName)
