@@ -29,10 +29,11 @@ struct ClassMutations {
 
     func fields() throws -> [(String, GraphQLField)] {
         let (services, shape, objectField) = (self.services, self.shape, self.shape.objectFieldName)
+        let shapes = inputs.classes.shapes
         let create = try mutation(
             "Create", input: ["fields": InputObjectField(type: try inputs.fieldsType(shape, create: true))],
             resolve: { input, auth, info in
-                let body = GraphQLWhere.body(input["fields"], shape, update: false)
+                let body = try await FieldInputs(shapes: shapes, services: services, auth: auth).body(input["fields"], shape, update: false)
                 var object = try await services.objects.create(shape.className, CreateObject(body), auth: auth)
                 object["updatedAt"] = object["createdAt"]
                 let selected = Selections.names(under: objectField, info)
@@ -49,7 +50,7 @@ struct ClassMutations {
             ],
             resolve: { input, auth, info in
                 let id = GraphQLNames.objectId(from: input["id"]?.stringValue ?? "", className: shape.className)
-                let body = GraphQLWhere.body(input["fields"], shape, update: true)
+                let body = try await FieldInputs(shapes: shapes, services: services, auth: auth).body(input["fields"], shape, update: true)
                 var object = try await services.objects.update(shape.className, objectId: id, UpdateObject(body), auth: auth)
                 object["objectId"] = .string(id)
                 if !Selections.names(under: objectField, info).isSubset(of: ["id", "objectId", "updatedAt", "__typename"]) {

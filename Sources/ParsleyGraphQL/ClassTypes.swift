@@ -31,13 +31,28 @@ struct ClassShape: Sendable {
     /// Classes that are never shown: internal system classes (only these system classes are).
     static let shownSystemClasses: Set<String> = ["_User", "_Role", "_Session", "_Installation"]
     /// Type names a class type may not take (docs/graphql-contract.md §2), and those of this module's own types.
-    static let reservedTypeNames: Set<String> = [
+    static let reservedTypeNames: Set<String> = Set([
         "String", "Boolean", "Int", "Float", "ID", "ArrayResult", "Query", "Mutation", "Subscription", "CreateFileInput",
         "CreateFilePayload", "Viewer", "SignUpInput", "SignUpPayload", "LogInInput", "LogInPayload", "LogOutInput", "LogOutPayload",
         "CloudCodeFunction", "CallCloudCodeInput", "CallCloudCodePayload", "CreateClassInput", "CreateClassPayload", "UpdateClassInput",
         "UpdateClassPayload", "DeleteClassInput", "DeleteClassPayload", "PageInfo", "Any", "Object", "Date", "Node", "ParseObject",
         "Class", "ACLInput", "UserACLInput", "RoleACLInput", "PublicACLInput",
+    ]).union(sharedTypeNames)
+    /// The types every schema has for field types, inputs and `where` (FieldTypes, WhereInputTypes): a class type, or
+    /// one of a class's own input types, may not take these names.
+    static let sharedTypeNames: Set<String> = [
+        "Bytes", "File", "Upload", "FileInfo", "FileInput", "GeoPoint", "GeoPointInput", "ACL", "UserACL", "RoleACL", "PublicACL",
+        "Element", "ReadPreference", "ReadOptionsInput", "SubqueryInput", "SelectInput", "SearchInput", "TextInput", "KeyValueInput",
+        "BoxInput", "WithinInput", "CenterSphereInput", "GeoWithinInput", "GeoIntersectsInput", "IdWhereInput", "StringWhereInput",
+        "NumberWhereInput", "BooleanWhereInput", "DateWhereInput", "BytesWhereInput", "FileWhereInput", "ArrayWhereInput",
+        "ObjectWhereInput", "GeoPointWhereInput", "PolygonWhereInput",
     ]
+
+    /// The names of a class's own input types (these must not be taken by the shared ones).
+    static func derivedTypeNames(_ typeName: String) -> [String] {
+        ["WhereInput", "RelationWhereInput", "PointerInput", "RelationInput", "Order", "Edge"].map { typeName + $0 }
+            + ["Create", "Update"].map { $0 + typeName + "FieldsInput" }
+    }
     static let reservedQueryNames: Set<String> = ["health", "viewer", "class", "classes", "node"]
 
     /// The classes to show, in Parse Server's order (`_` classes first, then by name), the first of two classes with the
@@ -56,6 +71,7 @@ struct ClassShape: Sendable {
             let findName = settings?.find == false ? nil : settings?.findAlias ?? GraphQLNames.pluralFieldName(name)
             let queryNames = [getName, findName].compactMap { $0 }
             guard GraphQLNames.isValid(typeName), !taken.contains(typeName), !typeName.hasSuffix("Connection"),
+                sharedTypeNames.isDisjoint(with: derivedTypeNames(typeName)),
                 queryNames.allSatisfy({ GraphQLNames.isValid($0) && !takenQueries.contains($0) }), getName != findName
             else { continue }
             taken.insert(typeName)
@@ -68,7 +84,6 @@ struct ClassShape: Sendable {
                 // `id` is the Relay global id of every class type.
                 if ClassSchema.defaultFields[field] != nil || field == "id" || field.hasPrefix("_") || !GraphQLNames.isValid(field) { return false }
                 if name == "_User", field == "authData" || field == "password" { return false }
-                if case .relation = type { return false }
                 return true
             }.sorted { $0.key < $1.key }.map { (name: $0.key, type: $0.value) }
             out.append(
@@ -79,12 +94,13 @@ struct ClassShape: Sendable {
         return out
     }
 
-    /// Fields that `where` and `order` take in this version: scalars, with `objectId`, `createdAt` and `updatedAt`.
-    var filterFields: [(name: String, type: FieldType)] {
-        let scalars: [FieldType] = [.string, .number, .boolean, .date]
-        var out: [(name: String, type: FieldType)] = [("objectId", .string), ("createdAt", .date), ("updatedAt", .date)]
-        out += fields.filter { scalars.contains($0.type) }
-        return out
+    /// Fields `order` takes: `objectId`, `createdAt`, `updatedAt` and every field but relations.
+    var sortFields: [String] {
+        let sortable = fields.filter { field in
+            if case .relation = field.type { return false }
+            return true
+        }
+        return ["objectId", "createdAt", "updatedAt"] + sortable.map(\.name)
     }
 
     /// Whether any mutation is generated (system classes have their own flows: sign-up, roles...).

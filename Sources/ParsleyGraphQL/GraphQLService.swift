@@ -18,7 +18,7 @@ public final class GraphQLService: Sendable {
     let logger = Logger(label: "parsley.graphql")
 
     public init(queries: QueryService, objects: ObjectService, schemas: SchemaService, config: GraphQLConfigService, options: ParseServerOptions) {
-        self.services = GraphQLServices(queries: queries, objects: objects, maxLimit: options.maxLimit)
+        self.services = GraphQLServices(queries: queries, objects: objects, maxLimit: options.maxLimit, applicationId: options.applicationId)
         self.schemas = schemas
         self.limits = options.graphQLLimits
         self.config = config

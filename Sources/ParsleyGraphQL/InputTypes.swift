@@ -1,28 +1,21 @@
+import Foundation
 import GraphQL
 import OrderedCollections
 import ParsleyCore
 
-/// The input types every class shares (constraints of `where`, `ACLInput`), made once per schema, and the per-class
-/// `where`, `order` and fields inputs (docs/graphql-contract.md §4.2, §4.3).
+/// The input types every class shares (constraints of `where`, `ACLInput`, `GeoPointInput`, `FileInput`), made once per
+/// schema, and the per-class `where`, `order`, fields, pointer and relation inputs (docs/graphql-contract.md §4.2,
+/// §4.3).
 struct CommonInputTypes {
-    let idWhere: GraphQLInputObjectType
-    let stringWhere: GraphQLInputObjectType
-    let numberWhere: GraphQLInputObjectType
-    let booleanWhere: GraphQLInputObjectType
-    let dateWhere: GraphQLInputObjectType
+    let fieldTypes: FieldTypes
+    let wheres: WhereInputTypes
     let acl: GraphQLInputObjectType
+    /// Each class's own input types, by Parse class name.
+    let classes = ClassInputTable()
 
-    init() throws {
-        idWhere = try Self.constraints("IdWhereInput", GraphQLID)
-        stringWhere = try Self.constraints("StringWhereInput", GraphQLString)
-        numberWhere = try Self.constraints("NumberWhereInput", GraphQLFloat)
-        booleanWhere = try GraphQLInputObjectType(
-            name: "BooleanWhereInput",
-            fields: [
-                "equalTo": InputObjectField(type: GraphQLBoolean), "notEqualTo": InputObjectField(type: GraphQLBoolean),
-                "exists": InputObjectField(type: GraphQLBoolean),
-            ])
-        dateWhere = try Self.constraints("DateWhereInput", GraphQLScalars.date)
+    init(fieldTypes: FieldTypes) throws {
+        self.fieldTypes = fieldTypes
+        wheres = try WhereInputTypes(fieldTypes)
         let rule: InputObjectFieldMap = [
             "read": InputObjectField(type: GraphQLNonNull(GraphQLBoolean)), "write": InputObjectField(type: GraphQLNonNull(GraphQLBoolean)),
         ]
@@ -39,39 +32,86 @@ struct CommonInputTypes {
             ])
     }
 
-    /// The comparison operators of a scalar (`equalTo`, `lessThan`, `in`, `exists`, ...).
-    static func constraints(_ name: String, _ type: any GraphQLInputType) throws -> GraphQLInputObjectType {
-        var fields: InputObjectFieldMap = [:]
-        for op in ["equalTo", "notEqualTo", "lessThan", "lessThanOrEqualTo", "greaterThan", "greaterThanOrEqualTo"] {
-            fields[op] = InputObjectField(type: type)
+    /// Makes every class's input types (they name each other: a pointer's `createAndLink` is its target's create
+    /// input). The table holds them weakly: the caller keeps the returned list alive until the schema holds them.
+    func prepare(_ shapes: [ClassShape]) throws -> [GraphQLInputObjectType] {
+        classes.shapes = Dictionary(shapes.map { ($0.className, $0) }, uniquingKeysWith: { a, _ in a })
+        var strong: [GraphQLInputObjectType] = []
+        for shape in shapes {
+            var entry = ClassInputTable.Entry()
+            let create = try fieldsInput(shape, create: true)
+            let update = try fieldsInput(shape, create: false)
+            let whereInput = try whereInput(shape)
+            let (classes, name, mutable) = (self.classes, shape.className, shape.hasMutations)
+            let pointer = try GraphQLInputObjectType(
+                name: shape.typeName + "PointerInput",
+                fields: {
+                    var fields: InputObjectFieldMap = ["link": InputObjectField(type: GraphQLID)]
+                    if mutable, let create = classes[name]?.create { fields["createAndLink"] = InputObjectField(type: create) }
+                    return fields
+                })
+            let relation = try GraphQLInputObjectType(
+                name: shape.typeName + "RelationInput",
+                fields: {
+                    var fields: InputObjectFieldMap = [
+                        "add": InputObjectField(type: GraphQLList(GraphQLNonNull(GraphQLID))),
+                        "remove": InputObjectField(type: GraphQLList(GraphQLNonNull(GraphQLID))),
+                    ]
+                    if mutable, let create = classes[name]?.create {
+                        fields["createAndAdd"] = InputObjectField(type: GraphQLList(GraphQLNonNull(create)))
+                    }
+                    return fields
+                })
+            let relationWhere = try GraphQLInputObjectType(
+                name: shape.typeName + "RelationWhereInput",
+                fields: {
+                    var fields: InputObjectFieldMap = ["exists": InputObjectField(type: GraphQLBoolean)]
+                    if let target = classes[name]?.whereInput {
+                        fields["have"] = InputObjectField(type: target)
+                        fields["haveNot"] = InputObjectField(type: target)
+                    }
+                    return fields
+                })
+            (entry.create, entry.update, entry.whereInput) = (create, update, whereInput)
+            (entry.pointer, entry.relation, entry.relationWhere) = (pointer, relation, relationWhere)
+            classes[name] = entry
+            strong += [create, update, whereInput, pointer, relation, relationWhere]
         }
-        fields["in"] = InputObjectField(type: GraphQLList(type))
-        fields["notIn"] = InputObjectField(type: GraphQLList(type))
-        fields["exists"] = InputObjectField(type: GraphQLBoolean)
-        return try GraphQLInputObjectType(name: name, fields: fields)
+        return strong
     }
 
-    /// The constraint type of a field `where` takes (nil: not filterable in this version).
-    func constraint(_ type: FieldType) -> GraphQLInputObjectType? {
-        switch type {
-        case .string: return stringWhere
-        case .number: return numberWhere
-        case .boolean: return booleanWhere
-        case .date: return dateWhere
-        default: return nil
-        }
-    }
-
-    /// `GWhereInput`: `id`, `objectId` and each filterable field, with `AND`, `OR`, `NOR` lists of itself.
+    /// `GWhereInput` (made by `prepare`).
     func whereType(_ shape: ClassShape) throws -> GraphQLInputObjectType {
+        guard let type = classes[shape.className]?.whereInput else { throw ParseError(.internalServerError, "Internal server error") }
+        return type
+    }
+
+    /// `CreateGFieldsInput` or `UpdateGFieldsInput` (made by `prepare`).
+    func fieldsType(_ shape: ClassShape, create: Bool) throws -> GraphQLInputObjectType {
+        let entry = classes[shape.className]
+        guard let type = create ? entry?.create : entry?.update else { throw ParseError(.internalServerError, "Internal server error") }
+        return type
+    }
+
+    /// `GWhereInput`: `id`, `objectId`, `createdAt`, `updatedAt` and each field with its type's constraints (a
+    /// pointer's or relation's is its target's `RelationWhereInput`), with `AND`, `OR`, `NOR` lists of itself.
+    func whereInput(_ shape: ClassShape) throws -> GraphQLInputObjectType {
         let box = InputTypeBox()
-        let (idWhere, common) = (self.idWhere, self)
+        let (wheres, classes) = (self.wheres, self.classes)
         let type = try GraphQLInputObjectType(
             name: shape.typeName + "WhereInput",
             fields: {
-                var fields: InputObjectFieldMap = ["id": InputObjectField(type: idWhere), "objectId": InputObjectField(type: idWhere)]
-                for field in shape.filterFields where field.name != "objectId" && !["AND", "OR", "NOR"].contains(field.name) {
-                    if let constraint = common.constraint(field.type) { fields[field.name] = InputObjectField(type: constraint) }
+                var fields: InputObjectFieldMap = [
+                    "id": InputObjectField(type: wheres.id), "objectId": InputObjectField(type: wheres.id),
+                    "createdAt": InputObjectField(type: wheres.date), "updatedAt": InputObjectField(type: wheres.date),
+                    "ACL": InputObjectField(type: wheres.object),
+                ]
+                for field in shape.fields where !["AND", "OR", "NOR"].contains(field.name) {
+                    if let target = field.type.targetClass {
+                        if let relationWhere = classes[target]?.relationWhere { fields[field.name] = InputObjectField(type: relationWhere) }
+                    } else if let constraint = wheres.constraint(field.type) {
+                        fields[field.name] = InputObjectField(type: constraint)
+                    }
                 }
                 if let type = box.type {
                     for op in ["AND", "OR", "NOR"] { fields[op] = InputObjectField(type: GraphQLList(GraphQLNonNull(type))) }
@@ -82,11 +122,11 @@ struct CommonInputTypes {
         return type
     }
 
-    /// `GOrder`: `<field>_ASC` / `<field>_DESC` for `id` and each filterable field (`orderKey` makes them REST `order`
+    /// `GOrder`: `<field>_ASC` / `<field>_DESC` for `id` and each sortable field (`orderKey` makes them REST `order`
     /// keys; the library coerces an enum value again by its name, so each value is its own name).
     func orderType(_ shape: ClassShape) throws -> GraphQLEnumType {
         var values: GraphQLEnumValueMap = [:]
-        for name in ["id"] + shape.filterFields.map(\.name) {
+        for name in ["id"] + shape.sortFields {
             for direction in ["_ASC", "_DESC"] { values[name + direction] = GraphQLEnumValue(value: .string(name + direction)) }
         }
         return try GraphQLEnumType(name: shape.typeName + "Order", values: values)
@@ -102,28 +142,70 @@ struct CommonInputTypes {
     }
 
     /// `CreateGFieldsInput` (required fields non-null) or `UpdateGFieldsInput`: `ACL` and the class's fields.
-    func fieldsType(_ shape: ClassShape, create: Bool) throws -> GraphQLInputObjectType {
-        var fields: InputObjectFieldMap = ["ACL": InputObjectField(type: acl)]
-        for field in shape.fields {
-            let type = Self.inputType(field.type)
-            let required = create && shape.schema.fieldOptions[field.name]?.isRequired == true
-            let input: any GraphQLInputType = required ? GraphQLNonNull(type) : type
-            fields[field.name] = InputObjectField(type: input)
-        }
-        return try GraphQLInputObjectType(name: (create ? "Create" : "Update") + shape.typeName + "FieldsInput", fields: fields)
+    func fieldsInput(_ shape: ClassShape, create: Bool) throws -> GraphQLInputObjectType {
+        let (acl, fieldTypes, classes) = (self.acl, self.fieldTypes, self.classes)
+        return try GraphQLInputObjectType(
+            name: (create ? "Create" : "Update") + shape.typeName + "FieldsInput",
+            fields: {
+                var fields: InputObjectFieldMap = ["ACL": InputObjectField(type: acl)]
+                for field in shape.fields {
+                    let type: any GraphQLNullableType & GraphQLInputType
+                    switch field.type {
+                    case .pointer(let target):
+                        guard let pointer = classes[target]?.pointer else { continue }
+                        type = pointer
+                    case .relation(let target):
+                        guard let relation = classes[target]?.relation else { continue }
+                        type = relation
+                    default: type = Self.inputType(field.type, fieldTypes)
+                    }
+                    let required = create && shape.schema.fieldOptions[field.name]?.isRequired == true
+                    fields[field.name] = InputObjectField(type: required ? GraphQLNonNull(type) : type)
+                }
+                return fields
+            })
     }
 
-    /// Parse type → GraphQL input type; pointers and the types not shaped yet take their Parse JSON (`Any`).
-    static func inputType(_ type: FieldType) -> any GraphQLNullableType & GraphQLInputType {
+    /// Parse type → GraphQL input type (pointers and relations aside).
+    static func inputType(_ type: FieldType, _ fieldTypes: FieldTypes) -> any GraphQLNullableType & GraphQLInputType {
         switch type {
         case .string: return GraphQLString
         case .number: return GraphQLFloat
         case .boolean: return GraphQLBoolean
         case .date: return GraphQLScalars.date
-        case .object: return GraphQLScalars.object
         case .array: return GraphQLList(GraphQLScalars.any)
-        default: return GraphQLScalars.any
+        case .file: return fieldTypes.fileInput
+        case .geoPoint: return fieldTypes.geoPointInput
+        case .polygon: return GraphQLList(GraphQLNonNull(fieldTypes.geoPointInput))
+        case .bytes: return GraphQLScalars.bytes
+        default: return GraphQLScalars.object
         }
+    }
+}
+
+/// Each class's own input types by Parse class name, held weakly (the schema keeps them) so that types naming each
+/// other do not keep each other alive. `shapes` are the classes shown.
+final class ClassInputTable: @unchecked Sendable {
+    struct Entry {
+        weak var create: GraphQLInputObjectType?
+        weak var update: GraphQLInputObjectType?
+        weak var whereInput: GraphQLInputObjectType?
+        weak var pointer: GraphQLInputObjectType?
+        weak var relation: GraphQLInputObjectType?
+        weak var relationWhere: GraphQLInputObjectType?
+    }
+    private let lock = NSLock()
+    private var entries: [String: Entry] = [:]
+    private var storedShapes: [String: ClassShape] = [:]
+
+    subscript(className: String) -> Entry? {
+        get { lock.withLock { entries[className] } }
+        set { lock.withLock { entries[className] = newValue } }
+    }
+
+    var shapes: [String: ClassShape] {
+        get { lock.withLock { storedShapes } }
+        set { lock.withLock { storedShapes = newValue } }
     }
 }
 

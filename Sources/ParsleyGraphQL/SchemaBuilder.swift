@@ -13,6 +13,8 @@ struct GraphQLServices: Sendable {
     let queries: QueryService
     let objects: ObjectService
     let maxLimit: Int?
+    /// The app's id, in the URLs of files (`<mount>/files/<appId>/<name>`).
+    var applicationId = ""
 }
 
 /// Builds the GraphQL schema of an app's classes (docs/graphql-contract.md §4, §5): per class an object type, a get
@@ -24,27 +26,35 @@ final class SchemaBuilder {
 
     init(services: GraphQLServices) throws {
         self.services = services
-        self.inputs = try CommonInputTypes()
+        self.inputs = try CommonInputTypes(fieldTypes: try FieldTypes(applicationId: services.applicationId))
         self.pageInfo = try Self.pageInfoType()
     }
 
     func build(_ shapes: [ClassShape]) throws -> GraphQLSchema {
-        // Class types refer to each other (pointers): their fields are built once every type exists.
-        let table = ObjectTypeTable()
+        // Class types refer to each other (pointers, relations): their fields are built once every type exists.
+        let classInputs = try inputs.prepare(shapes)
+        let context = try classTypeContext(shapes)
         var objects: [String: GraphQLObjectType] = [:]
+        var connections: [String: GraphQLObjectType] = [:]
+        var orders: [String: GraphQLEnumType] = [:]
         for shape in shapes {
-            let type = try objectType(shape, table)
-            objects[shape.className] = type
-            table[shape.className] = type
+            let type = try objectType(shape, context)
+            (objects[shape.className], context.objects[shape.className]) = (type, type)
+            connections[shape.className] = try connectionType(shape, type)
+            context.connections[shape.className] = connections[shape.className]
+            orders[shape.className] = try inputs.orderType(shape)
+            context.orders[shape.className] = orders[shape.className]
         }
         var queries: GraphQLFieldMap = [
-            "health": GraphQLField(type: GraphQLNonNull(GraphQLBoolean), resolve: { _, _, _, _ in Map.bool(true) })
+            "health": GraphQLField(type: GraphQLNonNull(GraphQLBoolean), resolve: { _, _, _, _ in Map.bool(true) }),
+            "node": NodeQuery.field(inputs.fieldTypes.node, shapes: context.shapes, services: services),
         ]
         var mutations: GraphQLFieldMap = [:]
         for shape in shapes {
-            guard let object = objects[shape.className] else { continue }
+            guard let object = objects[shape.className], let connection = connections[shape.className], let order = orders[shape.className]
+            else { continue }
             if let name = shape.getName { queries[name] = getQuery(shape, object) }
-            if let name = shape.findName { queries[name] = try findQuery(shape, object) }
+            if let name = shape.findName { queries[name] = try findQuery(shape, connection, order, context.shapes) }
             if shape.hasMutations {
                 let mutation = try ClassMutations(shape: shape, object: object, services: services, inputs: inputs)
                 for (name, field) in try mutation.fields() { mutations[name] = field }
@@ -52,73 +62,16 @@ final class SchemaBuilder {
         }
         let query = try GraphQLObjectType(name: "Query", fields: queries)
         let mutation = mutations.isEmpty ? nil : try GraphQLObjectType(name: "Mutation", fields: mutations)
-        return try GraphQLSchema(query: query, mutation: mutation)
+        return try withExtendedLifetime(classInputs) { try GraphQLSchema(query: query, mutation: mutation) }
     }
 
-    // MARK: Class types
-
-    func objectType(_ shape: ClassShape, _ table: ObjectTypeTable) throws -> GraphQLObjectType {
-        let services = self.services
-        return try GraphQLObjectType(
-            name: shape.typeName,
-            fields: {
-                var fields: GraphQLFieldMap = [
-                    "id": GraphQLField(
-                        type: GraphQLNonNull(GraphQLID),
-                        resolve: { source, _, _, _ in
-                            guard let object = source as? ParseObjectValue, let id = object.fields["objectId"]?.stringValue else { return nil }
-                            return Map.string(GraphQLNames.globalId(object.className, id))
-                        }),
-                    "objectId": GraphQLField(type: GraphQLNonNull(GraphQLID), resolve: Self.value("objectId")),
-                    "createdAt": GraphQLField(type: GraphQLNonNull(GraphQLScalars.date), resolve: Self.value("createdAt")),
-                    "updatedAt": GraphQLField(type: GraphQLNonNull(GraphQLScalars.date), resolve: Self.value("updatedAt")),
-                ]
-                for field in shape.fields {
-                    if case .pointer(let target) = field.type, let targetType = table[target] {
-                        fields[field.name] = GraphQLField(type: targetType, resolve: Self.pointer(field.name, target: target, services))
-                    } else {
-                        fields[field.name] = GraphQLField(type: Self.outputType(field.type), resolve: Self.value(field.name))
-                    }
-                }
-                return fields
-            })
-    }
-
-    /// Parse type → GraphQL output type. Pointers to a class that is not shown, and the types this version does not
-    /// shape yet (File, GeoPoint, Polygon, Bytes), are `Object` or `Any`: their Parse JSON as it is.
-    static func outputType(_ type: FieldType) -> any GraphQLOutputType {
-        switch type {
-        case .string: return GraphQLString
-        case .number: return GraphQLFloat
-        case .boolean: return GraphQLBoolean
-        case .date: return GraphQLScalars.date
-        case .object, .pointer: return GraphQLScalars.object
-        case .array: return GraphQLList(GraphQLScalars.any)
-        default: return GraphQLScalars.any
-        }
-    }
-
-    /// A field's stored value (nil when the object lacks it: not set, or hidden by `keys` or protected fields).
-    static func value(_ name: String) -> GraphQLFieldResolve {
-        { source, _, _, _ in
-            guard let object = source as? ParseObjectValue, let value = object.fields[name], value != .null else { return nil }
-            return MapJSON.map(value)
-        }
-    }
-
-    /// A pointer's object, read with a get as the caller (nil when it is gone or the caller may not read it).
-    static func pointer(_ name: String, target: String, _ services: GraphQLServices) -> GraphQLFieldResolve {
-        { source, _, context, _ in
-            guard let object = source as? ParseObjectValue, let context = context as? GraphQLContext,
-                case .object(let pointer)? = object.fields[name], let id = pointer["objectId"]?.stringValue
-            else { return nil }
-            do {
-                let fields = try await services.queries.get(target, objectId: id, FindOptions(), auth: context.auth, triggers: true)
-                return ParseObjectValue(className: target, fields: fields)
-            } catch let error as ParseError where error.code == .objectNotFound {
-                return nil
-            }
-        }
+    /// The tables class types fill while they are built, and the `ArrayResult` union of them all.
+    func classTypeContext(_ shapes: [ClassShape]) throws -> ClassTypeContext {
+        let objects = WeakTypeTable<GraphQLObjectType>()
+        return ClassTypeContext(
+            objects: objects, connections: WeakTypeTable(), orders: WeakTypeTable(),
+            arrayResult: try inputs.fieldTypes.arrayResult(objects, classNames: shapes.map(\.className)),
+            shapes: Dictionary(shapes.map { ($0.className, $0) }, uniquingKeysWith: { a, _ in a }))
     }
 
     // MARK: Queries
@@ -127,7 +80,10 @@ final class SchemaBuilder {
     func getQuery(_ shape: ClassShape, _ object: GraphQLObjectType) -> GraphQLField {
         let (services, className) = (self.services, shape.className)
         return GraphQLField(
-            type: GraphQLNonNull(object), args: ["id": GraphQLArgument(type: GraphQLNonNull(GraphQLID))],
+            type: GraphQLNonNull(object),
+            args: [
+                "id": GraphQLArgument(type: GraphQLNonNull(GraphQLID)), "options": GraphQLArgument(type: inputs.fieldTypes.readOptions),
+            ],
             resolve: { _, args, context, _ in
                 let auth = try Self.auth(context)
                 let id = GraphQLNames.objectId(from: MapJSON.json(args)["id"]?.stringValue ?? "", className: className)
@@ -136,48 +92,14 @@ final class SchemaBuilder {
             })
     }
 
-    /// `plural(g(C))(where, order, skip, after, first): GConnection!`: a REST find.
-    func findQuery(_ shape: ClassShape, _ object: GraphQLObjectType) throws -> GraphQLField {
-        let connection = try connectionType(shape, object)
-        let whereType = try inputs.whereType(shape)
-        let order = try inputs.orderType(shape)
-        let (services, className) = (self.services, shape.className)
+    /// `plural(g(C))(where, order, skip, after, first, before, last): GConnection!`: a REST find.
+    func findQuery(
+        _ shape: ClassShape, _ connection: GraphQLObjectType, _ order: GraphQLEnumType, _ shapes: [String: ClassShape]
+    ) throws -> GraphQLField {
+        let query = ConnectionQuery(shape: shape, shapes: shapes, services: services)
         return GraphQLField(
-            type: GraphQLNonNull(connection),
-            args: [
-                "where": GraphQLArgument(type: whereType), "order": GraphQLArgument(type: GraphQLList(GraphQLNonNull(order))),
-                "skip": GraphQLArgument(type: GraphQLInt), "after": GraphQLArgument(type: GraphQLString),
-                "first": GraphQLArgument(type: GraphQLInt),
-            ],
-            resolve: { _, args, context, info in
-                let auth = try Self.auth(context)
-                let arguments = MapJSON.json(args)
-                var find = FindOptions()
-                if case .object(let input)? = arguments["where"] { find.whereValue = .object(try GraphQLWhere.parse(input, shape)) }
-                if case .array(let keys)? = arguments["order"] { find.order = keys.compactMap { $0.stringValue.flatMap(CommonInputTypes.orderKey) } }
-                var skip = arguments["skip"]?.integerValue ?? 0
-                guard skip >= 0 else { throw ParseError.invalidQuery("Skip should be a positive number") }
-                if case .string(let cursor)? = arguments["after"] {
-                    guard let offset = GraphQLNames.offset(fromCursor: cursor) else { throw ParseError.invalidQuery("After is not a valid cursor") }
-                    skip += offset + 1
-                }
-                let selected = Selections.names(info)
-                let pageInfo = Selections.names(under: "pageInfo", info)
-                var limit: Int
-                if let first = arguments["first"]?.integerValue {
-                    guard first >= 0 else { throw ParseError.invalidQuery("First should be a positive number") }
-                    limit = first
-                } else {
-                    limit = selected.contains("edges") || selected.contains("pageInfo") ? 100 : 0
-                }
-                if let maxLimit = services.maxLimit { limit = min(limit, maxLimit) }
-                find.skip = skip
-                find.limit = limit
-                find.count = selected.contains("count") || pageInfo.contains("hasNextPage") || pageInfo.contains("hasPreviousPage")
-                let page = try await services.queries.find(className, find, auth: auth, triggers: true)
-                return ConnectionValue(
-                    objects: page.results.map { ParseObjectValue(className: className, fields: $0) }, count: page.count, skip: skip)
-            })
+            type: GraphQLNonNull(connection), args: ConnectionQuery.arguments(try inputs.whereType(shape), order, inputs.fieldTypes.readOptions),
+            resolve: { _, args, context, info in try await query.run(MapJSON.json(args), auth: try Self.auth(context), info) })
     }
 
     /// `GConnection { count: Int!, edges: [GEdge], pageInfo: PageInfo! }` and `GEdge { node: G, cursor: String! }`.
@@ -241,17 +163,4 @@ struct ConnectionValue: Sendable {
 struct EdgeValue: Sendable {
     let node: ParseObjectValue
     let cursor: String
-}
-
-/// The class types by Parse class name while the schema is built (held weakly: the schema keeps the types).
-final class ObjectTypeTable {
-    private struct Entry {
-        weak var type: GraphQLObjectType?
-    }
-    private var entries: [String: Entry] = [:]
-
-    subscript(className: String) -> GraphQLObjectType? {
-        get { entries[className]?.type }
-        set { entries[className] = Entry(type: newValue) }
-    }
 }

@@ -180,7 +180,8 @@ public struct ParsleyResponder: HTTPResponder {
         let known: Set<String> = [
             "classes", "users", "login", "logout", "sessions", "roles", "schemas", "batch", "config", "installations", "files", "functions",
             "jobs", "events", "health", "serverInfo", "purge", "aggregate", "requestPasswordReset", "verificationEmailRequest",
-            "verifyPassword", "loginAs", "upgradeToRevocableSession", "apps", "push", "hooks", "graphql", "graphql-config", "scriptlog", "security", "challenge",
+            "verifyPassword", "loginAs", "upgradeToRevocableSession", "apps", "push", "hooks", "graphql", "graphql-config", "scriptlog", "security",
+            "challenge",
         ]
         return known.contains(first) ? parts.joined(separator: "/") : "unknown"
     }
