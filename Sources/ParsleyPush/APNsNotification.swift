@@ -1,5 +1,5 @@
 import ParsleyCore
-public import ParsleyDomain
+import ParsleyDomain
 
 /// The APNs request for one message: the `apns-*` headers and the JSON body, laid out the way Parse Server's push
 /// adapter lays them out. The Parse keys APNs knows go into `aps` (`alert`, `badge`, `sound`, `content-available`,

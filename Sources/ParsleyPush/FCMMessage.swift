@@ -1,5 +1,5 @@
 import ParsleyCore
-public import ParsleyDomain
+import ParsleyDomain
 
 /// The FCM HTTP v1 `messages:send` body for one message.
 ///

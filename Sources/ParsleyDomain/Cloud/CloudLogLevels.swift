@@ -1,5 +1,5 @@
 public import Logging
-public import ParsleyCore
+import ParsleyCore
 
 /// Parse Server's `logLevels`: the level of the lines cloud code's triggers and functions log (nil: `silent`, not
 /// logged). The lines name the trigger or function, the class and the user, never the objects or parameters (they

@@ -1,5 +1,5 @@
 import Foundation
-public import ParsleyCore
+import ParsleyCore
 import ParsleyStorage
 
 /// `/hooks`: webhooks stored in `_Hooks` (through the write pipeline, with the master key; a trigger's class in
