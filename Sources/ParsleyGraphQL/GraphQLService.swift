@@ -15,9 +15,13 @@ public final class GraphQLService: Sendable {
     private let cache = NIOLockedValueBox<(signature: String, schema: GraphQLSchema)?>(nil)
     let logger = Logger(label: "parsley.graphql")
 
-    public init(queries: QueryService, objects: ObjectService, schemas: SchemaService, options: ParseServerOptions) {
-        self.services = GraphQLServices(queries: queries, objects: objects, maxLimit: options.maxLimit)
-        self.schemas = schemas
+    /// The API over an app's services.
+    public init(services: ParseServices) {
+        let options = services.options
+        self.services = GraphQLServices(
+            queries: services.queries, objects: services.objects, maxLimit: options.maxLimit, users: services.users, roles: services.roles,
+            cloud: services.cloud, schemas: services.schemas, lockSchemas: options.schema?.lockSchemas == true)
+        self.schemas = services.schemas
     }
 
     /// An answer: its HTTP status and JSON text (`{"data":...,"errors":[...]}`).
@@ -28,7 +32,9 @@ public final class GraphQLService: Sendable {
 
     /// Runs one operation. `body` is the request's JSON; resolver errors answer 200 with `errors[].extensions.code`
     /// the Parse code, a document that does not parse or validate answers 400 (docs/graphql-contract.md §1.4).
-    public func execute(_ body: JSONValue?, auth: Auth) async -> Answer {
+    /// `uploads` are a multipart request's files (`GraphQLUpload.marker` in the variables) and `storeFile` how
+    /// `createFile` stores one.
+    public func execute(_ body: JSONValue?, auth: Auth, uploads: [String: GraphQLUpload] = [:], storeFile: StoreFile? = nil) async -> Answer {
         guard case .object(let request)? = body, case .string(let query)? = request["query"], !query.isEmpty else {
             return Self.failure(400, "GraphQL operations must contain a non-empty `query`.", code: "BAD_REQUEST")
         }
@@ -54,7 +60,8 @@ public final class GraphQLService: Sendable {
             let invalid = validate(schema: schema, ast: document, rules: rules)
             if !invalid.isEmpty { return Self.answer(400, data: nil, errors: invalid, code: "GRAPHQL_VALIDATION_FAILED") }
             let result = try await GraphQL.execute(
-                schema: schema, documentAST: document, rootValue: (), context: GraphQLContext(auth: auth), variableValues: variables,
+                schema: schema, documentAST: document, rootValue: (), context: GraphQLContext(auth: auth, uploads: uploads, storeFile: storeFile),
+                variableValues: variables,
                 operationName: operationName)
             // Nothing ran: the variables or the operation name were refused.
             if result.data == nil, !result.errors.isEmpty, result.errors.allSatisfy({ $0.path.elements.isEmpty && $0.originalError == nil }) {

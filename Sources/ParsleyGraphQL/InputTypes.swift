@@ -103,6 +103,11 @@ struct CommonInputTypes {
 
     /// `CreateGFieldsInput` (required fields non-null) or `UpdateGFieldsInput`: `ACL` and the class's fields.
     func fieldsType(_ shape: ClassShape, create: Bool) throws -> GraphQLInputObjectType {
+        try GraphQLInputObjectType(name: (create ? "Create" : "Update") + shape.typeName + "FieldsInput", fields: fieldsMap(shape, create: create))
+    }
+
+    /// The fields of `fieldsType`, for inputs that add their own (`CreateUserFieldsInput`: `password`, `authData`).
+    func fieldsMap(_ shape: ClassShape, create: Bool) -> InputObjectFieldMap {
         var fields: InputObjectFieldMap = ["ACL": InputObjectField(type: acl)]
         for field in shape.fields {
             let type = Self.inputType(field.type)
@@ -110,7 +115,7 @@ struct CommonInputTypes {
             let input: any GraphQLInputType = required ? GraphQLNonNull(type) : type
             fields[field.name] = InputObjectField(type: input)
         }
-        return try GraphQLInputObjectType(name: (create ? "Create" : "Update") + shape.typeName + "FieldsInput", fields: fields)
+        return fields
     }
 
     /// Parse type → GraphQL input type; pointers and the types not shaped yet take their Parse JSON (`Any`).
