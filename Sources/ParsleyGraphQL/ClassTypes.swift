@@ -24,13 +24,22 @@ struct ClassShape: Sendable {
     /// Classes that are never shown: internal system classes (only these system classes are).
     static let shownSystemClasses: Set<String> = ["_User", "_Role", "_Session", "_Installation"]
     /// Type names a class type may not take (docs/graphql-contract.md §2), and those of this module's own types.
-    static let reservedTypeNames: Set<String> = [
-        "String", "Boolean", "Int", "Float", "ID", "ArrayResult", "Query", "Mutation", "Subscription", "CreateFileInput",
-        "CreateFilePayload", "Viewer", "SignUpInput", "SignUpPayload", "LogInInput", "LogInPayload", "LogOutInput", "LogOutPayload",
-        "CloudCodeFunction", "CallCloudCodeInput", "CallCloudCodePayload", "CreateClassInput", "CreateClassPayload", "UpdateClassInput",
-        "UpdateClassPayload", "DeleteClassInput", "DeleteClassPayload", "PageInfo", "Any", "Object", "Date", "Node", "ParseObject",
-        "Class", "ACLInput", "UserACLInput", "RoleACLInput", "PublicACLInput",
-    ]
+    static let reservedTypeNames: Set<String> =
+        [
+            "String", "Boolean", "Int", "Float", "ID", "ArrayResult", "Query", "Mutation", "Subscription", "CreateFileInput",
+            "CreateFilePayload", "Viewer", "SignUpInput", "SignUpPayload", "LogInInput", "LogInPayload", "LogOutInput", "LogOutPayload",
+            "CloudCodeFunction", "CallCloudCodeInput", "CallCloudCodePayload", "CreateClassInput", "CreateClassPayload", "UpdateClassInput",
+            "UpdateClassPayload", "DeleteClassInput", "DeleteClassPayload", "PageInfo", "Any", "Object", "Date", "Node", "ParseObject",
+            "Class", "ACLInput", "UserACLInput", "RoleACLInput", "PublicACLInput",
+            // The built-in operations' own types (BuiltInOperations).
+            "Upload", "FileInfo", "SchemaField", "SchemaFieldInput", "SchemaFieldsInput", "PointerFieldInput", "RelationFieldInput",
+            "SchemaPointerField", "SchemaRelationField", "SchemaACLField", "CreateUserFieldsInput", "UserLoginWithInput", "LogInWithInput",
+            "LogInWithPayload", "ResetPasswordInput", "ResetPasswordPayload", "ConfirmResetPasswordInput", "ConfirmResetPasswordPayload",
+            "SendVerificationEmailInput", "SendVerificationEmailPayload",
+        ]
+        + ["String", "Number", "Boolean", "Array", "Object", "Date", "File", "GeoPoint", "Polygon", "Bytes"].flatMap {
+            ["Schema\($0)Field", "Schema\($0)FieldInput"]
+        }
     static let reservedQueryNames: Set<String> = ["health", "viewer", "class", "classes", "node"]
 
     /// The classes to show, in Parse Server's order (`_` classes first, then by name), the first of two classes with the

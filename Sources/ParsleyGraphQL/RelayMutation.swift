@@ -18,11 +18,22 @@ enum RelayMutation {
     typealias ResolveInContext =
         @Sendable (_ input: [String: JSONValue], _ context: GraphQLContext, _ info: GraphQLResolveInfo) async throws -> [String: any Sendable]
 
-    /// `name(input: <Name>Input!): <Name>Payload!`; `resolve` answers the payload's values by field name.
+    /// `name(input: <Name>Input!): <Name>Payload!`; `resolve` answers the payload's values by field name. The read-only
+    /// master key is refused as REST refuses its POST requests, unless `readOnly` says the resolver checks it itself.
     static func field(
-        _ name: String, input: InputObjectFieldMap, output: [String: any GraphQLOutputType], resolve: @escaping Resolve
+        _ name: String, input: InputObjectFieldMap, output: [String: any GraphQLOutputType], readOnly: Bool = false, resolve: @escaping Resolve
     ) throws -> GraphQLField {
-        try field(name, input: input, output: output, resolveInContext: { input, context, info in try await resolve(input, context.auth, info) })
+        try field(
+            name, input: input, output: output,
+            resolveInContext: { input, context, info in
+                if !readOnly { try refuseReadOnly(context.auth) }
+                return try await resolve(input, context.auth, info)
+            })
+    }
+
+    /// 119 for the read-only master key, with the words REST's request rules use for a POST.
+    static func refuseReadOnly(_ auth: Auth, _ operation: String = "create") throws {
+        if auth.isReadOnly { throw ParseError(.operationForbidden, "read-only masterKey isn't allowed to perform the \(operation) operation.") }
     }
 
     /// The same, for a resolver that needs more of the request than its auth (a multipart request's files).

@@ -165,7 +165,7 @@ struct SchemaOperations {
             "name": InputObjectField(type: GraphQLNonNull(GraphQLString)), "schemaFields": InputObjectField(type: fieldsInput),
         ]
         let create = try RelayMutation.field(
-            "createClass", input: change, output: output,
+            "createClass", input: change, output: output, readOnly: true,
             resolve: { input, auth, _ in
                 try Self.requireMaster(auth, change: "create")
                 try services.refuseLockedSchemas()
@@ -176,7 +176,7 @@ struct SchemaOperations {
                 return ["class": ClassValue(schema: try await Self.existing(schema?.className ?? name, services))]
             })
         let update = try RelayMutation.field(
-            "updateClass", input: change, output: output,
+            "updateClass", input: change, output: output, readOnly: true,
             resolve: { input, auth, _ in
                 try Self.requireMaster(auth, change: "update")
                 try services.refuseLockedSchemas()
@@ -187,7 +187,7 @@ struct SchemaOperations {
                 return ["class": ClassValue(schema: try await Self.existing(current.className, services))]
             })
         let delete = try RelayMutation.field(
-            "deleteClass", input: ["name": InputObjectField(type: GraphQLNonNull(GraphQLString))], output: output,
+            "deleteClass", input: ["name": InputObjectField(type: GraphQLNonNull(GraphQLString))], output: output, readOnly: true,
             resolve: { input, auth, _ in
                 try Self.requireMaster(auth, change: "delete")
                 let current = try await Self.existing(input["name"]?.stringValue ?? "", services)

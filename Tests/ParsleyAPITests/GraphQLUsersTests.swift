@@ -12,7 +12,8 @@ struct GraphQLUsersTests {
     static var cloud: CloudCode {
         var cloud = CloudCode()
         cloud.define("hello") { req in
-            ["greeting": .string("hello \(req.params["name"]?.stringValue ?? "nobody")"), "user": req.user?["objectId"] ?? .null] as JSONValue
+            ["greeting": .string("hello \(req.params["name"]?.stringValue ?? "nobody")"), "user": req.caller.userId.map(JSONValue.string) ?? .null]
+                as JSONValue
         }
         cloud.define("fails") { _ in
             throw ParseError(.scriptFailed, "bad call")

@@ -45,8 +45,9 @@ extension ParseTransport {
                         throw GraphQLMultipartError("Invalid multipart/form-data body.")
                     }
                     parsed = try form.graphQLRequest()
-                } catch let error as GraphQLMultipartError {
-                    return Self.json(400, ["errors": [["message": .string(error.message), "extensions": ["code": "BAD_USER_INPUT"]]]])
+                } catch {
+                    let message = (error as? GraphQLMultipartError)?.message ?? "Invalid multipart/form-data body."
+                    return Self.json(400, ["errors": [["message": .string(message), "extensions": ["code": "BAD_USER_INPUT"]]]])
                 }
                 let storeFile: GraphQLService.StoreFile = { upload, auth in try await self.storeGraphQLUpload(upload, request, auth: auth) }
                 answer = await RequestInfo.$current.withValue(info) {

@@ -91,7 +91,7 @@ struct MultipartForm {
     /// The GraphQL multipart request spec: `operations` (one operation's JSON), `map` (`{"<key>": ["variables.x", ...]}`)
     /// and the files named by the keys. Answers the operation with each file's marker where `map` puts it, and the
     /// files by key; a malformed request is a `GraphQLMultipartError` (400).
-    func graphQLRequest() throws(GraphQLMultipartError) -> (body: JSONValue, uploads: [String: GraphQLUpload]) {
+    func graphQLRequest() throws -> (body: JSONValue, uploads: [String: GraphQLUpload]) {
         guard let operationsPart = parts.first(where: { $0.name == "operations" }),
             let operations = try? JSONParser.parse(operationsPart.bytes)
         else { throw GraphQLMultipartError("Invalid JSON in the 'operations' multipart field.") }
