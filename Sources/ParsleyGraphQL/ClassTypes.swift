@@ -24,7 +24,7 @@ struct ClassShape: Sendable {
     /// Classes that are never shown: internal system classes (only these system classes are).
     static let shownSystemClasses: Set<String> = ["_User", "_Role", "_Session", "_Installation"]
     /// Type names a class type may not take (docs/graphql-contract.md §2), and those of this module's own types.
-    static let reservedTypeNames: Set<String> =
+    static let reservedTypeNames = Set<String>(
         [
             "String", "Boolean", "Int", "Float", "ID", "ArrayResult", "Query", "Mutation", "Subscription", "CreateFileInput",
             "CreateFilePayload", "Viewer", "SignUpInput", "SignUpPayload", "LogInInput", "LogInPayload", "LogOutInput", "LogOutPayload",
@@ -37,9 +37,9 @@ struct ClassShape: Sendable {
             "LogInWithPayload", "ResetPasswordInput", "ResetPasswordPayload", "ConfirmResetPasswordInput", "ConfirmResetPasswordPayload",
             "SendVerificationEmailInput", "SendVerificationEmailPayload",
         ]
-        + ["String", "Number", "Boolean", "Array", "Object", "Date", "File", "GeoPoint", "Polygon", "Bytes"].flatMap {
-            ["Schema\($0)Field", "Schema\($0)FieldInput"]
-        }
+            + ["String", "Number", "Boolean", "Array", "Object", "Date", "File", "GeoPoint", "Polygon", "Bytes"].flatMap {
+                ["Schema\($0)Field", "Schema\($0)FieldInput"]
+            })
     static let reservedQueryNames: Set<String> = ["health", "viewer", "class", "classes", "node"]
 
     /// The classes to show, in Parse Server's order (`_` classes first, then by name), the first of two classes with the

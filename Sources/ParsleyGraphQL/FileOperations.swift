@@ -1,7 +1,7 @@
 import GraphQL
 import OrderedCollections
-import ParsleyCore
-import ParsleyDomain
+public import ParsleyCore
+public import ParsleyDomain
 
 /// One file of a multipart GraphQL request (the GraphQL multipart request spec): its name, type and bytes.
 public struct GraphQLUpload: Sendable {

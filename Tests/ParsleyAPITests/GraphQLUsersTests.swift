@@ -15,7 +15,7 @@ struct GraphQLUsersTests {
             ["greeting": .string("hello \(req.params["name"]?.stringValue ?? "nobody")"), "user": req.caller.userId.map(JSONValue.string) ?? .null]
                 as JSONValue
         }
-        cloud.define("fails") { _ in
+        cloud.define("fails") { _ -> JSONValue in
             throw ParseError(.scriptFailed, "bad call")
         }
         return cloud
