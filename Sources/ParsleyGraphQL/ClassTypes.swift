@@ -35,7 +35,7 @@ struct ClassShape: Sendable {
             "Upload", "FileInfo", "SchemaField", "SchemaFieldInput", "SchemaFieldsInput", "PointerFieldInput", "RelationFieldInput",
             "SchemaPointerField", "SchemaRelationField", "SchemaACLField", "CreateUserFieldsInput", "UserLoginWithInput", "LogInWithInput",
             "LogInWithPayload", "ResetPasswordInput", "ResetPasswordPayload", "ConfirmResetPasswordInput", "ConfirmResetPasswordPayload",
-            "SendVerificationEmailInput", "SendVerificationEmailPayload",
+            "SendVerificationEmailInput", "SendVerificationEmailPayload", "ChallengeInput", "ChallengePayload",
         ]
             + ["String", "Number", "Boolean", "Array", "Object", "Date", "File", "GeoPoint", "Polygon", "Bytes"].flatMap {
                 ["Schema\($0)Field", "Schema\($0)FieldInput"]

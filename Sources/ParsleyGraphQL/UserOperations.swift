@@ -11,9 +11,9 @@ struct ViewerValue: Sendable {
 }
 
 /// The `viewer` query and the user mutations (docs/graphql-contract.md §6): `signUp`, `logIn`, `logInWith`,
-/// `logOut`, `resetPassword`, `confirmResetPassword` and `sendVerificationEmail`. Each one calls the `UserService` or
+/// `logOut`, `resetPassword`, `confirmResetPassword`, `sendVerificationEmail` and `challenge`. Each one calls the `UserService` or
 /// `EmailFlows` function its REST route calls (`POST /users`, `/login`, `/logout`, `/requestPasswordReset`,
-/// `/verificationEmailRequest`, the reset page's form), so password policy, lockout, email verification, auth
+/// `/verificationEmailRequest`, `/challenge`, the reset page's form), so password policy, lockout, email verification, auth
 /// providers and cloud code's login hooks hold as they do on REST.
 struct UserOperations {
     let services: GraphQLServices
@@ -135,8 +135,23 @@ struct UserOperations {
                 try await services.users.emails.requestVerificationEmail(request, mountURL: RequestInfo.current.mountURL ?? "")
                 return ["ok": Map.bool(true)]
             })
+        let challenge = try RelayMutation.field(
+            "challenge",
+            input: [
+                "username": InputObjectField(type: GraphQLString), "password": InputObjectField(type: GraphQLString),
+                "authData": InputObjectField(type: GraphQLScalars.object), "challengeData": InputObjectField(type: GraphQLScalars.object),
+            ],
+            output: ["challengeData": GraphQLScalars.object],
+            resolve: { input, auth, _ in
+                var body = input
+                body["clientMutationId"] = nil
+                let answer = try await services.users.challenge(try Challenge(decoding: .object(body)), auth: auth)
+                guard let data = answer["challengeData"], data != .null else { return [:] }
+                return ["challengeData": MapJSON.map(data)]
+            })
         return [
-            ("signUp", signUp), ("logInWith", logInWith), ("logIn", logIn), ("logOut", logOut), ("resetPassword", resetPassword),
+            ("signUp", signUp), ("challenge", challenge), ("logInWith", logInWith), ("logIn", logIn), ("logOut", logOut),
+            ("resetPassword", resetPassword),
             ("confirmResetPassword", confirmResetPassword), ("sendVerificationEmail", sendVerificationEmail),
         ]
     }
