@@ -282,6 +282,22 @@ struct GraphQLUsersTests {
                 headers: headers)
             #expect(write.graphQLError.message == "read-only masterKey isn't allowed to create a schema.", "\(write.json)")
             #expect(write.graphQLError.code == 119)
+            // Other mutations are refused as REST refuses the key's POSTs, and nothing is written.
+            _ = try await p.createId("GameScore", ["score": 1])
+            let create = try await p.raw(
+                .post, "/graphql",
+                body: JSONWriter.string(["query": "mutation { createGameScore(input: {fields: {score: 2}}) { gameScore { objectId } } }"]),
+                headers: headers)
+            #expect(create.graphQLError.message == "read-only masterKey isn't allowed to perform the create operation.", "\(create.json)")
+            let signUp = try await p.raw(
+                .post, "/graphql",
+                body: JSONWriter.string([
+                    "query": "mutation { signUp(input: {fields: {username: \"ro\", password: \"pw\"}}) { viewer { sessionToken } } }"
+                ]),
+                headers: headers)
+            #expect(signUp.graphQLError.code == 119, "\(signUp.json)")
+            #expect(try await p.find("GameScore").results.count == 1)
+            #expect(try await p.find("_User").results.isEmpty)
         }
     }
 }
