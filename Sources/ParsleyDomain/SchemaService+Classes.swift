@@ -29,6 +29,31 @@ extension SchemaService {
         }
     }
 
+    /// Internal classes Parse Server never lists ("volatile" classes): not in `GET /schemas` nor GraphQL's `classes`.
+    public static let unlistedClasses: Set<String> = [
+        "_JobStatus", "_PushStatus", "_Hooks", "_GlobalConfig", "_GraphQLConfig", "_JobSchedule", "_Audience", "_Idempotency",
+    ]
+
+    /// The classes `GET /schemas` and GraphQL's `classes` list, by name.
+    public static func listed(_ all: [String: ClassSchema]) -> [ClassSchema] {
+        all.values.filter { !unlistedClasses.contains($0.className) && !$0.className.hasPrefix("_Join:") }.sorted { $0.className < $1.className }
+    }
+
+    /// `DELETE /schemas/:className` (and GraphQL's `deleteClass`) of a class that exists: 255 for `_User`, `_Role` and
+    /// `_Session` (the server relies on them) and for a class that holds objects; otherwise dropped.
+    public func deleteClass(_ schema: ClassSchema, queries: QueryService) async throws {
+        let name = schema.className
+        if ["_User", "_Role", "_Session"].contains(name) {
+            throw ParseError(.invalidSchemaOperation, "Class \(name) is a system class, cannot drop schema.")
+        }
+        let count = try await queries.count(name, where: nil, auth: .master)
+        if count > 0 {
+            throw ParseError(.invalidSchemaOperation, "Class \(name) is not empty, contains \(count) objects, cannot drop schema.")
+        }
+        // Counted again inside the transaction: an object created meanwhile keeps the class.
+        try await dropEmptyClass(schema)
+    }
+
     /// `DELETE /schemas/:className`, once the caller found the class empty: drops its table, its relations' join
     /// tables and its schema.
     /// - Throws: 255 when an object was created meanwhile (counted again inside the transaction).

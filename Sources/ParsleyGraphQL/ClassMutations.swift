@@ -98,6 +98,8 @@ struct ClassMutations {
             type: GraphQLNonNull(payload), args: ["input": GraphQLArgument(type: GraphQLNonNull(input))],
             resolve: { _, args, context, info in
                 let auth = try SchemaBuilder.auth(context)
+                // As REST's request rules refuse the read-only master key's writes.
+                try RelayMutation.refuseReadOnly(auth, kind.lowercased())
                 let input = MapJSON.json(args)["input"] ?? [:]
                 let object = try await resolve(input, auth, info)
                 return MutationValue(object: ParseObjectValue(className: className, fields: object), clientMutationId: input["clientMutationId"])

@@ -37,7 +37,15 @@ struct ClassShape: Sendable {
         "CloudCodeFunction", "CallCloudCodeInput", "CallCloudCodePayload", "CreateClassInput", "CreateClassPayload", "UpdateClassInput",
         "UpdateClassPayload", "DeleteClassInput", "DeleteClassPayload", "PageInfo", "Any", "Object", "Date", "Node", "ParseObject",
         "Class", "ACLInput", "UserACLInput", "RoleACLInput", "PublicACLInput",
-    ]).union(sharedTypeNames)
+        // The built-in operations' own types (BuiltInOperations).
+        "Upload", "FileInfo", "SchemaField", "SchemaFieldInput", "SchemaFieldsInput", "PointerFieldInput", "RelationFieldInput",
+        "SchemaPointerField", "SchemaRelationField", "SchemaACLField", "CreateUserFieldsInput", "UserLoginWithInput", "LogInWithInput",
+        "LogInWithPayload", "ResetPasswordInput", "ResetPasswordPayload", "ConfirmResetPasswordInput", "ConfirmResetPasswordPayload",
+        "SendVerificationEmailInput", "SendVerificationEmailPayload", "ChallengeInput", "ChallengePayload",
+    ]).union(sharedTypeNames).union(
+        ["String", "Number", "Boolean", "Array", "Object", "Date", "File", "GeoPoint", "Polygon", "Bytes"].flatMap {
+            ["Schema\($0)Field", "Schema\($0)FieldInput"]
+        })
     /// The types every schema has for field types, inputs and `where` (FieldTypes, WhereInputTypes): a class type, or
     /// one of a class's own input types, may not take these names.
     static let sharedTypeNames: Set<String> = [

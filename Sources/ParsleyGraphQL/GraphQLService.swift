@@ -17,11 +17,16 @@ public final class GraphQLService: Sendable {
     private let cache = NIOLockedValueBox<(signature: String, schema: GraphQLSchema)?>(nil)
     let logger = Logger(label: "parsley.graphql")
 
-    public init(queries: QueryService, objects: ObjectService, schemas: SchemaService, config: GraphQLConfigService, options: ParseServerOptions) {
-        self.services = GraphQLServices(queries: queries, objects: objects, maxLimit: options.maxLimit, applicationId: options.applicationId)
-        self.schemas = schemas
+    /// The API over an app's services.
+    public init(services: ParseServices) {
+        let options = services.options
+        self.services = GraphQLServices(
+            queries: services.queries, objects: services.objects, maxLimit: options.maxLimit, users: services.users, roles: services.roles,
+            cloud: services.cloud, schemas: services.schemas, lockSchemas: options.schema?.lockSchemas == true,
+            applicationId: options.applicationId)
+        self.schemas = services.schemas
         self.limits = options.graphQLLimits
-        self.config = config
+        self.config = services.graphQLConfig
     }
 
     /// An answer: its HTTP status and JSON text (`{"data":...,"errors":[...]}`).
@@ -34,8 +39,11 @@ public final class GraphQLService: Sendable {
     /// answer 200 with `errors[].extensions.code` the Parse code, a document that does not parse or validate answers
     /// 400 (docs/graphql-contract.md §1.4). Without the master or maintenance key, introspection is refused (403)
     /// unless `graphQLPublicIntrospection`, the depth and field limits apply (400, code 102) and messages name no
-    /// schema the caller did not write (§1.5, §10). Over GET only queries run (405 otherwise).
-    public func execute(_ body: JSONValue?, auth: Auth, viaGET: Bool = false) async -> Answer {
+    /// schema the caller did not write (§1.5, §10). Over GET only queries run (405 otherwise). `uploads` are a
+    /// multipart request's files (`GraphQLUpload.marker` in the variables) and `storeFile` how `createFile` stores one.
+    public func execute(
+        _ body: JSONValue?, auth: Auth, viaGET: Bool = false, uploads: [String: GraphQLUpload] = [:], storeFile: StoreFile? = nil
+    ) async -> Answer {
         guard case .object(let request)? = body else {
             if case .array? = body { return Self.failure(400, "Batched GraphQL requests are not supported.", code: "BAD_REQUEST") }
             return Self.failure(400, "GraphQL operations must contain a non-empty `query`.", code: "BAD_REQUEST")
@@ -78,7 +86,8 @@ public final class GraphQLService: Sendable {
             let invalid = validate(schema: schema, ast: document, rules: specifiedRules)
             if !invalid.isEmpty { return Self.answer(400, data: nil, errors: invalid, code: "GRAPHQL_VALIDATION_FAILED", hints: hints) }
             let result = try await GraphQL.execute(
-                schema: schema, documentAST: document, rootValue: (), context: GraphQLContext(auth: auth), variableValues: variables,
+                schema: schema, documentAST: document, rootValue: (), context: GraphQLContext(auth: auth, uploads: uploads, storeFile: storeFile),
+                variableValues: variables,
                 operationName: operationName)
             // Nothing ran: the variables or the operation name were refused.
             if result.data == nil, !result.errors.isEmpty, result.errors.allSatisfy({ $0.path.elements.isEmpty && $0.originalError == nil }) {

@@ -143,27 +143,29 @@ struct CommonInputTypes {
 
     /// `CreateGFieldsInput` (required fields non-null) or `UpdateGFieldsInput`: `ACL` and the class's fields.
     func fieldsInput(_ shape: ClassShape, create: Bool) throws -> GraphQLInputObjectType {
-        let (acl, fieldTypes, classes) = (self.acl, self.fieldTypes, self.classes)
-        return try GraphQLInputObjectType(
-            name: (create ? "Create" : "Update") + shape.typeName + "FieldsInput",
-            fields: {
-                var fields: InputObjectFieldMap = ["ACL": InputObjectField(type: acl)]
-                for field in shape.fields {
-                    let type: any GraphQLNullableType & GraphQLInputType
-                    switch field.type {
-                    case .pointer(let target):
-                        guard let pointer = classes[target]?.pointer else { continue }
-                        type = pointer
-                    case .relation(let target):
-                        guard let relation = classes[target]?.relation else { continue }
-                        type = relation
-                    default: type = Self.inputType(field.type, fieldTypes)
-                    }
-                    let required = create && shape.schema.fieldOptions[field.name]?.isRequired == true
-                    fields[field.name] = InputObjectField(type: required ? GraphQLNonNull(type) : type)
-                }
-                return fields
-            })
+        try GraphQLInputObjectType(
+            name: (create ? "Create" : "Update") + shape.typeName + "FieldsInput", fields: { self.fieldsMap(shape, create: create) })
+    }
+
+    /// The fields of `fieldsInput` (once `prepare` has made every class's inputs), also for inputs that add their own
+    /// (`CreateUserFieldsInput`: `password`, `authData`).
+    func fieldsMap(_ shape: ClassShape, create: Bool) -> InputObjectFieldMap {
+        var fields: InputObjectFieldMap = ["ACL": InputObjectField(type: acl)]
+        for field in shape.fields {
+            let type: any GraphQLNullableType & GraphQLInputType
+            switch field.type {
+            case .pointer(let target):
+                guard let pointer = classes[target]?.pointer else { continue }
+                type = pointer
+            case .relation(let target):
+                guard let relation = classes[target]?.relation else { continue }
+                type = relation
+            default: type = Self.inputType(field.type, fieldTypes)
+            }
+            let required = create && shape.schema.fieldOptions[field.name]?.isRequired == true
+            fields[field.name] = InputObjectField(type: required ? GraphQLNonNull(type) : type)
+        }
+        return fields
     }
 
     /// Parse type → GraphQL input type (pointers and relations aside).

@@ -3,9 +3,12 @@ import OrderedCollections
 import ParsleyCore
 import ParsleyDomain
 
-/// Who is asking, handed to every resolver (the same `Auth` a REST route passes to the services).
+/// Who is asking, handed to every resolver (the same `Auth` a REST route passes to the services), with the files of
+/// a multipart request by their `map` key and how the HTTP layer stores one (`createFile`).
 struct GraphQLContext: Sendable {
     let auth: Auth
+    var uploads: [String: GraphQLUpload] = [:]
+    var storeFile: GraphQLService.StoreFile?
 }
 
 /// The Domain services the resolvers call: the same ones, with the same rules, as the REST routes.
@@ -13,8 +16,19 @@ struct GraphQLServices: Sendable {
     let queries: QueryService
     let objects: ObjectService
     let maxLimit: Int?
+    let users: UserService
+    let roles: RoleService
+    let cloud: CloudRuntime
+    let schemas: SchemaService
+    /// Parse Server's `schema.lockSchemas`: classes are created and changed only by the definitions.
+    let lockSchemas: Bool
     /// The app's id, in the URLs of files (`<mount>/files/<appId>/<name>`).
     var applicationId = ""
+
+    /// 119 while `lockSchemas` is on, with `/schemas`' words.
+    func refuseLockedSchemas() throws {
+        if lockSchemas { throw ParseError(.operationForbidden, "Cannot perform this operation when schemas options is used.") }
+    }
 }
 
 /// Builds the GraphQL schema of an app's classes (docs/graphql-contract.md §4, §5): per class an object type, a get
@@ -60,9 +74,12 @@ final class SchemaBuilder {
                 for (name, field) in try mutation.fields() { mutations[name] = field }
             }
         }
+        let builtIns = try BuiltInOperations(services: services, shapes: shapes, objects: objects, inputs: inputs)
+        for (name, field) in builtIns.queries { queries[name] = field }
+        for (name, field) in builtIns.mutations { mutations[name] = field }
         let query = try GraphQLObjectType(name: "Query", fields: queries)
         let mutation = mutations.isEmpty ? nil : try GraphQLObjectType(name: "Mutation", fields: mutations)
-        return try withExtendedLifetime(classInputs) { try GraphQLSchema(query: query, mutation: mutation) }
+        return try withExtendedLifetime(classInputs) { try GraphQLSchema(query: query, mutation: mutation, types: builtIns.types) }
     }
 
     /// The tables class types fill while they are built, and the `ArrayResult` union of them all.

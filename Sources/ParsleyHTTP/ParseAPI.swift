@@ -48,9 +48,7 @@ public struct ParseAPI: Sendable {
         let (options, schemas, objects, queries) = (services.options, services.schemas, services.objects, services.queries)
         let (users, sessions, roles) = (services.users, services.sessions, services.roles)
         self.roleNames = { try await roles.roleNames(forUser: $0) }
-        graphQL =
-            options.mountGraphQL
-            ? GraphQLService(queries: queries, objects: objects, schemas: schemas, config: services.graphQLConfig, options: options) : nil
+        graphQL = options.mountGraphQL ? GraphQLService(services: services) : nil
         resources = [
             HealthRouter(pushConfigured: services.push.isConfigured, securityCheck: options.security.enableCheck),
             UsersRouter(users: users, queries: queries, sessions: sessions),

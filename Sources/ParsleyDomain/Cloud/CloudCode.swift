@@ -43,6 +43,8 @@ public struct CloudCode: Sendable {
 
     /// The names of the registered jobs.
     public var jobNames: [String] { jobs.keys.sorted() }
+    /// The names of the functions `define` registered, sorted (GraphQL's `CloudCodeFunction` enum).
+    public var functionNames: [String] { functions.keys.sorted() }
 
     public init() {}
 

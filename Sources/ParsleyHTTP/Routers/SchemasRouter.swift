@@ -10,9 +10,7 @@ struct SchemasRouter: ParseRouter {
     private var table = RouteTable()
 
     /// Internal classes Parse Server never lists ("volatile" classes).
-    static let unlisted: Set<String> = [
-        "_JobStatus", "_PushStatus", "_Hooks", "_GlobalConfig", "_GraphQLConfig", "_JobSchedule", "_Audience", "_Idempotency",
-    ]
+    static var unlisted: Set<String> { SchemaService.unlistedClasses }
 
     init(schemas: SchemaService, queries: QueryService, lockSchemas: Bool = false) {
         self.schemas = schemas
@@ -24,8 +22,7 @@ struct SchemasRouter: ParseRouter {
         }
         table.master(.get, "schemas") { [schemas] _, _ in
             try await schemas.refreshIfDue()
-            let listed = schemas.all().values.filter { !Self.unlisted.contains($0.className) && !$0.className.hasPrefix("_Join:") }
-            return .ok(["results": .array(listed.sorted { $0.className < $1.className }.map(\.json))])
+            return .ok(["results": .array(SchemaService.listed(schemas.all()).map(\.json))])
         }
         table.master(.get, "schemas/:className") { [schemas] _, p in
             let name = try p.require("className")
@@ -63,16 +60,7 @@ struct SchemasRouter: ParseRouter {
             let name = try p.require("className")
             guard Naming.isValidClassName(name) else { throw ParseError.invalidClassName(name) }
             guard let schema = try await schemas.current(name) else { return .ok([:]) }
-            // The server creates these at start-up and relies on them (unique indexes, sessions).
-            if ["_User", "_Role", "_Session"].contains(name) {
-                throw ParseError(.invalidSchemaOperation, "Class \(name) is a system class, cannot drop schema.")
-            }
-            let count = try await queries.count(name, where: nil, auth: .master)
-            if count > 0 {
-                throw ParseError(.invalidSchemaOperation, "Class \(name) is not empty, contains \(count) objects, cannot drop schema.")
-            }
-            // Counted again inside the transaction: an object created meanwhile keeps the class.
-            try await schemas.dropEmptyClass(schema)
+            try await schemas.deleteClass(schema, queries: queries)
             return .ok([:])
         }
     }

@@ -113,8 +113,14 @@ extension ParseTransport {
         // A data URI (`data:image/png;base64,....`) as the SDK may pass it through.
         if base64.hasPrefix("data:"), let comma = base64.firstIndex(of: ",") { base64 = String(base64[base64.index(after: comma)...]) }
         guard let decoded = FileService.decodeBase64(base64) else { throw ParseError(.fileSaveError, "Invalid file upload.") }
-        file = try await api.services.cloud.fileTrigger(.beforeSave, file, declaredSize: Int64(decoded.readableBytes), auth: auth)
-        var pending: ByteBuffer? = decoded
+        return try await storeWhole(service, request, file, bytes: decoded, auth: auth)
+    }
+
+    /// Stores a file whose bytes are all in memory (the JS SDK's base64 form, GraphQL's `createFile`): its
+    /// `beforeSave` file trigger, the store under the size limit, then `afterSave`.
+    func storeWhole(_ service: FileService, _ request: Request, _ file: StoredFile, bytes: ByteBuffer, auth: Auth) async throws -> StoredFile {
+        let file = try await api.services.cloud.fileTrigger(.beforeSave, file, declaredSize: Int64(bytes.readableBytes), auth: auth)
+        var pending: ByteBuffer? = bytes
         let stored = try await service.upload(file, expectedLength: nil) {
             defer { pending = nil }
             return pending

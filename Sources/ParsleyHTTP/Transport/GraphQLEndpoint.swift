@@ -1,5 +1,6 @@
 import Hummingbird
 import HTTPTypes
+import Logging
 import NIOCore
 import ParsleyCore
 import ParsleyDomain
@@ -27,10 +28,36 @@ extension ParseTransport {
             // An empty token is no token: the request goes on anonymously (Parse Server's GraphQL spec).
             if headers[Self.sessionToken]?.isEmpty == true { headers[Self.sessionToken] = nil }
             let auth = try await authenticate(headers, [:], ignoresSession: false, clientAddress: context.clientAddress)
-            let viaGET = request.method == .get
-            let body = try await viaGET ? Self.graphQLQueryParameters(request) : graphQLBody(request)
             let info = RequestInfo(mountURL: mountURL(request), requestId: request.headers[Self.requestId], ip: context.clientAddress)
-            let answer = await RequestInfo.$current.withValue(info) { await service.execute(body, auth: auth, viaGET: viaGET) }
+            let answer: GraphQLService.Answer
+            if request.method == .post, let boundary = MultipartForm.boundary(request.headers[.contentType]) {
+                // The GraphQL multipart request spec (createFile): the file may be as large as a `/files` upload.
+                let limit = options.maxRequestBytes + (1 << 20)
+                let bytes: ByteBuffer
+                do {
+                    bytes = try await request.body.collect(upTo: limit)
+                } catch {
+                    throw BodyTooLarge(limit: limit)
+                }
+                let parsed: (body: JSONValue, uploads: [String: GraphQLUpload])
+                do {
+                    guard let form = MultipartForm(Array(bytes.readableBytesView), boundary: boundary) else {
+                        throw GraphQLMultipartError("Invalid multipart/form-data body.")
+                    }
+                    parsed = try form.graphQLRequest()
+                } catch {
+                    let message = (error as? GraphQLMultipartError)?.message ?? "Invalid multipart/form-data body."
+                    return Self.json(400, ["errors": [["message": .string(message), "extensions": ["code": "BAD_USER_INPUT"]]]])
+                }
+                let storeFile: GraphQLService.StoreFile = { upload, auth in try await self.storeGraphQLUpload(upload, request, auth: auth) }
+                answer = await RequestInfo.$current.withValue(info) {
+                    await service.execute(parsed.body, auth: auth, uploads: parsed.uploads, storeFile: storeFile)
+                }
+            } else {
+                let viaGET = request.method == .get
+                let body = try await viaGET ? Self.graphQLQueryParameters(request) : graphQLBody(request)
+                answer = await RequestInfo.$current.withValue(info) { await service.execute(body, auth: auth, viaGET: viaGET) }
+            }
             return Response(
                 status: .init(code: answer.status), headers: Self.baseHeaders, body: .init(byteBuffer: ByteBuffer(string: answer.body)))
         } catch {
@@ -67,5 +94,24 @@ extension ParseTransport {
             }
         }
         return .object(object)
+    }
+
+    /// `createFile`'s upload, stored as `POST /files/:name` stores a body (`storeWhole`): the same `fileUpload` rules,
+    /// size limit, file triggers and store. A file over the limit is Parse Server's GraphQL message.
+    func storeGraphQLUpload(_ upload: GraphQLUpload, _ request: Request, auth: Auth) async throws -> (name: String, url: String) {
+        let service = api.services.files
+        do {
+            try Self.refuseReadOnly(auth, "create")
+            let file = try service.prepareUpload(filename: upload.filename, contentType: upload.contentType, by: try await uploader(auth))
+            let stored = try await storeWhole(service, request, file, bytes: ByteBuffer(bytes: upload.bytes), auth: auth)
+            return (stored.name, service.url(mountURL: mountURL(request), name: stored.name))
+        } catch FileStoreError.tooLarge(let limit) {
+            throw ParseError(.fileSaveError, "File truncated as it exceeds the \(limit) byte size limit.")
+        } catch FileStoreError.incomplete {
+            throw ParseError(.fileSaveError, "The upload was interrupted.")
+        } catch FileStoreError.io(let reason) {
+            Logger(label: "parsley.files").error("could not store \(upload.filename): \(reason)")
+            throw ParseError(.fileSaveError, "Could not store file.")
+        }
     }
 }
