@@ -59,6 +59,20 @@ with typed as session:
     except Exception as error:  # graphql-core's validation, before anything is sent
         check("a document the schema refuses is refused by the client", "nope" in str(error), str(error))
 
+# Parse Dashboard's GraphQL console (GraphiQL) asks for everything an introspection can ask for, with the master key.
+from graphql import build_client_schema, get_introspection_query
+
+with client(master=True) as session:
+    full = session.execute(
+        gql(
+            get_introspection_query(
+                descriptions=True, specified_by_url=True, directive_is_repeatable=True, schema_description=True, input_value_deprecation=True
+            )
+        )
+    )
+    console_schema = build_client_schema(full)
+    check("the console's full introspection builds a schema", console_schema.get_type("GameScoreConnection") is not None)
+
 # Without the master key: no introspection, Parse errors with numeric codes.
 plain = client()
 with plain as session:
