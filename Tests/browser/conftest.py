@@ -41,7 +41,7 @@ class Server:
         env.update({
             "PARSLEY_DATA_DIR": self.data, "PORT": str(self.port), "PARSE_SERVER_HOST": "127.0.0.1",
             "PARSE_SERVER_APPLICATION_ID": APP_ID, "PARSE_SERVER_MASTER_KEY": MASTER_KEY,
-            "PARSE_SERVER_READ_ONLY_MASTER_KEY": READ_ONLY_KEY,
+            "PARSE_SERVER_READ_ONLY_MASTER_KEY": READ_ONLY_KEY, "PARSE_SERVER_MOUNT_GRAPHQL": "true",
         })
         self.log = open(os.path.join(self.data, "server.log"), "w")
         self.process = subprocess.Popen([binary], env=env, stdout=self.log, stderr=subprocess.STDOUT)

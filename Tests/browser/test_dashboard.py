@@ -275,6 +275,20 @@ def test_config_and_console(server, browser):
     assert answer.startswith("200") and '"greeting": "hello"' in answer
 
 
+def test_graphql_console(server, browser):
+    server.rest("POST", "/classes/Memo", {"title": "from rest"})
+    sign_in(browser, server)
+    browser.get(server.url + "/dashboard#/graphql")
+    query = wait_for(lambda: css(browser, 'textarea[aria-label="query"]')[0])
+    query.clear()
+    query.send_keys("query Memos($t: String) { memos(where: {title: {equalTo: $t}}) { count edges { node { title } } } __schema { queryType { name } } }")
+    css(browser, 'textarea[aria-label="variables"]')[0].send_keys('{"t": "from rest"}')
+    css(browser, "form.graphql button[type=submit]")[0].click()
+    answer = wait_for(lambda: css(browser, "pre.answer")[0].text, message="answer")
+    # The dashboard's session has the master key's rights: introspection included.
+    assert answer.startswith("200") and '"title": "from rest"' in answer and '"name": "Query"' in answer, answer
+
+
 def click(driver, text, scope="button"):
     wait_for(lambda: [b for b in css(driver, scope) if b.text == text][0], message=f"button {text}").click()
 

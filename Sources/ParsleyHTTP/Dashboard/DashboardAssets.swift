@@ -12,6 +12,7 @@ enum DashboardAssets {
         "schema.js": ("text/javascript; charset=utf-8", PackageResources.schema_js),
         "config.js": ("text/javascript; charset=utf-8", PackageResources.config_js),
         "console.js": ("text/javascript; charset=utf-8", PackageResources.console_js),
+        "graphql.js": ("text/javascript; charset=utf-8", PackageResources.graphql_js),
         "people.js": ("text/javascript; charset=utf-8", PackageResources.people_js),
         "cloud.js": ("text/javascript; charset=utf-8", PackageResources.cloud_js),
         "push.js": ("text/javascript; charset=utf-8", PackageResources.push_js),

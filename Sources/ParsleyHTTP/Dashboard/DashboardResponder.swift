@@ -77,6 +77,8 @@ struct DashboardResponder: Sendable {
         var o: [String: JSONValue] = [
             "csrfToken": .string(s.csrfToken), "readOnly": .bool(s.readOnly), "applicationId": .string(api.options.applicationId),
             "mountPath": .string(api.options.mountPath),
+            // Where the GraphQL console sends its operations (null: the GraphQL API is not mounted).
+            "graphQLPath": api.options.mountGraphQL ? .string(ParseTransport.graphQLPath(api.options)) : .null,
         ]
         if let username = s.username { o["username"] = .string(username) }
         return .object(o)

@@ -79,6 +79,16 @@ export async function raw(method, path, body) {
   return { status: response.status, text: await response.text() };
 }
 
+// A GraphQL operation at the server's graphQLPath, with the dashboard's credentials: the answer's status and text.
+export async function graphql(query, variables) {
+  const body = { query };
+  if (variables !== undefined) body.variables = variables;
+  const response = await fetch(session.graphQLPath, {
+    method: 'POST', credentials: 'same-origin', headers: headers({ 'Content-Type': 'application/json' }), body: JSON.stringify(body),
+  });
+  return { status: response.status, text: await response.text() };
+}
+
 // This server process's version, database, request counts and LiveQuery figures.
 export async function health() {
   const response = await fetch('/dashboard/api/health', { credentials: 'same-origin', headers: { 'X-Parsley-Dashboard-CSRF': session.csrfToken } });

@@ -5,6 +5,7 @@ import { classList, classView } from './browser.js';
 import { schemaView } from './schema.js';
 import { configView } from './config.js';
 import { consoleView } from './console.js';
+import { graphqlView } from './graphql.js';
 import { usersView, rolesView } from './people.js';
 import { functionsView, jobsView, webhooksView } from './cloud.js';
 import { pushView } from './push.js';
@@ -43,6 +44,7 @@ function shell() {
     ['#/browser', 'Browser'], ['#/schema', 'Schema'], ['#/users', 'Users'], ['#/roles', 'Roles'], ['#/config', 'Config'],
     ['#/functions', 'Functions'], ['#/jobs', 'Jobs'], ['#/webhooks', 'Webhooks'], ['#/push', 'Push'], ['#/logs', 'Logs'],
     ['#/health', 'Health'], ['#/console', 'API console'],
+    ...(session.graphQLPath ? [['#/graphql', 'GraphQL']] : []),
   ];
   const header = h('header', {},
     h('strong', {}, 'Parsley'), h('span', { class: 'app-id' }, session.applicationId),
@@ -68,6 +70,7 @@ async function route() {
       case 'schema': nav.remove(); await schemaView(main); break;
       case 'config': nav.remove(); await configView(main); break;
       case 'console': nav.remove(); consoleView(main); break;
+      case 'graphql': nav.remove(); graphqlView(main); break;
       case 'users': nav.remove(); await usersView(main); break;
       case 'roles': nav.remove(); await rolesView(main); break;
       case 'functions': nav.remove(); functionsView(main); break;
