@@ -41,7 +41,7 @@ struct ClassShape: Sendable {
         "Upload", "FileInfo", "SchemaField", "SchemaFieldInput", "SchemaFieldsInput", "PointerFieldInput", "RelationFieldInput",
         "SchemaPointerField", "SchemaRelationField", "SchemaACLField", "CreateUserFieldsInput", "UserLoginWithInput", "LogInWithInput",
         "LogInWithPayload", "ResetPasswordInput", "ResetPasswordPayload", "ConfirmResetPasswordInput", "ConfirmResetPasswordPayload",
-        "SendVerificationEmailInput", "SendVerificationEmailPayload", "ChallengeInput", "ChallengePayload",
+        "SendVerificationEmailInput", "SendVerificationEmailPayload", "ChallengeInput", "ChallengePayload", "LiveQueryEvent",
     ]).union(sharedTypeNames).union(
         ["String", "Number", "Boolean", "Array", "Object", "Date", "File", "GeoPoint", "Polygon", "Bytes"].flatMap {
             ["Schema\($0)Field", "Schema\($0)FieldInput"]
@@ -58,7 +58,7 @@ struct ClassShape: Sendable {
 
     /// The names of a class's own input types (these must not be taken by the shared ones).
     static func derivedTypeNames(_ typeName: String) -> [String] {
-        ["WhereInput", "RelationWhereInput", "PointerInput", "RelationInput", "Order", "Edge"].map { typeName + $0 }
+        ["WhereInput", "RelationWhereInput", "PointerInput", "RelationInput", "Order", "Edge", "SubscriptionPayload"].map { typeName + $0 }
             + ["Create", "Update"].map { $0 + typeName + "FieldsInput" }
     }
     static let reservedQueryNames: Set<String> = ["health", "viewer", "class", "classes", "node"]

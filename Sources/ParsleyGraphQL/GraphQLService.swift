@@ -58,37 +58,57 @@ public final class GraphQLService: Sendable {
         default: return Self.failure(400, "`variables` in a POST body should be an object.", code: "BAD_REQUEST")
         }
         let operationName = request["operationName"]?.stringValue
-        let privileged = auth.isMaster || auth.isMaintenance
-        let redacts = !privileged && !limits.publicIntrospection
-        let hints = { (message: String) -> String in redacts ? SchemaHints.redact(message, query: query) : message }
         let document: Document
         do {
             document = try parse(source: Source(body: query, name: "GraphQL request"))
         } catch let error as GraphQLError {
-            return Self.answer(400, data: nil, errors: [error], code: "GRAPHQL_PARSE_FAILED", hints: hints)
+            return Self.answer(400, data: nil, errors: [error], code: "GRAPHQL_PARSE_FAILED", hints: hints(auth, query))
         } catch {
             return Self.failure(400, "Syntax Error", code: "GRAPHQL_PARSE_FAILED")
         }
+        if let operation = OperationGuard(document).operation(named: operationName) {
+            if viaGET, operation.operation != .query {
+                return Self.failure(405, "Can only perform a \(operation.operation.rawValue) operation from a POST request.", code: "BAD_REQUEST")
+            }
+            if operation.operation == .subscription {
+                return Self.failure(
+                    400, "Subscriptions are served over WebSocket (graphql-transport-ws) at the GraphQL path.", code: "BAD_REQUEST")
+            }
+        }
+        return await run(
+            document, query: query, variables: variables, operationName: operationName, auth: auth,
+            context: GraphQLContext(auth: auth, uploads: uploads, storeFile: storeFile))
+    }
+
+    /// Messages as a caller may see them: without schema hints unless it has the master or maintenance key or
+    /// `graphQLPublicIntrospection` is on.
+    func hints(_ auth: Auth, _ query: String) -> (String) -> String {
+        let redacts = !(auth.isMaster || auth.isMaintenance) && !limits.publicIntrospection
+        return { message in redacts ? SchemaHints.redact(message, query: query) : message }
+    }
+
+    /// Runs a parsed operation under the rules of the caller: introspection and size limits, validation, then
+    /// execution from `rootValue` (a subscription's event, or nothing).
+    func run(
+        _ document: Document, query: String, variables: [String: Map], operationName: String?, auth: Auth, rootValue: any Sendable = (),
+        context: GraphQLContext? = nil
+    ) async -> Answer {
+        let privileged = auth.isMaster || auth.isMaintenance
+        let hints = hints(auth, query)
         let shape = OperationGuard(document)
         if !privileged, !limits.publicIntrospection, shape.introspects {
             return Self.failure(403, "Introspection is not allowed", code: "FORBIDDEN", data: false)
         }
-        if let operation = shape.operation(named: operationName) {
-            if viaGET, operation.operation != .query {
-                return Self.failure(405, "Can only perform a \(operation.operation.rawValue) operation from a POST request.", code: "BAD_REQUEST")
-            }
-            if !privileged, let exceeded = shape.check(operation, limits) {
-                return Self.failure(400, exceeded.message, code: String(exceeded.code.rawValue))
-            }
+        if !privileged, let operation = shape.operation(named: operationName), let exceeded = shape.check(operation, limits) {
+            return Self.failure(400, exceeded.message, code: String(exceeded.code.rawValue))
         }
         do {
             let schema = try await schema()
             let invalid = validate(schema: schema, ast: document, rules: specifiedRules)
             if !invalid.isEmpty { return Self.answer(400, data: nil, errors: invalid, code: "GRAPHQL_VALIDATION_FAILED", hints: hints) }
             let result = try await GraphQL.execute(
-                schema: schema, documentAST: document, rootValue: (), context: GraphQLContext(auth: auth, uploads: uploads, storeFile: storeFile),
-                variableValues: variables,
-                operationName: operationName)
+                schema: schema, documentAST: document, rootValue: rootValue, context: context ?? GraphQLContext(auth: auth),
+                variableValues: variables, operationName: operationName)
             // Nothing ran: the variables or the operation name were refused.
             if result.data == nil, !result.errors.isEmpty, result.errors.allSatisfy({ $0.path.elements.isEmpty && $0.originalError == nil }) {
                 return Self.answer(400, data: nil, errors: result.errors, code: "BAD_USER_INPUT", hints: hints)

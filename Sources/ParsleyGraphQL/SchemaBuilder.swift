@@ -79,7 +79,10 @@ final class SchemaBuilder {
         for (name, field) in builtIns.mutations { mutations[name] = field }
         let query = try GraphQLObjectType(name: "Query", fields: queries)
         let mutation = mutations.isEmpty ? nil : try GraphQLObjectType(name: "Mutation", fields: mutations)
-        return try withExtendedLifetime(classInputs) { try GraphQLSchema(query: query, mutation: mutation, types: builtIns.types) }
+        let subscription = try LiveSubscriptions.subscriptionType(shapes, objects: objects, inputs: inputs)
+        return try withExtendedLifetime(classInputs) {
+            try GraphQLSchema(query: query, mutation: mutation, subscription: subscription, types: builtIns.types)
+        }
     }
 
     /// The tables class types fill while they are built, and the `ArrayResult` union of them all.

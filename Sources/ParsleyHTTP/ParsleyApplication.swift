@@ -1,3 +1,4 @@
+import HTTPTypes
 public import Hummingbird
 public import Logging
 import ParsleyDomain
@@ -11,9 +12,18 @@ public enum ParsleyApplication {
         api: ParseAPI, host: String, port: Int, logger: Logger, operations: OperationsOptions = .init(),
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> Application<ParsleyResponder> {
+        let transport = ParseTransport(api: api)
+        let graphQL = api.graphQL.map { service in
+            GraphQLSockets(path: transport.graphQLPath, service: service) { keys, address in
+                var headers = HTTPFields()
+                for (name, value) in keys { if let field = HTTPField.Name(name) { headers[field] = value } }
+                return try await transport.authenticate(headers, [:], ignoresSession: false, clientAddress: address)
+            }
+        }
         return Application(
-            responder: ParsleyResponder(transport: ParseTransport(api: api), operations: operations),
-            server: LiveQuerySocket.server(api.services.liveQuery, options: api.options.liveQuery, trustProxy: api.options.security.trustProxy),
+            responder: ParsleyResponder(transport: transport, operations: operations),
+            server: LiveQuerySocket.server(
+                api.services.liveQuery, options: api.options.liveQuery, trustProxy: api.options.security.trustProxy, graphQL: graphQL),
             configuration: .init(address: .hostname(host, port: port), serverName: "parsley"),
             services: [api.background],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },

@@ -16,8 +16,16 @@ struct GraphQLClientTests {
             == 0
     }()
 
-    static var script: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("graphql-client/gql_client.py")
+    /// `gql` with its websockets transport (subscriptions).
+    static let websocketsReady: Bool = {
+        spawnAndWait([
+            "/bin/sh", "-c", "python3 -c 'import gql, websockets' 2>/dev/null || python3 -m pip install --quiet 'gql[websockets]' >/dev/null 2>&1",
+        ])
+            == 0
+    }()
+
+    static func script(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("graphql-client/\(name)")
             .path
     }
 
@@ -30,10 +38,33 @@ struct GraphQLClientTests {
             #expect(try await p.delete("GameScore", seed).status == 200)
             let port = try #require(p.port)
             let (status, output) = try await ChildProcess.run(
-                "/usr/bin/env", ["python3", Self.script, "http://127.0.0.1:\(port)", p.options.applicationId, p.options.masterKey],
+                "/usr/bin/env", ["python3", Self.script("gql_client.py"), "http://127.0.0.1:\(port)", p.options.applicationId, p.options.masterKey],
                 limit: .seconds(120))
             #expect(status == 0, "\(output)")
             #expect(output.contains("gql client: all checks passed"), "\(output)")
+        }
+    }
+
+    @Test(
+        "subscriptions over graphql-transport-ws (gql's websockets transport): matching, readable events only, with the selection",
+        arguments: Backend.all)
+    func subscriptions(_ backend: Backend) async throws {
+        try #require(Self.websocketsReady, "python3 with gql[websockets] (python3 -m pip install 'gql[websockets]')")
+        let options = TestServer.options {
+            $0.mountGraphQL = true
+            $0.liveQuery = LiveQueryOptions(classNames: ["GameScore"])
+        }
+        try await TestServer.with(backend: backend, options) { p in
+            let seed = try await p.createId("GameScore", ["score": 1, "playerName": "seed"])
+            #expect(try await p.delete("GameScore", seed).status == 200)
+            let (_, token) = try await p.signUp("watcher", "pw-watcher")
+            let (other, _) = try await p.signUp("other", "pw-other")
+            let port = try #require(p.port)
+            let (status, output) = try await ChildProcess.run(
+                "/usr/bin/env", ["python3", Self.script("gql_subscriptions.py"), "http://127.0.0.1:\(port)", p.options.applicationId, token, other],
+                limit: .seconds(120))
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("gql subscriptions: all checks passed"), "\(output)")
         }
     }
 }

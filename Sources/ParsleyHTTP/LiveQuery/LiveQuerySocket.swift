@@ -5,6 +5,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ParsleyDomain
+import ParsleyGraphQL
 
 /// LiveQuery's transport: a WebSocket upgrade on any path of the API port (Parse Server accepts it anywhere; SDKs
 /// use the server URL with `ws://`), when LiveQuery is on. Each socket is one `LiveConnection` of the hub: its text
@@ -12,7 +13,11 @@ import ParsleyDomain
 enum LiveQuerySocket {
     /// The HTTP server: plain HTTP/1.1, with the WebSocket upgrade when any class is live.
     /// The client's address is the TCP peer's, or what the proxies `trustProxy` trusts forward (as for HTTP requests).
-    static func server(_ hub: LiveQueryHub, options: LiveQueryOptions, trustProxy: TrustProxy = .none) -> HTTPServerBuilder {
+    /// With `graphQL` (the GraphQL API is mounted), a socket at its path asking for `graphql-transport-ws` is a
+    /// `GraphQLWSSession` over its own hub connection instead.
+    static func server(
+        _ hub: LiveQueryHub, options: LiveQueryOptions, trustProxy: TrustProxy = .none, graphQL: GraphQLSockets? = nil
+    ) -> HTTPServerBuilder {
         guard hub.isEnabled else { return .http1() }
         let ws = WebSocketServerConfiguration(
             maxFrameSize: options.maxMessageBytes, autoPing: .enabled(timePeriod: options.pingInterval), closeTimeout: .seconds(5),
@@ -20,6 +25,14 @@ enum LiveQuerySocket {
         return .http1WebSocketUpgrade(configuration: .init(ws: ws)) { head, channel, _ in
             let address = trustProxy.clientAddress(
                 peer: channel.remoteAddress?.ipAddress, forwardedFor: head.headerFields[values: ParsleyResponder.forwardedFor])
+            if let graphQL, graphQL.accepts(head) {
+                var headers = HTTPFields()
+                headers[.secWebSocketProtocol] = GraphQLWSSession.subprotocol
+                return .upgrade(headers) { inbound, outbound, _ in
+                    await graphQL.serve(
+                        hub, channel: channel, address: address, inbound: inbound, outbound: outbound, maxMessage: options.maxMessageBytes)
+                }
+            }
             return .upgrade([:]) { inbound, outbound, _ in
                 await serve(hub, channel: channel, address: address, inbound: inbound, outbound: outbound, maxMessage: options.maxMessageBytes)
             }
