@@ -1,5 +1,5 @@
 import GraphQL
-public import ParsleyCore
+import ParsleyCore
 public import ParsleyDomain
 import Synchronization
 
