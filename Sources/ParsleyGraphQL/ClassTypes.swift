@@ -76,11 +76,14 @@ struct ClassShape: Sendable {
             let typeName = GraphQLNames.typeName(name)
             let settings = config.classConfigs[name]
             let getName = settings?.get == false ? nil : settings?.getAlias ?? GraphQLNames.fieldName(name)
-            let findName = settings?.find == false ? nil : settings?.findAlias ?? GraphQLNames.pluralFieldName(name)
+            var findName = settings?.find == false ? nil : settings?.findAlias ?? GraphQLNames.pluralFieldName(name)
+            // A plural equal to its singular (`sheep`): the get query keeps the name and the find query is dropped, as
+            // in Parse Server, where get is registered first.
+            if findName == getName { findName = nil }
             let queryNames = [getName, findName].compactMap { $0 }
             guard GraphQLNames.isValid(typeName), !taken.contains(typeName), !typeName.hasSuffix("Connection"),
                 sharedTypeNames.isDisjoint(with: derivedTypeNames(typeName)),
-                queryNames.allSatisfy({ GraphQLNames.isValid($0) && !takenQueries.contains($0) }), getName != findName
+                queryNames.allSatisfy({ GraphQLNames.isValid($0) && !takenQueries.contains($0) })
             else { continue }
             taken.insert(typeName)
             takenQueries.formUnion(queryNames)

@@ -20,14 +20,8 @@ enum GraphQLNames {
     /// The find query: the plural of `g(C)`.
     static func pluralFieldName(_ className: String) -> String { plural(fieldName(className)) }
 
-    /// English plurals for the common cases (`city` → `cities`, `someClass` → `someClasses`, `user` → `users`).
-    /// Parse Server uses npm `pluralize` 8, whose irregular and uncountable tables are not ported yet.
-    static func plural(_ word: String) -> String {
-        let lower = word.lowercased()
-        if lower.hasSuffix("y"), let before = lower.dropLast().last, !"aeiou".contains(before) { return word.dropLast() + "ies" }
-        for suffix in ["s", "x", "z", "ch", "sh"] where lower.hasSuffix(suffix) { return word + "es" }
-        return word + "s"
-    }
+    /// npm `pluralize` 8's plural, as Parse Server names find queries (`Pluralizer`).
+    static func plural(_ word: String) -> String { Pluralizer.plural(word) }
 
     /// A valid GraphQL name (`^[_a-zA-Z][_a-zA-Z0-9]*$`), not one of the reserved `__` names.
     static func isValid(_ name: String) -> Bool {

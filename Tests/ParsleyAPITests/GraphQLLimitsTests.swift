@@ -174,3 +174,25 @@ struct GraphQLConfigTests {
         }
     }
 }
+
+/// Find queries are named by npm `pluralize` 8, as in Parse Server (docs/graphql-contract.md §2).
+@Suite("GraphQL names")
+struct GraphQLNamesTests {
+    @Test("find queries take pluralize 8's plurals; a plural equal to its singular leaves only the get query", arguments: [Backend.sqlite])
+    func plurals(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, GraphQLLimitsTests.options()) { p in
+            let expected: [String: String] = [
+                "Person": "people", "City": "cities", "Bus": "buses", "Matrix": "matrices", "Child": "children", "someClass": "someClasses",
+                "graphQLClass": "graphQLClasses", "Leaf": "leaves", "Knife": "knives", "Quiz": "quizzes", "Analysis": "analyses",
+                "Criterion": "criteria", "Virus": "viri", "Mouse": "mice", "GameScore": "gameScores", "Country": "countries",
+            ]
+            for className in expected.keys.sorted() + ["Sheep", "News"] { _ = try await p.createId(className, ["n": 1]) }
+            let reply = try await p.graphQL("{ __schema { queryType { fields { name } } } }", master: true)
+            let names = Set(reply.data("__schema", "queryType", "fields")?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
+            for (className, plural) in expected { #expect(names.contains(plural), "\(className) → \(plural): \(names.sorted())") }
+            #expect(names.contains("sheep") && names.contains("news"))
+            let sheep = try await p.graphQL(#"{ sheep(id: "nope") { id } }"#)
+            #expect(sheep.graphQLError.code == 101, "\(sheep.json)")
+        }
+    }
+}
