@@ -37,7 +37,7 @@ extension SchemaBuilder {
                         resolve: { source, _, _, _ in FieldTypes.aclOutput((source as? ParseObjectValue)?.fields["ACL"]) }),
                 ]
                 let shown = Set(context.shapes.keys)
-                for field in shape.fields {
+                for field in shape.outputFields {
                     let type: any GraphQLOutputType
                     let resolve: GraphQLFieldResolve
                     switch field.type {

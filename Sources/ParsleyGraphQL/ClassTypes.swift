@@ -23,6 +23,8 @@ struct ClassShape: Sendable {
     let deleteName: String?
     /// The class's own fields (not `objectId`, `createdAt`, `updatedAt`, `ACL`), sorted, with their types.
     let fields: [(name: String, type: FieldType)]
+    /// `_GraphQLConfig`'s settings of this class (its field lists), nil: every field everywhere.
+    var settings: GraphQLConfig.ClassConfig? = nil
 
     var className: String { schema.className }
     /// `g(C)`: the object's field in mutation payloads (whatever the get query is called).
@@ -100,7 +102,7 @@ struct ClassShape: Sendable {
             out.append(
                 ClassShape(
                     schema: schema, typeName: typeName, getName: getName, findName: findName, createName: createName, updateName: updateName,
-                    deleteName: deleteName, fields: fields))
+                    deleteName: deleteName, fields: fields, settings: settings))
         }
         return out
     }
@@ -113,6 +115,40 @@ struct ClassShape: Sendable {
         }
         return ["objectId", "createdAt", "updatedAt"] + sortable.map(\.name)
     }
+
+    /// The order enum's values: `id` and each sortable field both ways, or `_GraphQLConfig`'s `sortFields` (`[]`
+    /// leaves `id` only).
+    var orderValues: [String] {
+        guard let sorts = settings?.sortFields else { return (["id"] + sortFields).flatMap { [$0 + "_ASC", $0 + "_DESC"] } }
+        let allowed = Set(sortFields + ["id"])
+        var values = ["id_ASC", "id_DESC"]
+        for sort in sorts where allowed.contains(sort.field) {
+            if sort.asc { values.append(sort.field + "_ASC") }
+            if sort.desc { values.append(sort.field + "_DESC") }
+        }
+        return values
+    }
+
+    /// The fields class types show: `outputFields` when configured (the default fields always; `password` never).
+    var outputFields: [(name: String, type: FieldType)] {
+        guard let names = settings?.outputFields else { return fields }
+        return fields.filter { names.contains($0.name) }
+    }
+
+    /// The fields a create or an update takes: `inputFields.create`/`update` when configured.
+    func inputFields(create: Bool) -> [(name: String, type: FieldType)] {
+        guard let names = create ? settings?.createFields : settings?.updateFields else { return fields }
+        return fields.filter { names.contains($0.name) }
+    }
+
+    /// The fields `where` takes: `constraintFields` when configured, which then also decides whether `id`,
+    /// `objectId`, `createdAt`, `updatedAt` and `ACL` are there.
+    var constraintFields: [(name: String, type: FieldType)] {
+        guard let names = settings?.constraintFields else { return fields }
+        return fields.filter { names.contains($0.name) }
+    }
+
+    func constrains(defaultField name: String) -> Bool { settings?.constraintFields?.contains(name) ?? true }
 
     /// Whether any mutation is generated (system classes have their own flows: sign-up, roles...).
     var hasMutations: Bool { createName != nil || updateName != nil || deleteName != nil }

@@ -145,7 +145,7 @@ public final class GraphQLService: Sendable {
                 + [shape.getName, shape.findName, shape.createName, shape.updateName, shape.deleteName].map { $0 ?? "-" }
                 .joined(separator: ",") + "){"
                 + shape.fields.map { "\($0.name):\($0.type.display)\(shape.schema.fieldOptions[$0.name]?.isRequired == true ? "!" : "")" }
-                .joined(separator: ",") + "}"
+                .joined(separator: ",") + "}" + (shape.settings.map { String(describing: $0) } ?? "")
         }.joined(separator: ";")
     }
 

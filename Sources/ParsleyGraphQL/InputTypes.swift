@@ -101,12 +101,13 @@ struct CommonInputTypes {
         let type = try GraphQLInputObjectType(
             name: shape.typeName + "WhereInput",
             fields: {
-                var fields: InputObjectFieldMap = [
+                let defaults: InputObjectFieldMap = [
                     "id": InputObjectField(type: wheres.id), "objectId": InputObjectField(type: wheres.id),
                     "createdAt": InputObjectField(type: wheres.date), "updatedAt": InputObjectField(type: wheres.date),
                     "ACL": InputObjectField(type: wheres.object),
                 ]
-                for field in shape.fields where !["AND", "OR", "NOR"].contains(field.name) {
+                var fields = defaults.filter { shape.constrains(defaultField: $0.key) }
+                for field in shape.constraintFields where !["AND", "OR", "NOR"].contains(field.name) {
                     if let target = field.type.targetClass {
                         if let relationWhere = classes[target]?.relationWhere { fields[field.name] = InputObjectField(type: relationWhere) }
                     } else if let constraint = wheres.constraint(field.type) {
@@ -126,9 +127,7 @@ struct CommonInputTypes {
     /// keys; the library coerces an enum value again by its name, so each value is its own name).
     func orderType(_ shape: ClassShape) throws -> GraphQLEnumType {
         var values: GraphQLEnumValueMap = [:]
-        for name in ["id"] + shape.sortFields {
-            for direction in ["_ASC", "_DESC"] { values[name + direction] = GraphQLEnumValue(value: .string(name + direction)) }
-        }
+        for value in shape.orderValues { values[value] = GraphQLEnumValue(value: .string(value)) }
         return try GraphQLEnumType(name: shape.typeName + "Order", values: values)
     }
 
@@ -151,7 +150,7 @@ struct CommonInputTypes {
     /// (`CreateUserFieldsInput`: `password`, `authData`).
     func fieldsMap(_ shape: ClassShape, create: Bool) -> InputObjectFieldMap {
         var fields: InputObjectFieldMap = ["ACL": InputObjectField(type: acl)]
-        for field in shape.fields {
+        for field in shape.inputFields(create: create) {
             let type: any GraphQLNullableType & GraphQLInputType
             switch field.type {
             case .pointer(let target):

@@ -130,7 +130,7 @@ struct GraphQLConfigTests {
     @Test("GET/PUT /graphql-config: master only, validated, merged; it picks classes, queries, mutations and their names", arguments: Backend.all)
     func config(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, GraphQLLimitsTests.options()) { p in
-            _ = try await p.createId("GameScore", ["score": 1])
+            _ = try await p.createId("GameScore", ["score": 1, "cheat": false])
             _ = try await p.createId("Secret", ["code": "x"])
             let empty = try await p.raw(.get, "/parse/graphql-config", headers: p.headers(master: true))
             #expect(empty.status == 200 && empty.json == [:], "\(empty.json)")
@@ -168,6 +168,21 @@ struct GraphQLConfigTests {
             #expect(try await p.graphQL(#"mutation { deleteGameScore(input: {id: "x"}) { clientMutationId } }"#).status == 400)
             let created = try await p.graphQL("mutation { createGameScore(input: {fields: {score: 2}}) { gameScore { objectId } } }")
             #expect(created.data("createGameScore", "gameScore", "objectId")?.stringValue != nil, "\(created.json)")
+            // Field lists: what GameScore shows, takes on create, filters and sorts by.
+            let lists = try await p.raw(
+                .put, "/parse/graphql-config",
+                body:
+                    #"{"params":{"classConfigs":[{"className":"GameScore","query":{"findAlias":"scores"},"type":{"outputFields":["score"],"inputFields":{"create":["score"]},"constraintFields":["score"],"sortFields":[{"field":"score","asc":true,"desc":false}]}}]}}"#,
+                headers: p.headers(master: true))
+            #expect(lists.status == 200)
+            #expect(try await p.graphQL("{ scores { edges { node { objectId score } } } }").status == 200)
+            #expect(try await p.graphQL("{ scores { edges { node { cheat } } } }").status == 400)
+            #expect(try await p.graphQL("mutation { createGameScore(input: {fields: {cheat: true}}) { clientMutationId } }").status == 400)
+            #expect(try await p.graphQL("{ scores(where: {score: {greaterThan: 0}}, order: [score_ASC]) { count } }").data("scores", "count") == 2)
+            #expect(try await p.graphQL("{ scores(where: {cheat: {equalTo: true}}) { count } }").status == 400)
+            #expect(try await p.graphQL(#"{ scores(where: {objectId: {equalTo: "x"}}) { count } }"#).status == 400)
+            #expect(try await p.graphQL("{ scores(order: [score_DESC]) { count } }").status == 400)
+            #expect(try await p.graphQL("{ scores(order: [id_DESC]) { count } }").status == 200)
             // The config is internal: no class route reaches it.
             let viaClasses = try await p.raw(.get, "/parse/classes/_GraphQLConfig", headers: p.headers(master: false))
             #expect(viaClasses.status != 200)
