@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import ParsleyCore
 import ParsleyDomain
+import ParsleyHTTP
 import Testing
 
 /// What a GraphQL caller without the master key may not do (docs/graphql-contract.md §1.2, §1.5, §10): introspect
@@ -95,6 +96,19 @@ struct GraphQLLimitsTests {
             #expect(wide.graphQLError.message == "Number of GraphQL fields (7) exceeds maximum allowed (6)")
             #expect(try await p.graphQL(deep, master: true).status == 200)
             #expect(try await p.graphQL("{ \(aliases) }", master: true).status == 200)
+        }
+    }
+
+    @Test("rateLimit rules on the GraphQL path count GraphQL requests (429 past the count), the master key aside", arguments: Backend.all)
+    func rateLimit(_ backend: Backend) async throws {
+        let rules = try RateLimitRule.parse(JSONParser.parse(#"[{"requestPath":"/graphql","requestTimeWindow":60000,"requestCount":2}]"#))
+        try await OperationsTests.with(backend: backend, options: Self.options(), rateLimits: rules) { p, _ in
+            #expect(try await p.graphQL("{ health }").status == 200)
+            #expect(try await p.graphQL("{ health }").status == 200)
+            let refused = try await p.graphQL("{ health }")
+            #expect(refused.status == 429, "\(refused.json)")
+            #expect(refused.json["code"] == 100)
+            #expect(try await p.graphQL("{ health }", master: true).status == 200)
         }
     }
 

@@ -28,6 +28,10 @@ extension ParseTransport {
             // An empty token is no token: the request goes on anonymously (Parse Server's GraphQL spec).
             if headers[Self.sessionToken]?.isEmpty == true { headers[Self.sessionToken] = nil }
             let auth = try await authenticate(headers, [:], ignoresSession: false, clientAddress: context.clientAddress)
+            // `rateLimit` rules whose `requestPath` is the GraphQL path count these requests, as Parse Server's do.
+            let caller = RateLimitCaller(isMaster: auth.isMaster, ip: context.clientAddress, sessionToken: auth.sessionToken)
+            try await api.checkRateLimits(
+                method: request.method.rawValue, path: graphQLPath.split(separator: "/").map(String.init), caller: caller)
             let info = RequestInfo(mountURL: mountURL(request), requestId: request.headers[Self.requestId], ip: context.clientAddress)
             let answer: GraphQLService.Answer
             if request.method == .post, let boundary = MultipartForm.boundary(request.headers[.contentType]) {
