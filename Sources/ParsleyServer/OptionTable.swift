@@ -235,7 +235,9 @@ enum OptionTable {
         supported(
             "graphQLPublicIntrospection", ["PARSE_SERVER_GRAPHQL_PUBLIC_INTROSPECTION"], .bool, .parseServer,
             "lets callers without the master key introspect the GraphQL schema and see \"did you mean\" hints; default `false`"),
-        ignored("graphQLSchema", "PARSE_SERVER_GRAPH_QLSCHEMA", .value, "there is no GraphQL API"),
+        ignored(
+            "graphQLSchema", "PARSE_SERVER_GRAPH_QLSCHEMA", .value,
+            "a custom schema's resolvers are JavaScript; the generated schema is served (cloud functions through `callCloudCode`)"),
         supported("host", ["PARSE_SERVER_HOST"], .value, .parseServer, "default `0.0.0.0`"),
         supported(
             "idempotencyOptions", ["PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS"], .value, .parseServer, "JSON `{paths, ttl}`; off without paths",
@@ -288,9 +290,11 @@ enum OptionTable {
             "Express middleware cannot run; requests it guards would go unguarded"),
         supported(
             "mountGraphQL", ["PARSE_SERVER_MOUNT_GRAPHQL"], .bool, .parseServer,
-            "serves Parse Server's GraphQL API at `graphQLPath` (in progress: class queries and mutations; README: GraphQL); default `false`"),
+            "serves Parse Server's GraphQL API at `graphQLPath`, with subscriptions over WebSocket (README: GraphQL); default `false`"),
         supported("mountPath", ["PARSE_SERVER_MOUNT_PATH"], .value, .parseServer, "default `/parse`"),
-        ignored("mountPlayground", "PARSE_SERVER_MOUNT_PLAYGROUND", .bool, "there is no GraphQL API", harmless: Harmless.isFalse),
+        ignored(
+            "mountPlayground", "PARSE_SERVER_MOUNT_PLAYGROUND", .bool,
+            "the playground writes the master key into a public page; the dashboard has a GraphQL page", harmless: Harmless.isFalse),
         supported("objectIdSize", ["PARSE_SERVER_OBJECT_ID_SIZE"], .value, .parseServer, "characters of generated objectIds, 6 to 64; default 10"),
         supported(
             "pages", ["PARSE_SERVER_PAGES"], .value, .parseServer,
@@ -312,7 +316,7 @@ enum OptionTable {
                 ("validatorCallback", ["PARSE_SERVER_PASSWORD_POLICY_VALIDATOR_CALLBACK"]),
             ]),
         ignored(
-            "playgroundPath", "PARSE_SERVER_PLAYGROUND_PATH", .value, "there is no GraphQL API",
+            "playgroundPath", "PARSE_SERVER_PLAYGROUND_PATH", .value, "there is no playground (see mountPlayground)",
             harmless: { $0.stringValue == "/playground" }),
         supported("port", ["PORT", "PARSE_SERVER_PORT"], .value, .parseServer, "default `1337`; `0` lets the system choose"),
         supported(
