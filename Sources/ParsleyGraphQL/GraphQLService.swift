@@ -15,6 +15,11 @@ public final class GraphQLService: Sendable {
     let config: GraphQLConfigService
     /// The schema built last and the class shapes it was built from.
     private let cache = NIOLockedValueBox<(signature: String, schema: GraphQLSchema)?>(nil)
+    /// Documents that parsed and validated, by their text, with the schema they validated against: a query sent
+    /// again is neither parsed nor validated again while the schema is the same.
+    private let documents = NIOLockedValueBox<[String: ValidatedDocument]>([:])
+    /// Documents kept at most (the table is emptied when it is full).
+    static let documentsKept = 256
     let logger = Logger(label: "parsley.graphql")
 
     public init(queries: QueryService, objects: ObjectService, schemas: SchemaService, config: GraphQLConfigService, options: ParseServerOptions) {
@@ -54,12 +59,17 @@ public final class GraphQLService: Sendable {
         let redacts = !privileged && !limits.publicIntrospection
         let hints = { (message: String) -> String in redacts ? SchemaHints.redact(message, query: query) : message }
         let document: Document
-        do {
-            document = try parse(source: Source(body: query, name: "GraphQL request"))
-        } catch let error as GraphQLError {
-            return Self.answer(400, data: nil, errors: [error], code: "GRAPHQL_PARSE_FAILED", hints: hints)
-        } catch {
-            return Self.failure(400, "Syntax Error", code: "GRAPHQL_PARSE_FAILED")
+        let known = documents.withLockedValue { $0[query] }
+        if let known {
+            document = known.document
+        } else {
+            do {
+                document = try parse(source: Source(body: query, name: "GraphQL request"))
+            } catch let error as GraphQLError {
+                return Self.answer(400, data: nil, errors: [error], code: "GRAPHQL_PARSE_FAILED", hints: hints)
+            } catch {
+                return Self.failure(400, "Syntax Error", code: "GRAPHQL_PARSE_FAILED")
+            }
         }
         let shape = OperationGuard(document)
         if !privileged, !limits.publicIntrospection, shape.introspects {
@@ -75,8 +85,14 @@ public final class GraphQLService: Sendable {
         }
         do {
             let schema = try await schema()
-            let invalid = validate(schema: schema, ast: document, rules: specifiedRules)
-            if !invalid.isEmpty { return Self.answer(400, data: nil, errors: invalid, code: "GRAPHQL_VALIDATION_FAILED", hints: hints) }
+            if known?.schema !== schema {
+                let invalid = validate(schema: schema, ast: document, rules: specifiedRules)
+                if !invalid.isEmpty { return Self.answer(400, data: nil, errors: invalid, code: "GRAPHQL_VALIDATION_FAILED", hints: hints) }
+                documents.withLockedValue { table in
+                    if table.count >= Self.documentsKept { table.removeAll() }
+                    table[query] = ValidatedDocument(document: document, schema: schema)
+                }
+            }
             let result = try await GraphQL.execute(
                 schema: schema, documentAST: document, rootValue: (), context: GraphQLContext(auth: auth), variableValues: variables,
                 operationName: operationName)
@@ -118,6 +134,14 @@ public final class GraphQLService: Sendable {
                 + shape.fields.map { "\($0.name):\($0.type.display)\(shape.schema.fieldOptions[$0.name]?.isRequired == true ? "!" : "")" }
                 .joined(separator: ",") + "}"
         }.joined(separator: ";")
+    }
+
+    /// A parsed document and the schema it validated against. `@unchecked Sendable`: the GraphQL library's syntax
+    /// tree is not marked `Sendable`, and nothing changes a parsed document (it is only read, by every request that
+    /// sends the same text).
+    struct ValidatedDocument: @unchecked Sendable {
+        let document: Document
+        let schema: GraphQLSchema
     }
 
     /// A generated schema GraphQL refuses (a bug here, logged; the request answers `Internal server error`).
