@@ -15,6 +15,9 @@ public final class GraphQLService: Sendable {
     let config: GraphQLConfigService
     /// The schema built last and the class shapes it was built from.
     private let cache = NIOLockedValueBox<(signature: String, schema: GraphQLSchema)?>(nil)
+    /// The classes and configuration the last request found, and its schema: while they are the same, the shapes
+    /// and their signature are not worked out again.
+    private let lastSeen = NIOLockedValueBox<(classes: [String: ClassSchema], config: GraphQLConfig, schema: GraphQLSchema)?>(nil)
     /// Documents that parsed and validated, by their text, with the schema they validated against: a query sent
     /// again is neither parsed nor validated again while the schema is the same.
     private let documents = NIOLockedValueBox<[String: ValidatedDocument]>([:])
@@ -115,13 +118,20 @@ public final class GraphQLService: Sendable {
     /// The schema of the classes as they are now: the one built last while they have not changed.
     func schema() async throws -> GraphQLSchema {
         try await schemas.refreshIfDue()
-        let shapes = ClassShape.shapes(schemas.all(), config: try await config.current())
+        let (all, config) = (schemas.all(), try await config.current())
+        // The classes and configuration the schema was built for, unchanged (a shared dictionary compares at once).
+        if let seen = lastSeen.withLockedValue({ $0 }), seen.config == config, seen.classes == all { return seen.schema }
+        let shapes = ClassShape.shapes(all, config: config)
         let signature = Self.signature(shapes)
-        if let cached = cache.withLockedValue({ $0 }), cached.signature == signature { return cached.schema }
+        if let cached = cache.withLockedValue({ $0 }), cached.signature == signature {
+            lastSeen.withLockedValue { $0 = (all, config, cached.schema) }
+            return cached.schema
+        }
         let schema = try SchemaBuilder(services: services).build(shapes)
         let problems = validateSchema(schema: schema)
         guard problems.isEmpty else { throw InvalidSchema(problems: problems.map(\.message)) }
         cache.withLockedValue { $0 = (signature, schema) }
+        lastSeen.withLockedValue { $0 = (all, config, schema) }
         return schema
     }
 
