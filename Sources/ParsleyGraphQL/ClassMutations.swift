@@ -16,19 +16,27 @@ struct ClassMutations {
     let object: GraphQLObjectType
     let services: GraphQLServices
     let inputs: CommonInputTypes
+    /// Keys and include of the re-reads, from what the payload's object selects.
+    let planner: ReadPlanner
 
     /// Fields an answer has without reading the object again.
     static let known: Set<String> = ["id", "objectId", "createdAt", "updatedAt", "__typename"]
 
-    init(shape: ClassShape, object: GraphQLObjectType, services: GraphQLServices, inputs: CommonInputTypes) throws {
+    init(shape: ClassShape, object: GraphQLObjectType, services: GraphQLServices, inputs: CommonInputTypes, planner: ReadPlanner) throws {
         self.shape = shape
+        self.planner = planner
         self.object = object
         self.services = services
         self.inputs = inputs
     }
 
     func fields() throws -> [(String, GraphQLField)] {
-        let (services, shape, objectField) = (self.services, self.shape, self.shape.objectFieldName)
+        let (services, shape, objectField, planner) = (self.services, self.shape, self.shape.objectFieldName, self.planner)
+        /// The re-read of the object the payload selects.
+        @Sendable func reread(_ id: String, _ auth: Auth, _ info: GraphQLResolveInfo) async throws -> [String: JSONValue] {
+            let find = planner.plan(Selections.sets(under: [objectField], info), shape, info.fragments).applied()
+            return try await services.queries.get(shape.className, objectId: id, find, auth: auth, triggers: true)
+        }
         let shapes = inputs.classes.shapes
         let create = try mutation(
             "Create", input: ["fields": InputObjectField(type: try inputs.fieldsType(shape, create: true))],
@@ -38,7 +46,7 @@ struct ClassMutations {
                 object["updatedAt"] = object["createdAt"]
                 let selected = Selections.names(under: objectField, info)
                 if !selected.isSubset(of: Self.known), let id = object["objectId"]?.stringValue {
-                    object = try await services.queries.get(shape.className, objectId: id, FindOptions(), auth: auth, triggers: true)
+                    object = try await reread(id, auth, info)
                 }
                 return object
             })
@@ -54,7 +62,7 @@ struct ClassMutations {
                 var object = try await services.objects.update(shape.className, objectId: id, UpdateObject(body), auth: auth)
                 object["objectId"] = .string(id)
                 if !Selections.names(under: objectField, info).isSubset(of: ["id", "objectId", "updatedAt", "__typename"]) {
-                    object = try await services.queries.get(shape.className, objectId: id, FindOptions(), auth: auth, triggers: true)
+                    object = try await reread(id, auth, info)
                 }
                 return object
             })
@@ -65,7 +73,7 @@ struct ClassMutations {
                 var object: [String: JSONValue] = ["objectId": .string(id)]
                 // Its last state, read before it goes, when more than its id is asked for.
                 if !Selections.names(under: objectField, info).isSubset(of: ["id", "objectId", "__typename"]) {
-                    object = try await services.queries.get(shape.className, objectId: id, FindOptions(), auth: auth, triggers: true)
+                    object = try await reread(id, auth, info)
                 }
                 try await services.objects.delete(shape.className, objectId: id, auth: auth)
                 return object

@@ -10,7 +10,9 @@ struct ClassTypeContext {
     let connections: WeakTypeTable<GraphQLObjectType>
     let orders: WeakTypeTable<GraphQLEnumType>
     let arrayResult: GraphQLUnionType
-    let shapes: [String: ClassShape]
+    let planner: ReadPlanner
+
+    var shapes: [String: ClassShape] { planner.shapes }
 }
 
 extension SchemaBuilder {
@@ -43,7 +45,7 @@ extension SchemaBuilder {
                     switch field.type {
                     case .pointer(let target):
                         if let targetType = context.objects[target] {
-                            (type, resolve) = (targetType, Self.pointer(field.name, target: target, services))
+                            (type, resolve) = (targetType, Self.pointer(field.name, target: target, context.planner, services))
                         } else {
                             (type, resolve) = (GraphQLScalars.object, Self.value(field.name))
                         }
@@ -53,7 +55,7 @@ extension SchemaBuilder {
                         else { continue }
                         fields[field.name] = GraphQLField(
                             type: GraphQLNonNull(connection), args: ConnectionQuery.arguments(whereType, order, fieldTypes.readOptions),
-                            resolve: Self.relation(field.name, ConnectionQuery(shape: targetShape, shapes: context.shapes, services: services)))
+                            resolve: Self.relation(field.name, ConnectionQuery(shape: targetShape, planner: context.planner, services: services)))
                         continue
                     case .array:
                         type = GraphQLList(context.arrayResult)
@@ -90,14 +92,23 @@ extension SchemaBuilder {
         }
     }
 
-    /// A pointer's object, read with a get as the caller (nil when it is gone or the caller may not read it).
-    static func pointer(_ name: String, target: String, _ services: GraphQLServices) -> GraphQLFieldResolve {
-        { source, _, context, _ in
+    /// A pointer's object: the one the read of its holder included (nil when it was dropped: gone, or the caller may
+    /// not read it), or, for a bare pointer (not included, too deep), read with a get as the caller with the keys and
+    /// include its own selection needs.
+    static func pointer(_ name: String, target: String, _ planner: ReadPlanner, _ services: GraphQLServices) -> GraphQLFieldResolve {
+        { source, _, context, info in
             guard let object = source as? ParseObjectValue, let context = context as? GraphQLContext,
-                case .object(let pointer)? = object.fields[name], let id = pointer["objectId"]?.stringValue
+                case .object(var pointer)? = object.fields[name]
             else { return nil }
+            if pointer["__type"] == "Object" {
+                pointer["__type"] = nil
+                pointer["className"] = nil
+                return ParseObjectValue(className: target, fields: pointer)
+            }
+            guard let id = pointer["objectId"]?.stringValue else { return nil }
+            let find = planner.shapes[target].map { planner.plan(info, $0).applied() } ?? FindOptions()
             do {
-                let fields = try await services.queries.get(target, objectId: id, FindOptions(), auth: context.auth, triggers: true)
+                let fields = try await services.queries.get(target, objectId: id, find, auth: context.auth, triggers: true)
                 return ParseObjectValue(className: target, fields: fields)
             } catch let error as ParseError where error.code == .objectNotFound {
                 return nil

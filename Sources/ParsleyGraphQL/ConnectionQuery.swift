@@ -8,8 +8,10 @@ import ParsleyDomain
 /// under the caller's auth.
 struct ConnectionQuery: Sendable {
     let shape: ClassShape
-    let shapes: [String: ClassShape]
+    let planner: ReadPlanner
     let services: GraphQLServices
+
+    var shapes: [String: ClassShape] { planner.shapes }
 
     /// The arguments of a connection over a class with this `where` input and `order` enum (`options`, read
     /// preferences, is accepted and has no effect).
@@ -85,6 +87,12 @@ struct ConnectionQuery: Sendable {
         if let maxLimit = services.maxLimit { pageSize = min(pageSize, maxLimit) }
         find.skip = skip
         find.limit = pageSize
+        if pageSize > 0 {
+            // The keys `edges.node` selects, and its pointers included: the page and what it points to in one read.
+            let plan = planner.plan(Selections.sets(under: ["edges", "node"], info), shape, info.fragments)
+            find.keys = plan.keys
+            find.include = plan.include
+        }
         find.count = count == nil && (selected.contains("count") || pageInfo.contains("hasNextPage") || pageInfo.contains("hasPreviousPage"))
         let page = try await services.queries.find(shape.className, find, auth: auth, triggers: true)
         return ConnectionValue(

@@ -15,6 +15,14 @@ public final class GraphQLService: Sendable {
     let config: GraphQLConfigService
     /// The schema built last and the class shapes it was built from.
     private let cache = NIOLockedValueBox<(signature: String, schema: GraphQLSchema)?>(nil)
+    /// The classes and configuration the last request found, and its schema: while they are the same, the shapes
+    /// and their signature are not worked out again.
+    private let lastSeen = NIOLockedValueBox<(classes: [String: ClassSchema], config: GraphQLConfig, schema: GraphQLSchema)?>(nil)
+    /// Documents that parsed and validated, by their text, with the schema they validated against: a query sent
+    /// again is neither parsed nor validated again while the schema is the same.
+    private let documents = NIOLockedValueBox<[String: ValidatedDocument]>([:])
+    /// Documents kept at most (the table is emptied when it is full).
+    static let documentsKept = 256
     let logger = Logger(label: "parsley.graphql")
 
     /// The API over an app's services.
@@ -59,12 +67,16 @@ public final class GraphQLService: Sendable {
         }
         let operationName = request["operationName"]?.stringValue
         let document: Document
-        do {
-            document = try parse(source: Source(body: query, name: "GraphQL request"))
-        } catch let error as GraphQLError {
-            return Self.answer(400, data: nil, errors: [error], code: "GRAPHQL_PARSE_FAILED", hints: hints(auth, query))
-        } catch {
-            return Self.failure(400, "Syntax Error", code: "GRAPHQL_PARSE_FAILED")
+        if let known = documents.withLockedValue({ $0[query] }) {
+            document = known.document
+        } else {
+            do {
+                document = try parse(source: Source(body: query, name: "GraphQL request"))
+            } catch let error as GraphQLError {
+                return Self.answer(400, data: nil, errors: [error], code: "GRAPHQL_PARSE_FAILED", hints: hints(auth, query))
+            } catch {
+                return Self.failure(400, "Syntax Error", code: "GRAPHQL_PARSE_FAILED")
+            }
         }
         if let operation = OperationGuard(document).operation(named: operationName) {
             if viaGET, operation.operation != .query {
@@ -104,8 +116,15 @@ public final class GraphQLService: Sendable {
         }
         do {
             let schema = try await schema()
-            let invalid = validate(schema: schema, ast: document, rules: specifiedRules)
-            if !invalid.isEmpty { return Self.answer(400, data: nil, errors: invalid, code: "GRAPHQL_VALIDATION_FAILED", hints: hints) }
+            let known = documents.withLockedValue { $0[query] }
+            if known?.schema !== schema {
+                let invalid = validate(schema: schema, ast: document, rules: specifiedRules)
+                if !invalid.isEmpty { return Self.answer(400, data: nil, errors: invalid, code: "GRAPHQL_VALIDATION_FAILED", hints: hints) }
+                documents.withLockedValue { table in
+                    if table.count >= Self.documentsKept { table.removeAll() }
+                    table[query] = ValidatedDocument(document: document, schema: schema)
+                }
+            }
             let result = try await GraphQL.execute(
                 schema: schema, documentAST: document, rootValue: rootValue, context: context ?? GraphQLContext(auth: auth),
                 variableValues: variables, operationName: operationName)
@@ -128,13 +147,20 @@ public final class GraphQLService: Sendable {
     /// The schema of the classes as they are now: the one built last while they have not changed.
     func schema() async throws -> GraphQLSchema {
         try await schemas.refreshIfDue()
-        let shapes = ClassShape.shapes(schemas.all(), config: try await config.current())
+        let (all, config) = (schemas.all(), try await config.current())
+        // The classes and configuration the schema was built for, unchanged (a shared dictionary compares at once).
+        if let seen = lastSeen.withLockedValue({ $0 }), seen.config == config, seen.classes == all { return seen.schema }
+        let shapes = ClassShape.shapes(all, config: config)
         let signature = Self.signature(shapes)
-        if let cached = cache.withLockedValue({ $0 }), cached.signature == signature { return cached.schema }
+        if let cached = cache.withLockedValue({ $0 }), cached.signature == signature {
+            lastSeen.withLockedValue { $0 = (all, config, cached.schema) }
+            return cached.schema
+        }
         let schema = try SchemaBuilder(services: services).build(shapes)
         let problems = validateSchema(schema: schema)
         guard problems.isEmpty else { throw InvalidSchema(problems: problems.map(\.message)) }
         cache.withLockedValue { $0 = (signature, schema) }
+        lastSeen.withLockedValue { $0 = (all, config, schema) }
         return schema
     }
 
@@ -147,6 +173,14 @@ public final class GraphQLService: Sendable {
                 + shape.fields.map { "\($0.name):\($0.type.display)\(shape.schema.fieldOptions[$0.name]?.isRequired == true ? "!" : "")" }
                 .joined(separator: ",") + "}" + (shape.settings.map { String(describing: $0) } ?? "")
         }.joined(separator: ";")
+    }
+
+    /// A parsed document and the schema it validated against. `@unchecked Sendable`: the GraphQL library's syntax
+    /// tree is not marked `Sendable`, and nothing changes a parsed document (it is only read, by every request that
+    /// sends the same text).
+    struct ValidatedDocument: @unchecked Sendable {
+        let document: Document
+        let schema: GraphQLSchema
     }
 
     /// A generated schema GraphQL refuses (a bug here, logged; the request answers `Internal server error`).

@@ -5,16 +5,18 @@ import ParsleyCore
 import ParsleyDomain
 
 /// Relay's `node(id: ID!): Node` (docs/graphql-contract.md §3, §7.4): a global id's object, read with a REST get of
-/// the class named inside the id, as the caller.
+/// the class named inside the id, as the caller, reading the keys the selection needs.
 enum NodeQuery {
-    static func field(_ node: GraphQLInterfaceType, shapes: [String: ClassShape], services: GraphQLServices) -> GraphQLField {
+    static func field(_ node: GraphQLInterfaceType, planner: ReadPlanner, services: GraphQLServices) -> GraphQLField {
         GraphQLField(
             type: node, args: ["id": GraphQLArgument(type: GraphQLNonNull(GraphQLID))],
-            resolve: { _, args, context, _ in
+            resolve: { _, args, context, info in
                 let auth = try SchemaBuilder.auth(context)
                 let id = MapJSON.json(args)["id"]?.stringValue ?? ""
-                guard let (className, objectId) = decode(id), shapes[className] != nil else { throw ParseError.objectNotFound() }
-                let fields = try await services.queries.get(className, objectId: objectId, FindOptions(), auth: auth, triggers: true)
+                guard let (className, objectId) = decode(id), let shape = planner.shapes[className] else { throw ParseError.objectNotFound() }
+                // The keys of the fragments on this class's type (and on `Node`), its pointers included.
+                let find = planner.plan(info, shape).applied()
+                let fields = try await services.queries.get(className, objectId: objectId, find, auth: auth, triggers: true)
                 return ParseObjectValue(className: className, fields: fields)
             })
     }

@@ -61,16 +61,16 @@ final class SchemaBuilder {
         }
         var queries: GraphQLFieldMap = [
             "health": GraphQLField(type: GraphQLNonNull(GraphQLBoolean), resolve: { _, _, _, _ in Map.bool(true) }),
-            "node": NodeQuery.field(inputs.fieldTypes.node, shapes: context.shapes, services: services),
+            "node": NodeQuery.field(inputs.fieldTypes.node, planner: context.planner, services: services),
         ]
         var mutations: GraphQLFieldMap = [:]
         for shape in shapes {
             guard let object = objects[shape.className], let connection = connections[shape.className], let order = orders[shape.className]
             else { continue }
-            if let name = shape.getName { queries[name] = getQuery(shape, object) }
-            if let name = shape.findName { queries[name] = try findQuery(shape, connection, order, context.shapes) }
+            if let name = shape.getName { queries[name] = getQuery(shape, object, context.planner) }
+            if let name = shape.findName { queries[name] = try findQuery(shape, connection, order, context.planner) }
             if shape.hasMutations {
-                let mutation = try ClassMutations(shape: shape, object: object, services: services, inputs: inputs)
+                let mutation = try ClassMutations(shape: shape, object: object, services: services, inputs: inputs, planner: context.planner)
                 for (name, field) in try mutation.fields() { mutations[name] = field }
             }
         }
@@ -91,32 +91,33 @@ final class SchemaBuilder {
         return ClassTypeContext(
             objects: objects, connections: WeakTypeTable(), orders: WeakTypeTable(),
             arrayResult: try inputs.fieldTypes.arrayResult(objects, classNames: shapes.map(\.className)),
-            shapes: Dictionary(shapes.map { ($0.className, $0) }, uniquingKeysWith: { a, _ in a }))
+            planner: ReadPlanner(shapes: Dictionary(shapes.map { ($0.className, $0) }, uniquingKeysWith: { a, _ in a })))
     }
 
     // MARK: Queries
 
-    /// `g(C)(id: ID!): G!`: a REST get (global id or objectId).
-    func getQuery(_ shape: ClassShape, _ object: GraphQLObjectType) -> GraphQLField {
+    /// `g(C)(id: ID!): G!`: a REST get (global id or objectId) with the keys and include the selection needs.
+    func getQuery(_ shape: ClassShape, _ object: GraphQLObjectType, _ planner: ReadPlanner) -> GraphQLField {
         let (services, className) = (self.services, shape.className)
         return GraphQLField(
             type: GraphQLNonNull(object),
             args: [
                 "id": GraphQLArgument(type: GraphQLNonNull(GraphQLID)), "options": GraphQLArgument(type: inputs.fieldTypes.readOptions),
             ],
-            resolve: { _, args, context, _ in
+            resolve: { _, args, context, info in
                 let auth = try Self.auth(context)
                 let id = GraphQLNames.objectId(from: MapJSON.json(args)["id"]?.stringValue ?? "", className: className)
-                let fields = try await services.queries.get(className, objectId: id, FindOptions(), auth: auth, triggers: true)
+                let find = planner.plan(info, shape).applied()
+                let fields = try await services.queries.get(className, objectId: id, find, auth: auth, triggers: true)
                 return ParseObjectValue(className: className, fields: fields)
             })
     }
 
     /// `plural(g(C))(where, order, skip, after, first, before, last): GConnection!`: a REST find.
     func findQuery(
-        _ shape: ClassShape, _ connection: GraphQLObjectType, _ order: GraphQLEnumType, _ shapes: [String: ClassShape]
+        _ shape: ClassShape, _ connection: GraphQLObjectType, _ order: GraphQLEnumType, _ planner: ReadPlanner
     ) throws -> GraphQLField {
-        let query = ConnectionQuery(shape: shape, shapes: shapes, services: services)
+        let query = ConnectionQuery(shape: shape, planner: planner, services: services)
         return GraphQLField(
             type: GraphQLNonNull(connection), args: ConnectionQuery.arguments(try inputs.whereType(shape), order, inputs.fieldTypes.readOptions),
             resolve: { _, args, context, info in try await query.run(MapJSON.json(args), auth: try Self.auth(context), info) })
