@@ -67,16 +67,12 @@ public final class GraphQLService: Sendable {
         }
         let operationName = request["operationName"]?.stringValue
         let document: Document
-        if let known = documents.withLockedValue({ $0[query] }) {
-            document = known.document
-        } else {
-            do {
-                document = try parse(source: Source(body: query, name: "GraphQL request"))
-            } catch let error as GraphQLError {
-                return Self.answer(400, data: nil, errors: [error], code: "GRAPHQL_PARSE_FAILED", hints: hints(auth, query))
-            } catch {
-                return Self.failure(400, "Syntax Error", code: "GRAPHQL_PARSE_FAILED")
-            }
+        do {
+            document = try parsed(query)
+        } catch let error as GraphQLError {
+            return Self.answer(400, data: nil, errors: [error], code: "GRAPHQL_PARSE_FAILED", hints: hints(auth, query))
+        } catch {
+            return Self.failure(400, "Syntax Error", code: "GRAPHQL_PARSE_FAILED")
         }
         if let operation = OperationGuard(document).operation(named: operationName) {
             if viaGET, operation.operation != .query {
@@ -90,6 +86,13 @@ public final class GraphQLService: Sendable {
         return await run(
             document, query: query, variables: variables, operationName: operationName, auth: auth,
             context: GraphQLContext(auth: auth, uploads: uploads, storeFile: storeFile))
+    }
+
+    /// `query` parsed: the document kept for it when it validated before, else parsed now (HTTP requests, socket
+    /// messages and each subscription event share this).
+    func parsed(_ query: String) throws -> Document {
+        if let known = documents.withLockedValue({ $0[query] }) { return known.document }
+        return try parse(source: Source(body: query, name: "GraphQL request"))
     }
 
     /// Messages as a caller may see them: without schema hints unless it has the master or maintenance key or

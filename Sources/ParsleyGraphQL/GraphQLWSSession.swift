@@ -135,7 +135,7 @@ public final class GraphQLWSSession: Sendable {
         var variables: [String: Map] = [:]
         if case .object(let values)? = payload["variables"] { for (name, value) in values { variables[name] = MapJSON.map(value) } }
         let operationName = payload["operationName"]?.stringValue
-        guard let document = try? parse(source: Source(body: query, name: "GraphQL request")),
+        guard let document = try? service.parsed(query),
             let operation = OperationGuard(document).operation(named: operationName), operation.operation == .subscription
         else {
             // A query or a mutation (or a document GraphQL refuses): answered once, as over HTTP.
@@ -195,7 +195,7 @@ public final class GraphQLWSSession: Sendable {
             }
             let event = LiveEventValue(
                 className: subscription.className, event: op, object: object(frame["object"]), original: object(frame["original"]))
-            guard let document = try? parse(source: Source(body: subscription.query, name: "GraphQL request")) else { return [] }
+            guard let document = try? service.parsed(subscription.query) else { return [] }
             let answer = await service.run(
                 document, query: subscription.query, variables: subscription.variables, operationName: subscription.operationName, auth: auth,
                 rootValue: event)

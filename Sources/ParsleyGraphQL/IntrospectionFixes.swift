@@ -6,28 +6,28 @@ public import GraphQL
 // fetch. The library's default resolver reads `KeySubscriptable` sources first, so these two types answer each field
 // `__InputValue` has by name, `isDeprecated` included.
 
+/// An `__InputValue` field of an argument or input field definition, by name.
+func inputValueField(
+    _ key: String, name: String, description: String?, type: any GraphQLInputType, deprecationReason: String?
+) -> (any Sendable)? {
+    switch key {
+    case "name": return name
+    case "description": return description
+    case "type": return type
+    case "deprecationReason": return deprecationReason
+    case "isDeprecated": return deprecationReason != nil
+    default: return nil
+    }
+}
+
 extension GraphQLArgumentDefinition: @retroactive KeySubscriptable {
     public subscript(key: String) -> (any Sendable)? {
-        switch key {
-        case "name": return name
-        case "description": return description
-        case "type": return type
-        case "deprecationReason": return deprecationReason
-        case "isDeprecated": return deprecationReason != nil
-        default: return nil
-        }
+        inputValueField(key, name: name, description: description, type: type, deprecationReason: deprecationReason)
     }
 }
 
 extension InputObjectFieldDefinition: @retroactive KeySubscriptable {
     public subscript(key: String) -> (any Sendable)? {
-        switch key {
-        case "name": return name
-        case "description": return description
-        case "type": return type
-        case "deprecationReason": return deprecationReason
-        case "isDeprecated": return deprecationReason != nil
-        default: return nil
-        }
+        inputValueField(key, name: name, description: description, type: type, deprecationReason: deprecationReason)
     }
 }
