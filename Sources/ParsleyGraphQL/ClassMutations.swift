@@ -40,8 +40,9 @@ struct ClassMutations {
         let shapes = inputs.classes.shapes
         let create = try mutation(
             "Create", input: ["fields": InputObjectField(type: try inputs.fieldsType(shape, create: true))],
-            resolve: { input, auth, info in
-                let body = try await FieldInputs(shapes: shapes, services: services, auth: auth).body(input["fields"], shape, update: false)
+            resolve: { input, context, info in
+                let auth = context.auth
+                let body = try await FieldInputs(shapes: shapes, services: services, context: context).body(input["fields"], shape, update: false)
                 var object = try await services.objects.create(shape.className, CreateObject(body), auth: auth)
                 object["updatedAt"] = object["createdAt"]
                 let selected = Selections.names(under: objectField, info)
@@ -56,9 +57,10 @@ struct ClassMutations {
                 "id": InputObjectField(type: GraphQLNonNull(GraphQLID)),
                 "fields": InputObjectField(type: try inputs.fieldsType(shape, create: false)),
             ],
-            resolve: { input, auth, info in
+            resolve: { input, context, info in
+                let auth = context.auth
                 let id = GraphQLNames.objectId(from: input["id"]?.stringValue ?? "", className: shape.className)
-                let body = try await FieldInputs(shapes: shapes, services: services, auth: auth).body(input["fields"], shape, update: true)
+                let body = try await FieldInputs(shapes: shapes, services: services, context: context).body(input["fields"], shape, update: true)
                 var object = try await services.objects.update(shape.className, objectId: id, UpdateObject(body), auth: auth)
                 object["objectId"] = .string(id)
                 if !Selections.names(under: objectField, info).isSubset(of: ["id", "objectId", "updatedAt", "__typename"]) {
@@ -68,7 +70,8 @@ struct ClassMutations {
             })
         let delete = try mutation(
             "Delete", input: ["id": InputObjectField(type: GraphQLNonNull(GraphQLID))],
-            resolve: { input, auth, info in
+            resolve: { input, context, info in
+                let auth = context.auth
                 let id = GraphQLNames.objectId(from: input["id"]?.stringValue ?? "", className: shape.className)
                 var object: [String: JSONValue] = ["objectId": .string(id)]
                 // Its last state, read before it goes, when more than its id is asked for.
@@ -83,7 +86,7 @@ struct ClassMutations {
         }
     }
 
-    typealias Resolve = @Sendable (_ input: JSONValue, _ auth: Auth, _ info: GraphQLResolveInfo) async throws -> [String: JSONValue]
+    typealias Resolve = @Sendable (_ input: JSONValue, _ context: GraphQLContext, _ info: GraphQLResolveInfo) async throws -> [String: JSONValue]
 
     /// `<kind>G(input: <Kind>GInput!): <Kind>GPayload` with `clientMutationId` on both sides.
     func mutation(_ kind: String, input fields: InputObjectFieldMap, resolve: @escaping Resolve) throws -> GraphQLField {
@@ -105,11 +108,11 @@ struct ClassMutations {
         return GraphQLField(
             type: GraphQLNonNull(payload), args: ["input": GraphQLArgument(type: GraphQLNonNull(input))],
             resolve: { _, args, context, info in
-                let auth = try SchemaBuilder.auth(context)
+                guard let context = context as? GraphQLContext else { throw ParseError(.internalServerError, "Internal server error") }
                 // As REST's request rules refuse the read-only master key's writes.
-                try RelayMutation.refuseReadOnly(auth, kind.lowercased())
+                try RelayMutation.refuseReadOnly(context.auth, kind.lowercased())
                 let input = MapJSON.json(args)["input"] ?? [:]
-                let object = try await resolve(input, auth, info)
+                let object = try await resolve(input, context, info)
                 return MutationValue(object: ParseObjectValue(className: className, fields: object), clientMutationId: input["clientMutationId"])
             })
     }

@@ -38,6 +38,10 @@ extension SchemaBuilder {
                         type: GraphQLNonNull(fieldTypes.acl),
                         resolve: { source, _, _, _ in FieldTypes.aclOutput((source as? ParseObjectValue)?.fields["ACL"]) }),
                 ]
+                if shape.className == "_User" {
+                    // What the auth adapters answered a sign-up or log-in (only on `viewer.user` of those mutations).
+                    fields["authDataResponse"] = GraphQLField(type: GraphQLScalars.object, resolve: Self.value("authDataResponse"))
+                }
                 let shown = Set(context.shapes.keys)
                 for field in shape.outputFields {
                     let type: any GraphQLOutputType
@@ -97,22 +101,29 @@ extension SchemaBuilder {
     /// include its own selection needs.
     static func pointer(_ name: String, target: String, _ planner: ReadPlanner, _ services: GraphQLServices) -> GraphQLFieldResolve {
         { source, _, context, info in
-            guard let object = source as? ParseObjectValue, let context = context as? GraphQLContext,
-                case .object(var pointer)? = object.fields[name]
-            else { return nil }
-            if pointer["__type"] == "Object" {
-                pointer["__type"] = nil
-                pointer["className"] = nil
-                return ParseObjectValue(className: target, fields: pointer)
-            }
-            guard let id = pointer["objectId"]?.stringValue else { return nil }
-            let find = planner.shapes[target].map { planner.plan(info, $0).applied() } ?? FindOptions()
-            do {
-                let fields = try await services.queries.get(target, objectId: id, find, auth: context.auth, triggers: true)
-                return ParseObjectValue(className: target, fields: fields)
-            } catch let error as ParseError where error.code == .objectNotFound {
-                return nil
-            }
+            guard let object = source as? ParseObjectValue, let context = context as? GraphQLContext else { return nil }
+            return try await pointedObject(object.fields[name], target: target, FieldScope(info), planner, services, auth: context.auth)
+        }
+    }
+
+    /// The object a pointer field's stored `value` names, for the selection `scope`: the included object, else a get
+    /// (nil: no pointer, or an object gone or hidden from `auth`).
+    static func pointedObject(
+        _ value: JSONValue?, target: String, _ scope: FieldScope, _ planner: ReadPlanner, _ services: GraphQLServices, auth: Auth
+    ) async throws -> ParseObjectValue? {
+        guard case .object(var pointer)? = value else { return nil }
+        if pointer["__type"] == "Object" {
+            pointer["__type"] = nil
+            pointer["className"] = nil
+            return ParseObjectValue(className: target, fields: pointer)
+        }
+        guard let id = pointer["objectId"]?.stringValue else { return nil }
+        let find = planner.shapes[target].map { planner.plan(scope, $0).applied() } ?? FindOptions()
+        do {
+            let fields = try await services.queries.get(target, objectId: id, find, auth: auth, triggers: true)
+            return ParseObjectValue(className: target, fields: fields)
+        } catch let error as ParseError where error.code == .objectNotFound {
+            return nil
         }
     }
 
@@ -124,7 +135,7 @@ extension SchemaBuilder {
             let relatedTo: JSONValue = [
                 "object": ["__type": "Pointer", "className": .string(object.className), "objectId": .string(id)], "key": .string(name),
             ]
-            return try await query.run(MapJSON.json(args), constraint: ["$relatedTo": relatedTo], auth: try auth(context), info)
+            return try await query.run(MapJSON.json(args), constraint: ["$relatedTo": relatedTo], auth: try auth(context), FieldScope(info))
         }
     }
 }

@@ -27,7 +27,7 @@ struct ConnectionQuery: Sendable {
     }
 
     /// Runs the find `arguments` ask for, `constraint` (a relation's `$relatedTo`) added to its `where`.
-    func run(_ arguments: JSONValue, constraint: [String: JSONValue] = [:], auth: Auth, _ info: GraphQLResolveInfo) async throws
+    func run(_ arguments: JSONValue, constraint: [String: JSONValue] = [:], auth: Auth, _ scope: FieldScope) async throws
         -> ConnectionValue
     {
         var find = FindOptions()
@@ -73,8 +73,8 @@ struct ConnectionQuery: Sendable {
                 preCount = true
             }
         }
-        let selected = Selections.names(info)
-        let pageInfo = Selections.names(under: "pageInfo", info)
+        let selected = scope.names()
+        let pageInfo = scope.names(under: "pageInfo")
         var count: Int?
         if preCount, let wanted = limit {
             var counting = find
@@ -89,7 +89,7 @@ struct ConnectionQuery: Sendable {
         find.limit = pageSize
         if pageSize > 0 {
             // The keys `edges.node` selects, and its pointers included: the page and what it points to in one read.
-            let plan = planner.plan(Selections.sets(under: ["edges", "node"], info), shape, info.fragments)
+            let plan = planner.plan(scope.sets(under: ["edges", "node"]), shape, scope.fragments)
             find.keys = plan.keys
             find.include = plan.include
         }

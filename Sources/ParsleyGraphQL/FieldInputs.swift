@@ -9,6 +9,22 @@ struct FieldInputs: Sendable {
     let shapes: [String: ClassShape]
     let services: GraphQLServices
     let auth: Auth
+    /// A multipart request's files and how to store one (`FileInput.upload`).
+    var uploads: [String: GraphQLUpload] = [:]
+    var storeFile: GraphQLService.StoreFile?
+
+    init(shapes: [String: ClassShape], services: GraphQLServices, auth: Auth) {
+        self.shapes = shapes
+        self.services = services
+        self.auth = auth
+    }
+
+    /// Inputs of a mutation run in `context` (its caller and its request's files).
+    init(shapes: [String: ClassShape], services: GraphQLServices, context: GraphQLContext) {
+        self.init(shapes: shapes, services: services, auth: context.auth)
+        uploads = context.uploads
+        storeFile = context.storeFile
+    }
 
     /// The REST body of `input` for `shape`. `null` on a field (not a relation) unsets it on an update and is left
     /// out on a create.
@@ -30,6 +46,7 @@ struct FieldInputs: Sendable {
             switch type {
             case .pointer(let target)?: out[key] = try await pointer(value, field: key, target: target)
             case .relation(let target)?: out[key] = try await relation(value, field: key, target: target)
+            case .file?: out[key] = try await file(value)
             default: out[key] = try Self.value(value, type)
             }
         }
@@ -46,13 +63,22 @@ struct FieldInputs: Sendable {
         case .polygon?:
             let points = (value.arrayValue ?? []).map { JSONValue.array([$0["latitude"] ?? .null, $0["longitude"] ?? .null]) }
             return ["__type": "Polygon", "coordinates": .array(points)]
-        case .file?:
-            guard case .object(var file)? = value["file"] else { throw ParseError(.fileSaveError, "Invalid file upload.") }
-            file["__type"] = "File"
-            return .object(file)
         default: break
         }
         return value
+    }
+
+    /// `FileInput`: `{upload}`, a file of the multipart request, stored as `POST /files` stores one (as Parse Server's
+    /// `handleUpload`), or `{file}`, a file stored before (its name, or `{name, url}`).
+    func file(_ value: JSONValue) async throws -> JSONValue {
+        if let key = value["upload"]?["__graphQLUpload"]?.stringValue {
+            guard let upload = uploads[key], let storeFile else { throw ParseError(.fileSaveError, "Invalid file upload.") }
+            let stored = try await storeFile(upload, auth)
+            return ["__type": "File", "name": .string(stored.name), "url": .string(stored.url)]
+        }
+        guard case .object(var file)? = value["file"] else { throw ParseError(.fileSaveError, "Invalid file upload.") }
+        file["__type"] = "File"
+        return .object(file)
     }
 
     /// `{latitude, longitude}` with `__type: "GeoPoint"`.

@@ -82,7 +82,9 @@ struct FieldTypes {
                 "readPreference": InputObjectField(type: preference), "includeReadPreference": InputObjectField(type: preference),
                 "subqueryReadPreference": InputObjectField(type: preference),
             ])
-        fileInput = try GraphQLInputObjectType(name: "FileInput", fields: ["file": InputObjectField(type: GraphQLScalars.file)])
+        fileInput = try GraphQLInputObjectType(
+            name: "FileInput",
+            fields: ["file": InputObjectField(type: GraphQLScalars.file), "upload": InputObjectField(type: FileOperations.upload)])
     }
 
     /// A field of a shaped value (a `JSONValue` object): its key, `null` when missing.
@@ -100,16 +102,27 @@ struct FieldTypes {
     /// A class field's GraphQL output type (pointers and relations are the class builder's).
     func outputType(_ type: FieldType) -> any GraphQLOutputType {
         switch type {
+        case .file: return fileInfo
+        case .geoPoint: return geoPoint
+        case .polygon: return GraphQLList(GraphQLNonNull(geoPoint))
+        case .acl: return acl
+        default:
+            if let leaf = Self.leafOutputType(type) as? any GraphQLOutputType { return leaf }
+            return GraphQLScalars.object
+        }
+    }
+
+    /// The output type of a field type whose values are leaves (nil: files, points, polygons, ACLs, pointers,
+    /// relations and arrays, whose values have fields or items).
+    static func leafOutputType(_ type: FieldType) -> (any GraphQLLeafType)? {
+        switch type {
         case .string: return GraphQLString
         case .number: return GraphQLFloat
         case .boolean: return GraphQLBoolean
         case .date: return GraphQLScalars.date
-        case .file: return fileInfo
-        case .geoPoint: return geoPoint
-        case .polygon: return GraphQLList(GraphQLNonNull(geoPoint))
         case .bytes: return GraphQLScalars.bytes
-        case .acl: return acl
-        default: return GraphQLScalars.object
+        case .object: return GraphQLScalars.object
+        case .file, .geoPoint, .polygon, .acl, .pointer, .relation, .array: return nil
         }
     }
 

@@ -14,16 +14,19 @@ public final class GraphQLService: Sendable {
     let limits: GraphQLLimits
     let config: GraphQLConfigService
     /// The schema built last and the class shapes it was built from.
-    private let cache = NIOLockedValueBox<(signature: String, schema: GraphQLSchema)?>(nil)
+    private let cache = NIOLockedValueBox<(signature: String, schema: BuiltSchema)?>(nil)
     /// The classes and configuration the last request found, and its schema: while they are the same, the shapes
     /// and their signature are not worked out again.
-    private let lastSeen = NIOLockedValueBox<(classes: [String: ClassSchema], config: GraphQLConfig, schema: GraphQLSchema)?>(nil)
+    private let lastSeen = NIOLockedValueBox<(classes: [String: ClassSchema], config: GraphQLConfig, schema: BuiltSchema)?>(nil)
     /// Documents that parsed and validated, by their text, with the schema they validated against: a query sent
     /// again is neither parsed nor validated again while the schema is the same.
     private let documents = NIOLockedValueBox<[String: ValidatedDocument]>([:])
     /// Documents kept at most (the table is emptied when it is full).
     static let documentsKept = 256
     let logger = Logger(label: "parsley.graphql")
+    private let plainCount = NIOLockedValueBox(0)
+    /// Operations answered by `PlainQuery` since the start (the rest ran on the GraphQL library's executor).
+    public var plainAnswers: Int { plainCount.withLockedValue { $0 } }
 
     /// The API over an app's services.
     public init(services: ParseServices) {
@@ -118,15 +121,26 @@ public final class GraphQLService: Sendable {
             return Self.failure(400, exceeded.message, code: String(exceeded.code.rawValue))
         }
         do {
-            let schema = try await schema()
-            let known = documents.withLockedValue { $0[query] }
+            let built = try await schema()
+            let schema = built.schema
+            var known = documents.withLockedValue { $0[query] }
             if known?.schema !== schema {
                 let invalid = validate(schema: schema, ast: document, rules: specifiedRules)
                 if !invalid.isEmpty { return Self.answer(400, data: nil, errors: invalid, code: "GRAPHQL_VALIDATION_FAILED", hints: hints) }
+                let validated = ValidatedDocument(document: document, schema: schema, plain: PlainQuery(document, built, services: services))
                 documents.withLockedValue { table in
                     if table.count >= Self.documentsKept { table.removeAll() }
-                    table[query] = ValidatedDocument(document: document, schema: schema)
+                    table[query] = validated
                 }
+                known = validated
+            }
+            // A plain read (class gets and finds, their fields and pointers) runs without the library's executor; it
+            // falls back to it for anything else it meets on the way (an error, a null where the schema says non-null).
+            if rootValue is Void, let plain = known?.plain, operationName == nil || operationName == plain.operationName,
+                let body = await plain.answer(variables: variables, auth: auth)
+            {
+                plainCount.withLockedValue { $0 += 1 }
+                return Answer(status: 200, body: body)
             }
             let result = try await GraphQL.execute(
                 schema: schema, documentAST: document, rootValue: rootValue, context: context ?? GraphQLContext(auth: auth),
@@ -148,7 +162,7 @@ public final class GraphQLService: Sendable {
     }
 
     /// The schema of the classes as they are now: the one built last while they have not changed.
-    func schema() async throws -> GraphQLSchema {
+    func schema() async throws -> BuiltSchema {
         try await schemas.refreshIfDue()
         let (all, config) = (schemas.all(), try await config.current())
         // The classes and configuration the schema was built for, unchanged (a shared dictionary compares at once).
@@ -160,7 +174,7 @@ public final class GraphQLService: Sendable {
             return cached.schema
         }
         let schema = try SchemaBuilder(services: services).build(shapes)
-        let problems = validateSchema(schema: schema)
+        let problems = validateSchema(schema: schema.schema)
         guard problems.isEmpty else { throw InvalidSchema(problems: problems.map(\.message)) }
         cache.withLockedValue { $0 = (signature, schema) }
         lastSeen.withLockedValue { $0 = (all, config, schema) }
@@ -184,6 +198,8 @@ public final class GraphQLService: Sendable {
     struct ValidatedDocument: @unchecked Sendable {
         let document: Document
         let schema: GraphQLSchema
+        /// The document as a plain read, when it is one.
+        let plain: PlainQuery?
     }
 
     /// A generated schema GraphQL refuses (a bug here, logged; the request answers `Internal server error`).

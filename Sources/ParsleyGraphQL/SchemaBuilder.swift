@@ -44,7 +44,7 @@ final class SchemaBuilder {
         self.pageInfo = try Self.pageInfoType()
     }
 
-    func build(_ shapes: [ClassShape]) throws -> GraphQLSchema {
+    func build(_ shapes: [ClassShape]) throws -> BuiltSchema {
         // Class types refer to each other (pointers, relations): their fields are built once every type exists.
         let classInputs = try inputs.prepare(shapes)
         let context = try classTypeContext(shapes)
@@ -64,25 +64,36 @@ final class SchemaBuilder {
             "node": NodeQuery.field(inputs.fieldTypes.node, planner: context.planner, services: services),
         ]
         var mutations: GraphQLFieldMap = [:]
+        var roots: [String: RootRead] = [:]
         for shape in shapes {
             guard let object = objects[shape.className], let connection = connections[shape.className], let order = orders[shape.className]
             else { continue }
-            if let name = shape.getName { queries[name] = getQuery(shape, object, context.planner) }
-            if let name = shape.findName { queries[name] = try findQuery(shape, connection, order, context.planner) }
+            if let name = shape.getName {
+                let field = getQuery(shape, object, context.planner)
+                (queries[name], roots[name]) = (field, .get(shape, field))
+            }
+            if let name = shape.findName {
+                let field = try findQuery(shape, connection, order, context.planner)
+                (queries[name], roots[name]) = (field, .find(ConnectionQuery(shape: shape, planner: context.planner, services: services), field))
+            }
             if shape.hasMutations {
                 let mutation = try ClassMutations(shape: shape, object: object, services: services, inputs: inputs, planner: context.planner)
                 for (name, field) in try mutation.fields() { mutations[name] = field }
             }
         }
         let builtIns = try BuiltInOperations(services: services, shapes: shapes, objects: objects, inputs: inputs)
-        for (name, field) in builtIns.queries { queries[name] = field }
+        for (name, field) in builtIns.queries {
+            queries[name] = field
+            roots[name] = nil
+        }
         for (name, field) in builtIns.mutations { mutations[name] = field }
         let query = try GraphQLObjectType(name: "Query", fields: queries)
         let mutation = mutations.isEmpty ? nil : try GraphQLObjectType(name: "Mutation", fields: mutations)
         let subscription = try LiveSubscriptions.subscriptionType(shapes, objects: objects, inputs: inputs)
-        return try withExtendedLifetime(classInputs) {
+        let schema = try withExtendedLifetime(classInputs) {
             try GraphQLSchema(query: query, mutation: mutation, subscription: subscription, types: builtIns.types)
         }
+        return BuiltSchema(schema: schema, roots: roots, planner: context.planner)
     }
 
     /// The tables class types fill while they are built, and the `ArrayResult` union of them all.
@@ -120,7 +131,7 @@ final class SchemaBuilder {
         let query = ConnectionQuery(shape: shape, planner: planner, services: services)
         return GraphQLField(
             type: GraphQLNonNull(connection), args: ConnectionQuery.arguments(try inputs.whereType(shape), order, inputs.fieldTypes.readOptions),
-            resolve: { _, args, context, info in try await query.run(MapJSON.json(args), auth: try Self.auth(context), info) })
+            resolve: { _, args, context, info in try await query.run(MapJSON.json(args), auth: try Self.auth(context), FieldScope(info)) })
     }
 
     /// `GConnection { count: Int!, edges: [GEdge], pageInfo: PageInfo! }` and `GEdge { node: G, cursor: String! }`.
@@ -143,7 +154,7 @@ final class SchemaBuilder {
                     resolve: { source, _, _, _ in
                         guard let connection = source as? ConnectionValue else { return nil }
                         return connection.objects.enumerated().map { i, node in
-                            EdgeValue(node: node, cursor: GraphQLNames.cursor(connection.skip + i))
+                            EdgeValue(node: node, cursor: connection.cursor(i))
                         }
                     }),
                 "pageInfo": GraphQLField(type: GraphQLNonNull(pageInfo), resolve: { source, _, _, _ in source as? ConnectionValue }),
@@ -158,13 +169,10 @@ final class SchemaBuilder {
         return try GraphQLObjectType(
             name: "PageInfo",
             fields: [
-                "hasNextPage": GraphQLField(
-                    type: GraphQLNonNull(GraphQLBoolean), resolve: resolve { .bool(($0.count ?? 0) > $0.skip + $0.objects.count) }),
-                "hasPreviousPage": GraphQLField(
-                    type: GraphQLNonNull(GraphQLBoolean), resolve: resolve { .bool(($0.count ?? 0) > 0 && $0.skip > 0) }),
-                "startCursor": GraphQLField(type: GraphQLString, resolve: resolve { .string(GraphQLNames.cursor($0.skip)) }),
-                "endCursor": GraphQLField(
-                    type: GraphQLString, resolve: resolve { .string(GraphQLNames.cursor($0.skip + max($0.objects.count, 1) - 1)) }),
+                "hasNextPage": GraphQLField(type: GraphQLNonNull(GraphQLBoolean), resolve: resolve { .bool($0.hasNextPage) }),
+                "hasPreviousPage": GraphQLField(type: GraphQLNonNull(GraphQLBoolean), resolve: resolve { .bool($0.hasPreviousPage) }),
+                "startCursor": GraphQLField(type: GraphQLString, resolve: resolve { .string($0.startCursor) }),
+                "endCursor": GraphQLField(type: GraphQLString, resolve: resolve { .string($0.endCursor) }),
             ])
     }
 
@@ -179,6 +187,14 @@ struct ConnectionValue: Sendable {
     let objects: [ParseObjectValue]
     let count: Int?
     let skip: Int
+
+    /// `PageInfo`'s fields (docs/graphql-contract.md §4.4).
+    var hasNextPage: Bool { (count ?? 0) > skip + objects.count }
+    var hasPreviousPage: Bool { (count ?? 0) > 0 && skip > 0 }
+    var startCursor: String { GraphQLNames.cursor(skip) }
+    var endCursor: String { GraphQLNames.cursor(skip + max(objects.count, 1) - 1) }
+    /// The cursor of the object at `index` of this page.
+    func cursor(_ index: Int) -> String { GraphQLNames.cursor(skip + index) }
 }
 
 struct EdgeValue: Sendable {

@@ -7,23 +7,13 @@ import ParsleyDomain
 /// counts only when `count` or `pageInfo` asks for it, a create re-reads only when more than its answer is selected.
 enum Selections {
     /// Names selected directly under the field being resolved.
-    static func names(_ info: GraphQLResolveInfo) -> Set<String> {
-        Set(fields(in: info.fieldASTs.compactMap(\.selectionSet), info.fragments).map(\.name.value))
-    }
+    static func names(_ info: GraphQLResolveInfo) -> Set<String> { FieldScope(info).names() }
 
     /// Names selected under the child field `child` of the field being resolved (`pageInfo`, `edges`, `gameScore`).
-    static func names(under child: String, _ info: GraphQLResolveInfo) -> Set<String> {
-        Set(fields(in: sets(under: [child], info), info.fragments).map(\.name.value))
-    }
+    static func names(under child: String, _ info: GraphQLResolveInfo) -> Set<String> { FieldScope(info).names(under: child) }
 
     /// The selection sets of the field path `path` below the field being resolved (`["edges", "node"]`).
-    static func sets(under path: [String], _ info: GraphQLResolveInfo) -> [SelectionSet] {
-        var sets = info.fieldASTs.compactMap(\.selectionSet)
-        for name in path {
-            sets = fields(in: sets, info.fragments).filter { $0.name.value == name }.compactMap(\.selectionSet)
-        }
-        return sets
-    }
+    static func sets(under path: [String], _ info: GraphQLResolveInfo) -> [SelectionSet] { FieldScope(info).sets(under: path) }
 
     /// The fields of `sets`, fragments flattened; `accepts` picks the fragments that apply by their type condition
     /// (nil: no condition).
@@ -45,6 +35,42 @@ enum Selections {
             }
         }
         return out
+    }
+}
+
+/// A field as the document wrote it, wherever it is being resolved (by the GraphQL library's executor or by
+/// `PlainQuery`): its occurrences under one response key, merged, and the document's fragments. `@unchecked
+/// Sendable`: the library's syntax tree is not marked `Sendable`, and a parsed document is only ever read.
+struct FieldScope: @unchecked Sendable {
+    let fields: [Field]
+    let fragments: [String: FragmentDefinition]
+
+    init(fields: [Field], fragments: [String: FragmentDefinition]) {
+        self.fields = fields
+        self.fragments = fragments
+    }
+
+    init(_ info: GraphQLResolveInfo) {
+        self.init(fields: info.fieldASTs, fragments: info.fragments)
+    }
+
+    /// Names selected directly under the field.
+    func names() -> Set<String> {
+        Set(Selections.fields(in: fields.compactMap(\.selectionSet), fragments).map(\.name.value))
+    }
+
+    /// Names selected under the child field `child` of the field.
+    func names(under child: String) -> Set<String> {
+        Set(Selections.fields(in: sets(under: [child]), fragments).map(\.name.value))
+    }
+
+    /// The selection sets of the field path `path` below the field (`["edges", "node"]`).
+    func sets(under path: [String]) -> [SelectionSet] {
+        var sets = fields.compactMap(\.selectionSet)
+        for name in path {
+            sets = Selections.fields(in: sets, fragments).filter { $0.name.value == name }.compactMap(\.selectionSet)
+        }
+        return sets
     }
 }
 
@@ -89,7 +115,12 @@ struct ReadPlanner: Sendable {
 
     /// The plan for the objects the field being resolved selects (a get, a node, a pointer read on its own).
     func plan(_ info: GraphQLResolveInfo, _ shape: ClassShape) -> ReadPlan {
-        plan(info.fieldASTs.compactMap(\.selectionSet), shape, info.fragments)
+        plan(FieldScope(info), shape)
+    }
+
+    /// The plan for the objects the field `scope` selects.
+    func plan(_ scope: FieldScope, _ shape: ClassShape) -> ReadPlan {
+        plan(scope.fields.compactMap(\.selectionSet), shape, scope.fragments)
     }
 
     private func collect(

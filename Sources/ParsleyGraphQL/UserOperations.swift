@@ -165,7 +165,12 @@ struct UserOperations {
             throw ParseError(.internalServerError, "Internal server error")
         }
         let read = Selections.names(under: "viewer", info).contains("user")
-        return try await viewer(token: token, userId: userId, read: read, auth, services)
+        let viewer = try await viewer(token: token, userId: userId, read: read, auth, services)
+        // What the auth adapters answered (MFA's recovery codes, ...), as `User.authDataResponse`.
+        guard let response = answer["authDataResponse"], let user = viewer.user else { return viewer }
+        var fields = user.fields
+        fields["authDataResponse"] = response
+        return ViewerValue(sessionToken: token, user: ParseObjectValue(className: "_User", fields: fields))
     }
 
     /// A viewer: the user is read with a get as that user (its ACL, protected fields and triggers apply), as Parse
