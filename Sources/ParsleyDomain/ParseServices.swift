@@ -80,7 +80,8 @@ public struct ParseServices: Sendable {
         self.push = PushService(objects: objects, queries: queries, settings: options.push)
         cloud.attach(objects: objects, queries: queries, roles: self.roles, push: push, mail: options.email.adapter)
         self.liveQuery = LiveQueryHub(
-            options: options, store: store, schemas: schemas, sessions: sessions, roles: roles, changes: objects.changes, cloud: cloud)
+            options: options, store: store, schemas: schemas, sessions: sessions, roles: roles, changes: objects.changes, cloud: cloud,
+            queries: queries, objects: objects)
     }
 
     /// Services over `database` without touching it: `prepare()` must run (with the database's `run()` going)

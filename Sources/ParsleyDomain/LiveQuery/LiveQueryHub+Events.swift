@@ -50,6 +50,8 @@ extension LiveQueryHub {
         let matcher: QueryMatcher
         let clp: ClassLevelPermissions
         var texts: [String: String] = [:]
+        /// The object and original with their includes resolved, per view (`LiveQueryHub.included`).
+        var included: [String: ([String: JSONValue], [String: JSONValue]?)] = [:]
         /// `mayConcern` per distinct predicate.
         var concerns: [Int: Bool] = [:]
 
@@ -147,7 +149,8 @@ extension LiveQueryHub {
             case .identity: return "i"
             }
         }
-        guard let hook = triggers.afterEvent[e.className] else {
+        let hook = triggers.afterEvent[e.className]
+        guard hook != nil || !s.include.isEmpty else {
             // Subscribers who see the same fields share the object's JSON text.
             let view = Self.view(access, keys: s.keys, className: e.className)
             let object = scope.text(view.map { textKey(carried.object) + $0 }) { shape(version(carried.object), scope, access: access, keys: s.keys) }
@@ -159,8 +162,22 @@ extension LiveQueryHub {
             }
             return
         }
-        var object = shape(version(carried.object), scope, access: access, keys: s.keys)
-        var original = carried.original.map { shape(version($0), scope, access: access, keys: s.keys) }
+        // With `include`, dotted keys (`owner.name`) keep their pointer, and the included objects are cut to the rest.
+        let keys = s.include.isEmpty ? s.keys : QueryService.splitKeys(s.keys).0
+        var object = shape(version(carried.object), scope, access: access, keys: keys)
+        var original = carried.original.map { shape(version($0), scope, access: access, keys: keys) }
+        if !s.include.isEmpty {
+            let versions = textKey(carried.object) + (carried.original.map(textKey) ?? "-")
+            let view = Self.view(access, keys: s.keys, className: e.className).map { versions + $0 }
+            (object, original) = await included(object, original, s, view: view, scope: scope, auth: auth)
+        }
+        guard let hook else {
+            var frame = s.connection.frame(kind.rawValue, requestId: s.key.requestId)
+            frame["object"] = .object(object)
+            if let original { frame["original"] = .object(original) }
+            if s.connection.send(.object(frame)) { counters.delivered.add(1, ordering: .relaxed) }
+            return
+        }
         do {
             var request = LiveQueryEventRequest(
                 caller: try await caller(auth, address: s.connection.address), className: e.className, event: kind.rawValue, object: object,

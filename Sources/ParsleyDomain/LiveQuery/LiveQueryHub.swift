@@ -17,6 +17,10 @@ public final class LiveQueryHub: Sendable {
     let roles: RoleService
     let changes: ChangeFeed
     let cloud: CloudRuntime
+    /// Reads the objects an event's `include` paths point to, as a find's include does.
+    let queries: QueryService
+    /// Writes sent over the socket (`save`, `delete`), through the same pipeline as REST's.
+    let objects: ObjectService
     var permissions: Permissions { Permissions(store: store, schemas: schemas) }
     var triggers: LiveQueryTriggers { cloud.code.liveQueryTriggers }
     let logger = Logger(label: "parsley.livequery")
@@ -37,8 +41,10 @@ public final class LiveQueryHub: Sendable {
 
     init(
         options: ParseServerOptions, store: SQLStore, schemas: SchemaService, sessions: SessionService, roles: RoleService, changes: ChangeFeed,
-        cloud: CloudRuntime
+        cloud: CloudRuntime, queries: QueryService, objects: ObjectService
     ) {
+        self.queries = queries
+        self.objects = objects
         self.options = options
         self.schemas = schemas
         self.store = store
@@ -87,6 +93,8 @@ public final class LiveQueryHub: Sendable {
             await subscribe(m, c)
         case .success(.unsubscribe(let requestId)):
             unsubscribe(requestId, c)
+        case .success(.operation(let m)):
+            await operate(m, c)
         }
     }
 
@@ -215,7 +223,8 @@ public final class LiveQueryHub: Sendable {
         }
         return LiveSubscription(
             key: LiveSubscription.Key(clientId: c.clientId, requestId: m.requestId), connection: c, className: className, predicate: predicate,
-            keys: keys, watch: watch ?? [], readFields: readFields, sessionToken: token, userId: userId, isMaster: auth.isMaster,
+            keys: keys, watch: watch ?? [], include: m.include ?? [], readFields: readFields, sessionToken: token, userId: userId,
+            isMaster: auth.isMaster,
             installationId: identity.installationId, equality: SubscriptionIndex.equality(of: predicate, schema: schemas.schema(className)))
     }
 

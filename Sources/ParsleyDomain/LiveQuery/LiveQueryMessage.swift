@@ -19,6 +19,26 @@ public enum LiveQueryMessage: Sendable, Equatable {
         /// `keys` (or its older name `fields`): the fields events carry, besides the ones always kept.
         public var keys: [String]?
         public var watch: [String]?
+        /// `include` (Parsley's extension, as parse-server PR 9827 sends it): pointer paths whose objects events
+        /// carry, an array or a comma-separated string.
+        public var include: [String]? = nil
+        public var sessionToken: String?
+    }
+
+    /// A query or a write over the socket (Parsley's extension, parse-server issue 9086): `find`, `get`, `save` or
+    /// `delete`, answered with a `result` frame through the same services as REST.
+    public struct Operation: Sendable, Equatable {
+        public enum Kind: String, Sendable {
+            case find, get, save, delete
+        }
+        public var kind: Kind
+        public var requestId: Int
+        public var className: String
+        public var objectId: String?
+        /// A find's or get's parameters as REST takes them (`where`, `order`, `limit`, `skip`, `keys`, `include`, ...).
+        public var params: [String: JSONValue]
+        /// A save's fields (and operations).
+        public var object: JSONValue?
         public var sessionToken: String?
     }
 
@@ -26,6 +46,7 @@ public enum LiveQueryMessage: Sendable, Equatable {
     case subscribe(Subscribe)
     case update(Subscribe)
     case unsubscribe(requestId: Int)
+    case operation(Operation)
 
     static let clientKeyNames = ["javascriptKey", "clientKey", "restAPIKey", "windowsKey"]
 
@@ -54,7 +75,7 @@ public enum LiveQueryMessage: Sendable, Equatable {
             let requestId = try self.requestId(o)
             guard let queryValue = o["query"] else { throw .bad("Missing required property: query") }
             guard case .object(let q) = queryValue else { throw .bad("Invalid type: \(typeName(queryValue)) (expected object)") }
-            try allow(q, ["className", "where", "keys", "fields", "watch"])
+            try allow(q, ["className", "where", "keys", "fields", "watch", "include"])
             let className = try string(q, "className", required: true)!
             guard let whereValue = q["where"] else { throw .bad("Missing required property: where") }
             guard case .object = whereValue else { throw .bad("Invalid type: \(typeName(whereValue)) (expected object)") }
@@ -62,11 +83,43 @@ public enum LiveQueryMessage: Sendable, Equatable {
             if keys == nil { keys = try names(q, "fields") }
             let subscribe = Subscribe(
                 requestId: requestId, className: className, whereValue: whereValue, keys: keys,
-                watch: try names(q, "watch"), sessionToken: try string(o, "sessionToken"))
+                watch: try names(q, "watch"), include: try paths(q, "include"), sessionToken: try string(o, "sessionToken"))
             return op == "subscribe" ? .subscribe(subscribe) : .update(subscribe)
         case "unsubscribe":
             try allow(o, ["op", "requestId"])
             return .unsubscribe(requestId: try requestId(o))
+        case "find":
+            // `{op, requestId, query: {className, where, order, limit, skip, keys, include, count, ...}, sessionToken}`
+            try allow(o, ["op", "requestId", "query", "sessionToken"])
+            let requestId = try self.requestId(o)
+            guard let queryValue = o["query"] else { throw .bad("Missing required property: query") }
+            guard case .object(var q) = queryValue else { throw .bad("Invalid type: \(typeName(queryValue)) (expected object)") }
+            let className = try string(q, "className", required: true)!
+            q["className"] = nil
+            return .operation(
+                Operation(
+                    kind: .find, requestId: requestId, className: className, params: q, object: nil, sessionToken: try string(o, "sessionToken")))
+        case "get", "save", "delete":
+            // `{op, requestId, className, objectId, keys?, include?}`, `{op, requestId, className, objectId?, object}`,
+            // `{op, requestId, className, objectId}`, each with an optional `sessionToken`.
+            let kind = Operation.Kind(rawValue: op)!
+            let extra = kind == .get ? ["keys", "include", "excludeKeys"] : kind == .save ? ["object"] : []
+            try allow(o, ["op", "requestId", "className", "objectId", "sessionToken"] + extra)
+            let requestId = try self.requestId(o)
+            let className = try string(o, "className", required: true)!
+            let objectId = try string(o, "objectId", required: kind != .save)
+            var params: [String: JSONValue] = [:]
+            for key in ["keys", "include", "excludeKeys"] where kind == .get { params[key] = o[key] }
+            var object: JSONValue?
+            if kind == .save {
+                guard let value = o["object"] else { throw .bad("Missing required property: object") }
+                guard case .object = value else { throw .bad("Invalid type: \(typeName(value)) (expected object)") }
+                object = value
+            }
+            return .operation(
+                Operation(
+                    kind: kind, requestId: requestId, className: className, objectId: objectId, params: params.compactMapValues { $0 },
+                    object: object, sessionToken: try string(o, "sessionToken")))
         default:
             throw LiveQueryError(code: 3, message: "Get unknown operation")
         }
@@ -106,6 +159,18 @@ public enum LiveQueryMessage: Sendable, Equatable {
             out.append(s)
         }
         return out
+    }
+
+    /// Include paths: an array of strings (as `keys`) or one comma-separated string (as REST's `include=`).
+    static func paths(_ o: [String: JSONValue], _ key: String) throws(LiveQueryError) -> [String]? {
+        guard case .string(let text)? = o[key] else { return try names(o, key) }
+        var paths: [String] = []
+        for part in text.split(separator: ",") {
+            let path = part.filter { !$0.isWhitespace }
+            if !path.isEmpty, !paths.contains(path) { paths.append(path) }
+        }
+        guard !paths.isEmpty else { throw .bad("Array is too short (0), minimum 1") }
+        return paths
     }
 
     static func typeName(_ v: JSONValue) -> String {

@@ -16,6 +16,8 @@ final class LiveSubscription: Sendable {
     let predicate: QueryNode
     let keys: [String]?
     let watch: [String]
+    /// Pointer paths whose objects events carry (`include`), read with the subscriber's rights at each event.
+    let include: [String]
     /// The fields of the class the `where` and the `watch` read: none may be protected from the subscriber, at
     /// subscribe time and at each event (a CLP or role that changes later ends the subscription).
     let readFields: Set<String>
@@ -28,8 +30,9 @@ final class LiveSubscription: Sendable {
     let equality: (field: String, value: String)?
 
     init(
-        key: Key, connection: LiveConnection, className: String, predicate: QueryNode, keys: [String]?, watch: [String], readFields: Set<String>,
-        sessionToken: String?, userId: String?, isMaster: Bool, installationId: String?, equality: (field: String, value: String)?
+        key: Key, connection: LiveConnection, className: String, predicate: QueryNode, keys: [String]?, watch: [String], include: [String] = [],
+        readFields: Set<String>, sessionToken: String?, userId: String?, isMaster: Bool, installationId: String?,
+        equality: (field: String, value: String)?
     ) {
         self.key = key
         self.connection = connection
@@ -37,6 +40,7 @@ final class LiveSubscription: Sendable {
         self.predicate = predicate
         self.keys = keys
         self.watch = watch
+        self.include = include
         self.readFields = readFields
         self.sessionToken = sessionToken
         self.userId = userId

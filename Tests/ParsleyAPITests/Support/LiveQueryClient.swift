@@ -110,9 +110,10 @@ final class LiveQueryClient: Sendable {
     @discardableResult
     func subscribe(
         _ requestId: Int, _ className: String, where w: JSONValue = [:], keys: [String]? = nil, watch: [String]? = nil, sessionToken: String? = nil,
-        op: String = "subscribe"
+        op: String = "subscribe", include: JSONValue? = nil
     ) async throws -> JSONValue {
         var query: [String: JSONValue] = ["className": .string(className), "where": w]
+        if let include { query["include"] = include }
         if let keys { query["keys"] = .array(keys.map(JSONValue.string)) }
         if let watch { query["watch"] = .array(watch.map(JSONValue.string)) }
         var m: [String: JSONValue] = ["op": .string(op), "requestId": .int(Int64(requestId)), "query": .object(query)]
