@@ -195,11 +195,17 @@ public final class GraphQLService: Sendable {
     /// A parsed document and the schema it validated against. `@unchecked Sendable`: the GraphQL library's syntax
     /// tree is not marked `Sendable`, and nothing changes a parsed document (it is only read, by every request that
     /// sends the same text).
-    struct ValidatedDocument: @unchecked Sendable {
+    final class ValidatedDocument: @unchecked Sendable {
         let document: Document
         let schema: GraphQLSchema
         /// The document as a plain read, when it is one.
         let plain: PlainQuery?
+
+        init(document: Document, schema: GraphQLSchema, plain: PlainQuery?) {
+            self.document = document
+            self.schema = schema
+            self.plain = plain
+        }
     }
 
     /// A generated schema GraphQL refuses (a bug here, logged; the request answers `Internal server error`).

@@ -35,6 +35,19 @@ struct PlainCompiler {
         return out
     }
 
+    /// A response key as the answer writes it: its JSON text and a colon.
+    static func encoded(_ key: String) -> [UInt8] {
+        var out: [UInt8] = []
+        JSONWriter.writeString(key, into: &out)
+        out.append(UInt8(ascii: ":"))
+        return out
+    }
+
+    /// A leaf entry of `type`.
+    static func leaf(_ name: String, _ type: any GraphQLLeafType, nonNull: Bool) -> PlainObject.Entry {
+        .leaf(name: name, type: type, kind: LeafKind(type), nonNull: nonNull)
+    }
+
     /// What `sets` select of an object of `shape`'s class type.
     func object(_ sets: [SelectionSet], _ shape: ClassShape) -> PlainObject? {
         guard let fields = grouped(sets, typeName: shape.typeName, also: ["Node", "ParseObject"]) else { return nil }
@@ -46,25 +59,25 @@ struct PlainCompiler {
             switch name {
             case "__typename": entry = .typename(shape.typeName)
             case "id" where types["id"] == nil: entry = .globalId
-            case "objectId": entry = .leaf(name: name, type: GraphQLID, nonNull: true)
-            case "createdAt", "updatedAt": entry = .leaf(name: name, type: GraphQLScalars.date, nonNull: true)
+            case "objectId": entry = Self.leaf(name, GraphQLID, nonNull: true)
+            case "createdAt", "updatedAt": entry = Self.leaf(name, GraphQLScalars.date, nonNull: true)
             default:
                 guard let type = types[name] else { return nil }
                 let nonNull = shape.schema.fieldOptions[name]?.isRequired == true
                 if case .pointer(let target) = type {
                     guard let targetShape = planner.shapes[target] else {
                         // A pointer to a class not shown is the `Object` scalar.
-                        entry = .leaf(name: name, type: GraphQLScalars.object, nonNull: nonNull)
+                        entry = Self.leaf(name, GraphQLScalars.object, nonNull: nonNull)
                         break
                     }
                     guard let target = object(occurrences.compactMap(\.selectionSet), targetShape) else { return nil }
                     entry = .pointer(name: name, target: target, scope: FieldScope(fields: occurrences, fragments: fragments), nonNull: nonNull)
                 } else {
                     guard let leaf = FieldTypes.leafOutputType(type) else { return nil }
-                    entry = .leaf(name: name, type: leaf, nonNull: nonNull)
+                    entry = Self.leaf(name, leaf, nonNull: nonNull)
                 }
             }
-            plain.entries.append((key, entry))
+            plain.entries.append((Self.encoded(key), entry))
         }
         return plain
     }
@@ -74,7 +87,8 @@ struct PlainCompiler {
         let typeName = shape.typeName + "Connection"
         guard let fields = grouped(sets, typeName: typeName) else { return nil }
         var plain = PlainConnection()
-        for (key, occurrences) in fields {
+        for (name, occurrences) in fields {
+            let key = Self.encoded(name)
             let subs = occurrences.compactMap(\.selectionSet)
             switch occurrences[0].name.value {
             case "__typename": plain.entries.append((key, .typename(typeName)))
@@ -82,7 +96,8 @@ struct PlainCompiler {
             case "edges":
                 guard let edges = grouped(subs, typeName: shape.typeName + "Edge") else { return nil }
                 var edge = PlainEdge()
-                for (key, occurrences) in edges {
+                for (name, occurrences) in edges {
+                    let key = Self.encoded(name)
                     switch occurrences[0].name.value {
                     case "__typename": edge.entries.append((key, .typename(shape.typeName + "Edge")))
                     case "cursor": edge.entries.append((key, .cursor))
@@ -95,8 +110,9 @@ struct PlainCompiler {
                 plain.entries.append((key, .edges(edge)))
             case "pageInfo":
                 guard let info = grouped(subs, typeName: "PageInfo") else { return nil }
-                var fields: [(key: String, field: PlainConnection.PageInfoField)] = []
-                for (key, occurrences) in info {
+                var fields: [(key: [UInt8], field: PlainConnection.PageInfoField)] = []
+                for (name, occurrences) in info {
+                    let key = Self.encoded(name)
                     switch occurrences[0].name.value {
                     case "__typename": fields.append((key, .typename))
                     case "hasNextPage": fields.append((key, .hasNextPage))

@@ -26,9 +26,10 @@ struct BuiltSchema: Sendable {
 /// writes the answer the library would. What it does not know (other operations, directives, relations, arrays,
 /// files, ACLs, an argument it cannot coerce) leaves the document to the library; so do a read that fails and a null
 /// where the schema says non-null, whose errors the library words.
-struct PlainQuery: @unchecked Sendable {
+final class PlainQuery: @unchecked Sendable {
     let operationName: String?
-    let roots: [(key: String, root: Root)]
+    /// The roots by response key, the key as its JSON text with its colon (`"items":`).
+    let roots: [(key: [UInt8], root: Root)]
     let variableDefaults: Set<String>
     let services: GraphQLServices
     let planner: ReadPlanner
@@ -51,10 +52,11 @@ struct PlainQuery: @unchecked Sendable {
         }
         let compiler = PlainCompiler(fragments: fragments, planner: built.planner)
         guard let fields = compiler.grouped([operation.selectionSet], typeName: "Query") else { return nil }
-        var roots: [(String, Root)] = []
+        var roots: [([UInt8], Root)] = []
         for (key, occurrences) in fields {
             let first = occurrences[0]
             let scope = FieldScope(fields: occurrences, fragments: fragments)
+            let key = PlainCompiler.encoded(key)
             switch (first.name.value, built.roots[first.name.value]) {
             case ("__typename", _): roots.append((key, .typename))
             case (_, .get(let shape, let field)?):
@@ -79,14 +81,16 @@ struct PlainQuery: @unchecked Sendable {
     /// The answer's JSON text (`{"data":{...}}`), or nil: the library answers instead.
     func answer(variables: [String: Map], auth: Auth) async -> String? {
         let inputs = InputCoercion(variables: variables, defaulted: variableDefaults)
-        var out = "{\"data\":{"
+        var out: [UInt8] = []
+        out.reserveCapacity(4096)
+        out.append(contentsOf: #"{"data":{"#.utf8)
         do {
             for (index, (key, root)) in roots.enumerated() {
-                if index > 0 { out += "," }
-                out += JSONWriter.string(.string(key)) + ":"
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                out.append(contentsOf: key)
                 switch root {
                 case .typename:
-                    out += "\"Query\""
+                    out.append(contentsOf: #""Query""#.utf8)
                 case .get(let shape, let arguments, let scope, let object):
                     let args = MapJSON.json(try inputs.arguments(scope.fields[0], arguments))
                     let id = GraphQLNames.objectId(from: args["id"]?.stringValue ?? "", className: shape.className)
@@ -102,103 +106,147 @@ struct PlainQuery: @unchecked Sendable {
         } catch {
             return nil
         }
-        return out + "}}"
+        out.append(contentsOf: "}}".utf8)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private func write(_ page: ConnectionValue, _ connection: PlainConnection, _ auth: Auth, into out: inout String) async throws {
-        out += "{"
+    private func write(_ page: ConnectionValue, _ connection: PlainConnection, _ auth: Auth, into out: inout [UInt8]) async throws {
+        out.append(UInt8(ascii: "{"))
         for (index, (key, entry)) in connection.entries.enumerated() {
-            if index > 0 { out += "," }
-            out += JSONWriter.string(.string(key)) + ":"
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: key)
             switch entry {
-            case .typename(let name): out += JSONWriter.string(.string(name))
-            case .count: try Self.leaf(.int(page.count ?? page.objects.count), GraphQLInt, into: &out)
+            case .typename(let name): JSONWriter.writeString(name, into: &out)
+            case .count: out.append(contentsOf: String(page.count ?? page.objects.count).utf8)
             case .pageInfo(let entries):
-                out += "{"
+                out.append(UInt8(ascii: "{"))
                 for (i, (key, field)) in entries.enumerated() {
-                    if i > 0 { out += "," }
-                    out += JSONWriter.string(.string(key)) + ":"
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    out.append(contentsOf: key)
                     switch field {
-                    case .typename: out += "\"PageInfo\""
-                    case .hasNextPage: out += page.hasNextPage ? "true" : "false"
-                    case .hasPreviousPage: out += page.hasPreviousPage ? "true" : "false"
-                    case .startCursor: out += JSONWriter.string(.string(page.startCursor))
-                    case .endCursor: out += JSONWriter.string(.string(page.endCursor))
+                    case .typename: out.append(contentsOf: #""PageInfo""#.utf8)
+                    case .hasNextPage: out.append(contentsOf: (page.hasNextPage ? "true" : "false").utf8)
+                    case .hasPreviousPage: out.append(contentsOf: (page.hasPreviousPage ? "true" : "false").utf8)
+                    case .startCursor: JSONWriter.writeString(page.startCursor, into: &out)
+                    case .endCursor: JSONWriter.writeString(page.endCursor, into: &out)
                     }
                 }
-                out += "}"
+                out.append(UInt8(ascii: "}"))
             case .edges(let edge):
-                out += "["
+                out.append(UInt8(ascii: "["))
                 for (i, node) in page.objects.enumerated() {
-                    if i > 0 { out += "," }
-                    out += "{"
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    out.append(UInt8(ascii: "{"))
                     for (j, (key, field)) in edge.entries.enumerated() {
-                        if j > 0 { out += "," }
-                        out += JSONWriter.string(.string(key)) + ":"
+                        if j > 0 { out.append(UInt8(ascii: ",")) }
+                        out.append(contentsOf: key)
                         switch field {
-                        case .typename(let name): out += JSONWriter.string(.string(name))
-                        case .cursor: out += JSONWriter.string(.string(page.cursor(i)))
+                        case .typename(let name): JSONWriter.writeString(name, into: &out)
+                        case .cursor: JSONWriter.writeString(page.cursor(i), into: &out)
                         case .node(let object): try await write(node, object, auth, into: &out)
                         }
                     }
-                    out += "}"
+                    out.append(UInt8(ascii: "}"))
                 }
-                out += "]"
+                out.append(UInt8(ascii: "]"))
             }
         }
-        out += "}"
+        out.append(UInt8(ascii: "}"))
     }
 
-    private func write(_ object: ParseObjectValue, _ selection: PlainObject, _ auth: Auth, into out: inout String) async throws {
-        out += "{"
+    private func write(_ object: ParseObjectValue, _ selection: PlainObject, _ auth: Auth, into out: inout [UInt8]) async throws {
+        out.append(UInt8(ascii: "{"))
         for (index, (key, entry)) in selection.entries.enumerated() {
-            if index > 0 { out += "," }
-            out += JSONWriter.string(.string(key)) + ":"
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: key)
             switch entry {
-            case .typename(let name): out += JSONWriter.string(.string(name))
+            case .typename(let name): JSONWriter.writeString(name, into: &out)
             case .globalId:
                 guard let id = object.fields["objectId"]?.stringValue else { throw NotPlain() }
-                out += JSONWriter.string(.string(GraphQLNames.globalId(object.className, id)))
-            case .leaf(let name, let type, let nonNull):
+                JSONWriter.writeString(GraphQLNames.globalId(object.className, id), into: &out)
+            case .leaf(let name, let type, let kind, let nonNull):
                 guard let value = object.fields[name], value != .null else {
                     if nonNull { throw NotPlain() }
-                    out += "null"
+                    out.append(contentsOf: "null".utf8)
                     continue
                 }
-                try Self.leaf(MapJSON.map(value), type, into: &out)
+                try Self.leaf(value, type, kind, into: &out)
             case .pointer(let name, let target, let scope, let nonNull):
                 let pointed = try await SchemaBuilder.pointedObject(
                     object.fields[name], target: target.shape.className, scope, planner, services, auth: auth)
                 guard let pointed else {
                     if nonNull { throw NotPlain() }
-                    out += "null"
+                    out.append(contentsOf: "null".utf8)
                     continue
                 }
                 try await write(pointed, target, auth, into: &out)
             }
         }
-        out += "}"
+        out.append(UInt8(ascii: "}"))
     }
 
-    /// A leaf value serialized by its GraphQL type, as the library's executor does.
-    private static func leaf(_ value: Map, _ type: any GraphQLLeafType, into out: inout String) throws {
-        let serialized = try type.serialize(value: value)
+    /// A stored value of a leaf field as the library's executor writes it: the common cases (a string of a `String`,
+    /// `ID` or `Date`, a number of a `Float`, a boolean of a `Boolean`) directly, anything else serialized by its
+    /// GraphQL type.
+    private static func leaf(_ value: JSONValue, _ type: any GraphQLLeafType, _ kind: LeafKind, into out: inout [UInt8]) throws {
+        switch (kind, value) {
+        case (.text, .string(let text)):
+            JSONWriter.writeString(text, into: &out)
+            return
+        case (.float, .int(let n)) where n.magnitude < 9_007_199_254_740_992:
+            JSONWriter.write(value, into: &out)
+            return
+        case (.float, .double), (.boolean, .bool):
+            JSONWriter.write(value, into: &out)
+            return
+        case (.date, .object(let fields)) where fields["__type"] == "Date":
+            guard case .string(let iso)? = fields["iso"] else { break }
+            JSONWriter.writeString(iso, into: &out)
+            return
+        case (.date, .string(let iso)):
+            JSONWriter.writeString(iso, into: &out)
+            return
+        default: break
+        }
+        let serialized = try type.serialize(value: MapJSON.map(value))
         guard serialized != .null, serialized != .undefined else { throw NotPlain() }
-        MapJSON.write(serialized, into: &out)
+        var text = ""
+        MapJSON.write(serialized, into: &text)
+        out.append(contentsOf: text.utf8)
+    }
+}
+
+/// How `PlainQuery` writes a leaf's value without its GraphQL type's `serialize` (see `PlainQuery.leaf`).
+enum LeafKind {
+    /// `String`, `ID`.
+    case text
+    case float, boolean, date
+    /// Anything else: serialized by its type.
+    case other
+
+    init(_ type: any GraphQLLeafType) {
+        switch type.name {
+        case "String", "ID": self = .text
+        case "Float": self = .float
+        case "Boolean": self = .boolean
+        case "Date": self = .date
+        default: self = .other
+        }
     }
 }
 
 /// What a plain query selects of a class type's object, by response key.
 final class PlainObject {
     let shape: ClassShape
-    var entries: [(key: String, entry: Entry)] = []
+    /// By response key, as its JSON text with its colon.
+    var entries: [(key: [UInt8], entry: Entry)] = []
 
     enum Entry {
         case typename(String)
         /// `id`: the Relay global id.
         case globalId
         /// A stored scalar (`objectId`, `createdAt`, a String, Number, Boolean, Date, Bytes or Object field).
-        case leaf(name: String, type: any GraphQLLeafType, nonNull: Bool)
+        case leaf(name: String, type: any GraphQLLeafType, kind: LeafKind, nonNull: Bool)
         /// A pointer to a class shown, and what is selected of its object.
         case pointer(name: String, target: PlainObject, scope: FieldScope, nonNull: Bool)
     }
@@ -210,13 +258,13 @@ final class PlainObject {
 
 /// What a plain query selects of a find's connection, by response key.
 struct PlainConnection {
-    var entries: [(key: String, entry: Entry)] = []
+    var entries: [(key: [UInt8], entry: Entry)] = []
 
     enum Entry {
         case typename(String)
         case count
         case edges(PlainEdge)
-        case pageInfo([(key: String, field: PageInfoField)])
+        case pageInfo([(key: [UInt8], field: PageInfoField)])
     }
 
     enum PageInfoField {
@@ -226,7 +274,7 @@ struct PlainConnection {
 
 /// What a plain query selects of a connection's edge.
 struct PlainEdge {
-    var entries: [(key: String, entry: Entry)] = []
+    var entries: [(key: [UInt8], entry: Entry)] = []
 
     enum Entry {
         case typename(String)

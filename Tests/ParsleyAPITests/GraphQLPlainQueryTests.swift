@@ -25,7 +25,15 @@ struct GraphQLPlainQueryTests {
             let user = try await p.newUser("reader")
             let (items, _) = try await GraphQLSelectionTests.seed(p)
             let firstId = GraphQLTests.globalId("Item", items[0])
+            // Leaves of every scalar type the plain writer writes itself, and nulls.
+            _ = try await p.createId(
+                "Item",
+                [
+                    "name": "typed", "score": 2.5, "ratio": 1e21, "done": true, "when": ["__type": "Date", "iso": "2026-01-02T03:04:05.678Z"],
+                    "meta": ["a": 1, "b": ["x"]], "big": 9_007_199_254_740_993,
+                ])
             let cases: [(String, JSONValue?)] = [
+                ("{ items(order: [name_DESC]) %D { edges { node { name score ratio done when meta big } } } }", nil),
                 (
                     """
                     { items(order: [name_ASC]) %D { count __typename edges { cursor __typename node { id objectId name score createdAt

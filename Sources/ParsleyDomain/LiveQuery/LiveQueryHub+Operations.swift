@@ -12,9 +12,7 @@ extension LiveQueryHub {
     /// reconnect.
     func operate(_ m: LiveQueryMessage.Operation, _ c: LiveConnection) async {
         guard let identity = c.connected else {
-            return c.send(
-                LiveQueryError(code: 2, message: "Can not find this client, make sure you connect to server before sending \(m.kind.rawValue)"),
-                requestId: m.requestId)
+            return c.send(.notConnected("sending \(m.kind.rawValue)"), requestId: m.requestId)
         }
         do {
             let auth = try await operationAuth(m, identity)

@@ -136,9 +136,7 @@ public final class LiveQueryHub: Sendable {
 
     func subscribe(_ m: LiveQueryMessage.Subscribe, _ c: LiveConnection) async {
         guard let identity = c.connected else {
-            return c.send(
-                LiveQueryError(code: 2, message: "Can not find this client, make sure you connect to server before subscribing"),
-                requestId: m.requestId)
+            return c.send(.notConnected("subscribing"), requestId: m.requestId)
         }
         do {
             let s = try await subscription(m, c, identity)
@@ -151,9 +149,7 @@ public final class LiveQueryHub: Sendable {
 
     func unsubscribe(_ requestId: Int, _ c: LiveConnection) {
         guard c.connected != nil else {
-            return c.send(
-                LiveQueryError(code: 2, message: "Can not find this client, make sure you connect to server before unsubscribing"),
-                requestId: requestId)
+            return c.send(.notConnected("unsubscribing"), requestId: requestId)
         }
         guard index.withLock({ $0.remove(LiveSubscription.Key(clientId: c.clientId, requestId: requestId)) }) != nil else {
             return c.send(

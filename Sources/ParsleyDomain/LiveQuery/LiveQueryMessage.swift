@@ -200,6 +200,11 @@ public struct LiveQueryError: Error, Sendable, Equatable {
 
     static func bad(_ message: String) -> LiveQueryError { LiveQueryError(code: 1, message: message) }
 
+    /// Code 2 for a message sent before `connect` (`action`: "subscribing", "unsubscribing", "sending find").
+    static func notConnected(_ action: String) -> LiveQueryError {
+        LiveQueryError(code: 2, message: "Can not find this client, make sure you connect to server before \(action)")
+    }
+
     /// A Parse error from a service (a refused subscription): not worth reconnecting for.
     init(_ error: ParseError) {
         self.init(code: error.code.rawValue, message: error.message, reconnect: false)
