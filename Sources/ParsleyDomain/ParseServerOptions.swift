@@ -21,6 +21,9 @@ public struct ParseServerOptions: Sendable {
     /// (`estimatedCountThreshold`; 0: always count).
     public var estimatedCountThreshold = 100_000
     public var allowClientClassCreation: Bool
+    /// Parse Server 9's `databaseOptions.allowPublicExplain`: whether a find with `explain` is accepted without the
+    /// master key (default false: 102 `Using the explain query parameter requires the master key`).
+    public var allowPublicExplain = false
     /// Parse Server's `schema` option: class definitions applied at start (`DefinedSchemas`); with `lockSchemas`,
     /// `POST`/`PUT /schemas` answer 119.
     public var schema: DefinedSchemas? = nil

@@ -52,6 +52,7 @@ public struct QueryService: Sendable {
 
     /// `GET /classes/:className` with its parameters; `triggers` runs the class's `beforeFind` and `afterFind`.
     public func find(_ className: String, _ find: FindOptions, auth: Auth, triggers: Bool = false) async throws -> Page {
+        try requireExplainAllowed(find.explain, auth: auth)
         guard triggers else { return try await self.find(className, find, auth: auth, operation: .find) }
         var find = find
         var answered: [[String: JSONValue]]?
@@ -75,6 +76,13 @@ public struct QueryService: Sendable {
             page.results = try await after(className, page.results, find, auth)
         }
         return page
+    }
+
+    /// `explain` without the master key (nor the read-only one; the maintenance key is not the master here): refused
+    /// unless `allowPublicExplain`, before any trigger runs, as in Parse Server 9.
+    public func requireExplainAllowed(_ explain: Bool, auth: Auth) throws {
+        guard explain, !auth.isMaster || auth.isMaintenance, !options.allowPublicExplain else { return }
+        throw ParseError(.invalidQuery, "Using the explain query parameter requires the master key")
     }
 
     /// For a caller without the master key, the objects a `beforeFind` answered that name an `objectId` are read again

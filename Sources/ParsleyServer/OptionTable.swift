@@ -170,9 +170,13 @@ enum OptionTable {
             "databaseAdapter", "PARSE_SERVER_DATABASE_ADAPTER", .value,
             "adapter modules cannot be loaded; only databaseURI (sqlite: or postgres://) chooses the database, and starting on another one would put the data elsewhere"
         ),
-        ignored(
-            "databaseOptions", "PARSE_SERVER_DATABASE_OPTIONS", .value,
-            "database driver options; Parsley's are PARSLEY_DATABASE_POOL_SIZE and PARSLEY_STATEMENT_TIMEOUT_MS", harmless: Harmless.isEmpty),
+        supported(
+            "databaseOptions", ["PARSE_SERVER_DATABASE_OPTIONS"], .value, .parseServer,
+            "JSON; `allowPublicExplain` (default `false`, as in Parse Server 9): a find or aggregate with `explain` without the master "
+                + "key is 102 `Using the explain query parameter requires the master key` unless `true` (Parsley answers the results, not a "
+                + "query plan); other keys are database driver options, ignored with a warning (Parsley's are PARSLEY_DATABASE_POOL_SIZE "
+                + "and PARSLEY_STATEMENT_TIMEOUT_MS)",
+            parts: [("allowPublicExplain", ["PARSE_SERVER_DATABASE_ALLOW_PUBLIC_EXPLAIN"])]),
         supported(
             "databaseURI", ["PARSE_SERVER_DATABASE_URI", "DATABASE_URI"], .value, .parseServer,
             "`sqlite:<path>` (default `sqlite:<data>/parsley.sqlite`) or `postgres://`; `mongodb://` stops the start"),

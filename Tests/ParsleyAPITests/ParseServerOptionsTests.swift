@@ -129,6 +129,7 @@ struct ParseServerOptionsTests {
         case "protectedFields": return #"{"Profile":{"*":["secret"]}}"#
         case "trustProxy": return "loopback, 10.0.0.0/8"
         case "liveQueryServerOptions": return #"{"websocketTimeout":5000}"#
+        case "databaseOptions": return #"{"allowPublicExplain":true}"#
         case "customPages": return #"{"invalidLink":"https://example.com/invalid.html"}"#
         case "pages": return #"{"enableRouter":true,"pagesEndpoint":"pages"}"#
         case "filesAdapter": return "database"
