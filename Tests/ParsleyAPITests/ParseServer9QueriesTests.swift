@@ -5,7 +5,7 @@ import ParsleyDomain
 import Testing
 
 /// Query changes of Parse Server 8/9 on the wire: `explain` needs the master key unless
-/// `databaseOptions.allowPublicExplain`.
+/// `databaseOptions.allowPublicExplain`, and `$regex` takes the `u` option.
 @Suite("Parse Server 9 queries")
 struct ParseServer9QueriesTests {
     static let refused: JSONValue = ["code": 102, "error": "Using the explain query parameter requires the master key"]
@@ -38,6 +38,22 @@ struct ParseServer9QueriesTests {
             let anonymous = try await p.find("Plan", ["explain": "true"], master: false)
             #expect(anonymous.status == 200)
             #expect(anonymous.results.count == 1)
+        }
+    }
+
+    @Test("$regex takes the u option (alone or with others); other letters stay 102", arguments: Backend.all)
+    func regexUnicodeOption(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
+            let emoji = try await p.createId("Word", ["w": "😀"])
+            let accented = try await p.createId("Word", ["w": "é"])
+            _ = try await p.createId("Word", ["w": "ab"])
+            let one = try await p.ids("Word", where: ["w": ["$regex": "^.$", "$options": "u"]])
+            #expect(one == [emoji, accented].sorted())
+            let caseless = try await p.ids("Word", where: ["w": ["$regex": "^AB$", "$options": "iu"]])
+            #expect(caseless.count == 1)
+            let bad = try await p.find("Word", where: ["w": ["$regex": "a", "$options": "ug"]])
+            #expect(bad.status == 400)
+            #expect(bad.json == ["code": 102, "error": "Bad $options value for query: ug"])
         }
     }
 }
