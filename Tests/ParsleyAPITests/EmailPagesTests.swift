@@ -182,4 +182,35 @@ struct EmailPagesTests {
             #expect(page.status == 200 && page.html.contains("Invalid link"))
         }
     }
+
+    @Test("pages router: Parse Server 8's verification links (token only); the expired-link page posts the token back", arguments: Backend.all)
+    func verificationByToken(_ backend: Backend) async throws {
+        let mail = MailBox()
+        let options = EmailTests.options(mail) {
+            $0.email.verifyUserEmails = true
+            $0.email.verifySuccessOnInvalidEmail = false
+            $0.email.verifyTokenValidityDuration = 2
+            $0.pages.enableRouter = true
+        }
+        try await TestServer.with(backend: backend, options) { p in
+            let (_, session) = try await p.signUp("hana", "password-1", extra: ["email": "hana@example.com"])
+            let first = try await mail.link(0)
+            #expect(linkParameter(first, "username") == nil)
+            let firstToken = try #require(linkParameter(first, "token"))
+            try await Task.sleep(for: .milliseconds(2300))
+            let expired = try await p.follow(first)
+            #expect(expired.status == 200 && expired.html.contains("name=\"token\" value=\"\(firstToken)\""))
+            #expect(expired.headers[HTTPField.Name("x-parse-page-param-token")!] == firstToken)
+            let resent = try await p.postForm("/apps/test-app/resend_verification_email", [("token", firstToken)])
+            #expect(resent.status == 303 && resent.headers[.location]?.contains("/email_verification_send_success.html?") == true)
+            let fresh = try await mail.link(1)
+            let verified = try await p.follow(fresh)
+            #expect(verified.status == 200 && verified.html.contains("Your email address has been verified."))
+            #expect(verified.headers[HTTPField.Name("x-parse-page-param-username")!] == nil)
+            #expect(try await p.asUser(session, .get, "/users/me")["emailVerified"] == true)
+            // A spent token finds no one to send to.
+            let spent = try await p.postForm("/apps/test-app/resend_verification_email", [("token", try #require(linkParameter(fresh, "token")))])
+            #expect(spent.status == 303 && spent.headers[.location]?.contains("/email_verification_send_fail.html?") == true)
+        }
+    }
 }
