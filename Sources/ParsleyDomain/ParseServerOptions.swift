@@ -74,6 +74,9 @@ public struct ParseServerOptions: Sendable {
     /// Introspection and query-size limits for callers without the master key (`graphQLPublicIntrospection`,
     /// `requestComplexity.graphQLDepth`/`graphQLFields`).
     public var graphQLLimits = GraphQLLimits()
+    /// `requestComplexity`'s REST keys (`includeDepth`, `includeCount`, `subqueryDepth`, `queryDepth`,
+    /// `batchRequestLimit`) for callers without the master or maintenance key; all off by default, as in Parse Server 9.
+    public var requestComplexity = RequestComplexity()
     public static let defaultProtectedFields: [String: [String: [String]]] = ["_User": ["*": ["email"]]]
 
     public init(

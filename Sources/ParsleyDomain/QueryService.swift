@@ -147,6 +147,8 @@ public struct QueryService: Sendable {
         if let maxLimit = options.maxLimit { limit = min(limit, maxLimit) }
         let (topKeys, includeFromKeys) = Self.splitKeys(find.keys)
         let includes = find.include + includeFromKeys
+        try options.requestComplexity.checkWhere(find.whereValue, auth: auth)
+        try options.requestComplexity.checkIncludes(Self.expandIncludeAll(includes.map(Self.components), schema: schema), auth: auth)
         var access = try permissions.authorizeRead(
             schema, predicate: predicate, whereValue: find.whereValue, order: order, fetches: limit > 0, counts: find.count, auth: auth)
         var spec = FindSpec(
@@ -235,6 +237,19 @@ public struct QueryService: Sendable {
     }
 
     static func components(_ path: String) -> [String] { path.split(separator: ".").map(String.init) }
+
+    /// Include paths with `includeAll`'s `*` as the class's pointer and array fields (what `include` resolves for it).
+    static func expandIncludeAll(_ paths: [[String]], schema: ClassSchema) -> [[String]] {
+        guard paths.contains(where: { $0.first == "*" }) else { return paths }
+        var out = paths.filter { $0.first != "*" }
+        for (name, type) in schema.fields.sorted(by: { $0.key < $1.key }) {
+            switch type {
+            case .pointer, .array: out.append([name])
+            default: break
+            }
+        }
+        return out
+    }
 
     /// `keys`/`excludeKeys` as dotted paths relative to the objects being included at one level
     /// (`keys=post.title` restricts the included `post` objects to `title`).

@@ -23,9 +23,37 @@ extension ServerSettings {
             options.graphQLPath = path
         }
         options.graphQLLimits = try graphQLLimits(values)
+        options.requestComplexity = try requestComplexity(values)
         guard (6...64).contains(options.objectIdSize) else {
             throw Invalid(description: "\(OptionTable.spec("objectIdSize").shownName) must be 6 to 64 characters")
         }
+    }
+
+    /// `requestComplexity`'s REST keys (`includeDepth`, `includeCount`, `subqueryDepth`, `queryDepth`,
+    /// `batchRequestLimit`; -1, Parse Server 9's default, is off), from its JSON and then the single variables.
+    static func requestComplexity(_ values: OptionValues) throws -> RequestComplexity {
+        var limits = RequestComplexity()
+        let keys: [(String, WritableKeyPath<RequestComplexity, Int?>)] = [
+            ("includeDepth", \.includeDepth), ("includeCount", \.includeCount), ("subqueryDepth", \.subqueryDepth),
+            ("queryDepth", \.queryDepth), ("batchRequestLimit", \.batchRequestLimit),
+        ]
+        func limit(_ value: Int, _ name: String) throws -> Int? {
+            guard value == -1 || value > 0 else { throw Invalid(description: "\(name) must be a positive number, or -1 for no limit") }
+            return value == -1 ? nil : value
+        }
+        if let (json, name) = try values.object("requestComplexity") {
+            for (key, path) in keys {
+                guard let value = json[key] else { continue }
+                guard let number = value.integerValue else { throw Invalid(description: "\(name): \(key) must be a number") }
+                limits[keyPath: path] = try limit(number, "\(name): \(key)")
+            }
+        }
+        for (key, path) in keys {
+            if let (text, name) = values.part("requestComplexity", key) {
+                limits[keyPath: path] = try limit(try OptionValues.integer(text, name: name), name)
+            }
+        }
+        return limits
     }
 
     /// `graphQLPublicIntrospection` and `requestComplexity`'s GraphQL keys (`graphQLDepth`, `graphQLFields`; -1 is

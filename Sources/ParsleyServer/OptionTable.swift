@@ -346,11 +346,18 @@ enum OptionTable {
             "reads as the master key; every write is 119 `read-only masterKey isn't allowed to perform the <op> operation.`"),
         supported(
             "requestComplexity", ["PARSE_SERVER_REQUEST_COMPLEXITY"], .value, .parseServer,
-            "JSON; `graphQLDepth` and `graphQLFields` limit GraphQL operations of callers without the master key (-1: no limit; "
-                + "Parsley's defaults 20 and 500); the REST keys are not applied yet",
+            "JSON; limits for callers without the master or maintenance key, -1 for no limit: `graphQLDepth` and "
+                + "`graphQLFields` (GraphQL operations; Parsley's defaults 20 and 500), `includeDepth`, `includeCount`, "
+                + "`subqueryDepth`, `queryDepth` (finds and counts, 102) and `batchRequestLimit` (sub-requests of a /batch, 107); "
+                + "the REST keys default to -1 as in Parse Server 9",
             parts: [
                 ("graphQLDepth", ["PARSE_SERVER_REQUEST_COMPLEXITY_GRAPHQL_DEPTH"]),
                 ("graphQLFields", ["PARSE_SERVER_REQUEST_COMPLEXITY_GRAPHQL_FIELDS"]),
+                ("includeDepth", ["PARSE_SERVER_REQUEST_COMPLEXITY_INCLUDE_DEPTH"]),
+                ("includeCount", ["PARSE_SERVER_REQUEST_COMPLEXITY_INCLUDE_COUNT"]),
+                ("subqueryDepth", ["PARSE_SERVER_REQUEST_COMPLEXITY_SUBQUERY_DEPTH"]),
+                ("queryDepth", ["PARSE_SERVER_REQUEST_COMPLEXITY_QUERY_DEPTH"]),
+                ("batchRequestLimit", ["PARSE_SERVER_REQUEST_COMPLEXITY_BATCH_REQUEST_LIMIT"]),
             ]),
         supported(
             "requestKeywordDenylist", ["PARSE_SERVER_REQUEST_KEYWORD_DENYLIST"], .value, .parseServer,
