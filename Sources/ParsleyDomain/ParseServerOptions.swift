@@ -24,6 +24,9 @@ public struct ParseServerOptions: Sendable {
     /// Parse Server 9's `databaseOptions.allowPublicExplain`: whether a find with `explain` is accepted without the
     /// master key (default false: 102 `Using the explain query parameter requires the master key`).
     public var allowPublicExplain = false
+    /// Parse Server 9.10's `allowAggregationForReadOnlyMasterKey` (default true): false refuses `/aggregate` to the
+    /// read-only master key with 119.
+    public var allowAggregationForReadOnlyMasterKey = true
     /// Parse Server's `schema` option: class definitions applied at start (`DefinedSchemas`); with `lockSchemas`,
     /// `POST`/`PUT /schemas` answer 119.
     public var schema: DefinedSchemas? = nil
@@ -219,6 +222,9 @@ public struct SecurityOptions: Sendable {
     /// Addresses the master key is accepted from (`masterKeyIps`); nil: every address. A master key from elsewhere
     /// is answered 403 `unauthorized`, as Parse Server does.
     public var masterKeyIps: [IPRange]? = nil
+    /// Addresses the read-only master key is accepted from (`readOnlyMasterKeyIps`, Parse Server 9.5); nil: those of
+    /// `masterKeyIps`. From elsewhere it is ignored as the master key is.
+    public var readOnlyMasterKeyIps: [IPRange]? = nil
     /// Parse Server's `maintenanceKey` (nil: none) and the addresses it is accepted from (`maintenanceKeyIps`,
     /// default `127.0.0.1` and `::1`; empty: nowhere).
     public var maintenanceKey: String? = nil

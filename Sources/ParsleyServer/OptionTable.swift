@@ -116,6 +116,10 @@ enum OptionTable {
                 ("duration", ["PARSE_SERVER_ACCOUNT_LOCKOUT_DURATION"]), ("threshold", ["PARSE_SERVER_ACCOUNT_LOCKOUT_THRESHOLD"]),
                 ("unlockOnPasswordReset", ["PARSE_SERVER_ACCOUNT_LOCKOUT_UNLOCK_ON_PASSWORD_RESET"]),
             ]),
+        supported(
+            "allowAggregationForReadOnlyMasterKey", ["PARSE_SERVER_ALLOW_AGGREGATION_FOR_READ_ONLY_MASTER_KEY"], .bool, .parseServer,
+            "default `true`; `false`: `/aggregate` with the read-only master key is 119 `read-only masterKey isn't allowed to perform the aggregate operation.`"
+        ),
         supported("allowClientClassCreation", ["PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION"], .bool),
         supported(
             "allowCustomObjectId", ["PARSE_SERVER_ALLOW_CUSTOM_OBJECT_ID"], .bool, .parseServer,
@@ -344,6 +348,10 @@ enum OptionTable {
         supported(
             "readOnlyMasterKey", ["PARSE_SERVER_READ_ONLY_MASTER_KEY"], .value, .parseServer,
             "reads as the master key; every write is 119 `read-only masterKey isn't allowed to perform the <op> operation.`"),
+        supported(
+            "readOnlyMasterKeyIps", ["PARSE_SERVER_READ_ONLY_MASTER_KEY_IPS"], .value, .parseServer,
+            "addresses and CIDR ranges (JSON array or comma list) the read-only master key is accepted from; from elsewhere it is "
+                + "ignored as the master key is; default: those of `masterKeyIps`"),
         supported(
             "requestComplexity", ["PARSE_SERVER_REQUEST_COMPLEXITY"], .value, .parseServer,
             "JSON; limits for callers without the master or maintenance key, -1 for no limit: `graphQLDepth` and "

@@ -14,6 +14,8 @@ public struct CloudCaller: Sendable {
     public var headers: [String: String]
     /// `X-Parse-Cloud-Context` or the body's `_context`; shared by a write's `beforeSave` and `afterSave`.
     public var context: [String: JSONValue]
+    /// The request came with the read-only master key (`request.isReadOnly`, Parse Server 9.5); `master` is then true too.
+    public var isReadOnly = false
 
     /// The user's id, when there is one.
     public var userId: String? { user?["objectId"]?.stringValue }
@@ -69,6 +71,7 @@ public protocol CloudRequest: Sendable {
 
 extension CloudRequest {
     public var master: Bool { caller.master }
+    public var isReadOnly: Bool { caller.isReadOnly }
     public var user: [String: JSONValue]? { caller.user }
     public var installationId: String? { caller.installationId }
     public var headers: [String: String] { caller.headers }

@@ -95,7 +95,7 @@ public final class CloudRuntime: Sendable {
         let request = RequestInfo.current
         return CloudCaller(
             master: auth.isMaster && !auth.isMaintenance, user: user, installationId: auth.installationId, ip: request.ip, headers: request.headers,
-            context: request.context)
+            context: request.context, isReadOnly: auth.isMaster && auth.isReadOnly)
     }
 
     /// Runs a handler; what it throws becomes the Parse error it answers (`parseError`).
