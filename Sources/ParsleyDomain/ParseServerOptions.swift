@@ -66,6 +66,9 @@ public struct ParseServerOptions: Sendable {
     /// `userField:…` or a user id → fields, added to each class's own protected fields. Parse Server's default
     /// (`_User`'s `email` for everyone but the user) is always part of it.
     public var protectedFields: [String: [String: [String]]] = defaultProtectedFields
+    /// Parse Server 9's `protectedFieldsOwnerExempt` (default true): a user reading their own `_User` sees all its
+    /// fields; false applies `protectedFields` to it too.
+    public var protectedFieldsOwnerExempt = true
     /// Clients may choose a new object's id by sending `objectId` (`allowCustomObjectId`).
     public var allowCustomObjectId = false
     /// Characters of a generated objectId (`objectIdSize`, 10).

@@ -9,7 +9,8 @@ extension ServerSettings {
         options.security.trustProxy = try trustProxy(values)
         if let origins = try stringList(values, "allowOrigin") { options.security.allowOrigin = origins.isEmpty ? ["*"] : origins }
         if let headers = try stringList(values, "allowHeaders") { options.security.allowHeaders = headers }
-        options.protectedFields = try protectedFields(values)
+        options.protectedFieldsOwnerExempt = try values.bool("protectedFieldsOwnerExempt", default: true)
+        options.protectedFields = try protectedFields(values, ownerExempt: options.protectedFieldsOwnerExempt)
         options.allowCustomObjectId = try values.bool("allowCustomObjectId", default: false)
         options.objectIdSize = try values.integer("objectIdSize", default: 10) ?? 10
         options.accounts.expireInactiveSessions = try values.bool("expireInactiveSessions", default: true)
@@ -82,9 +83,11 @@ extension ServerSettings {
     }
 
     /// `protectedFields` (class → entity → fields) with the deprecated `userSensitiveFields` added to `_User`'s `*`,
-    /// and Parse Server's default (`_User`'s `email` for `*`) always kept, as Parse Server merges them at start.
-    static func protectedFields(_ values: OptionValues) throws -> [String: [String: [String]]] {
+    /// and Parse Server's default (`_User`'s `email` for `*`) kept, as Parse Server merges them at start; with
+    /// `protectedFieldsOwnerExempt` false an entity the option sets itself keeps only its own list (Parse Server 9).
+    static func protectedFields(_ values: OptionValues, ownerExempt: Bool = true) throws -> [String: [String: [String]]] {
         var fields = ParseServerOptions.defaultProtectedFields
+        var configured = Set<[String]>()
         if let (json, name) = try values.object("protectedFields") {
             let problem = "must be a JSON object of classes, each an object of entities (`*`, `authenticated`, `role:…`, …) to arrays of fields"
             fields = [:]
@@ -98,13 +101,17 @@ extension ServerSettings {
                     byEntity[entity] = names
                 }
                 fields[className] = byEntity
+                for entity in byEntity.keys { configured.insert([className, entity]) }
             }
         }
         if let sensitive = try stringList(values, "userSensitiveFields"), !sensitive.isEmpty {
             Self.add(sensitive, to: &fields, className: "_User", entity: "*")
         }
         for (className, entities) in ParseServerOptions.defaultProtectedFields {
-            for (entity, list) in entities { Self.add(list, to: &fields, className: className, entity: entity) }
+            for (entity, list) in entities {
+                if !ownerExempt, configured.contains([className, entity]) { continue }
+                Self.add(list, to: &fields, className: className, entity: entity)
+            }
         }
         return fields
     }

@@ -338,6 +338,10 @@ enum OptionTable {
                 + "`userField:…`, a user id), added to each class's own protected fields on every read (get, find, include, "
                 + "LiveQuery, aggregate, cloud code); Parse Server's default `{\"_User\": {\"*\": [\"email\"]}}` is always kept"),
         supported(
+            "protectedFieldsOwnerExempt", ["PARSE_SERVER_PROTECTED_FIELDS_OWNER_EXEMPT"], .bool, .parseServer,
+            "default `true`: a user reading their own `_User` sees all its fields; `false`: `protectedFields` apply to it too, "
+                + "and an entity `protectedFields` sets itself no longer gets the default `email` added (Parse Server 9)"),
+        supported(
             "publicServerURL", ["PARSE_PUBLIC_SERVER_URL", "PARSE_SERVER_PUBLIC_SERVER_URL"], .value, .parseServer,
             "default: from the request's Host"),
         supported(

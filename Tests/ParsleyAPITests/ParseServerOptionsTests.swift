@@ -77,8 +77,9 @@ struct ParseServerOptionsTests {
             Issue.record("docs/parse-server-options.md documents \(row.key), which OptionTable does not have")
         }
         // Parse Server 7's options are all there (parse-server 7.3.0's Definitions.js has 93), and Parse Server 9's
-        // `graphQLPublicIntrospection`, `requestComplexity`, `readOnlyMasterKeyIps` and `allowAggregationForReadOnlyMasterKey`.
-        #expect(OptionTable.all.filter { $0.origin == .parseServer }.count == 98)
+        // `graphQLPublicIntrospection`, `requestComplexity`, `readOnlyMasterKeyIps`, `allowAggregationForReadOnlyMasterKey`
+        // and `protectedFieldsOwnerExempt`.
+        #expect(OptionTable.all.filter { $0.origin == .parseServer }.count == 99)
     }
 
     /// A temporary data folder and the settings a start needs besides the one under test.
