@@ -132,8 +132,7 @@ public struct EmailFlows: Sendable {
 
     func verificationMessage(_ p: PendingVerification) -> EmailMessage {
         let link = EmailTemplates.link(
-            mountURL: p.mountURL, applicationId: options.applicationId, page: "verify_email", token: p.token, username: p.username,
-            pages: options.pages)
+            mountURL: p.mountURL, applicationId: options.applicationId, page: "verify_email", token: p.token, pages: options.pages)
         return options.email.templates.verification(to: p.email, username: p.username, appName: appName, link: link)
     }
 
@@ -181,10 +180,8 @@ public struct EmailFlows: Sendable {
             }
             try await updateUser(id, values)
         }
-        let username = user["username"]?.stringValue ?? ""
         let link = EmailTemplates.link(
-            mountURL: mountURL, applicationId: options.applicationId, page: "request_password_reset", token: token, username: username,
-            pages: options.pages)
+            mountURL: mountURL, applicationId: options.applicationId, page: "request_password_reset", token: token, pages: options.pages)
         // To the address as stored (lower-cased with `convertEmailToLowercase`), which the request matched.
         let to = user["email"]?.stringValue ?? email
         await deliver(options.email.templates.passwordReset(to: to, username: user["username"]?.stringValue, appName: appName, link: link))
@@ -212,11 +209,19 @@ public struct EmailFlows: Sendable {
         try await resend(user, mountURL: mountURL)
     }
 
-    /// `POST /apps/:appId/resend_verification_email` (the invalid-link page's form). Returns whether a mail went out (or
-    /// would have, with `sendUserEmailVerification` off).
-    public func resendVerification(username: String, mountURL: String) async throws -> Bool {
-        guard let user = try await storedUser(lookup("username", username)), user["email"]?.stringValue != nil,
-            user["emailVerified"] != .bool(true)
+    /// `POST /apps/:appId/resend_verification_email` (the expired-link page's form): the user of the link's `token`
+    /// (Parse Server 8), or of a `username` (7.x forms). Returns whether a mail went out (or would have, with
+    /// `sendUserEmailVerification` off).
+    public func resendVerification(token: String?, username: String?, mountURL: String) async throws -> Bool {
+        let predicate: QueryNode
+        if let token, !token.isEmpty {
+            predicate = Self.equals("_email_verify_token", token)
+        } else if let username, !username.isEmpty {
+            predicate = lookup("username", username)
+        } else {
+            return false
+        }
+        guard let user = try await storedUser(predicate), user["email"]?.stringValue != nil, user["emailVerified"] != .bool(true)
         else { return false }
         return try await resend(user, mountURL: mountURL)
     }

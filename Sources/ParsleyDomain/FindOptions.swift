@@ -12,9 +12,12 @@ public struct FindOptions: Sendable {
     public var include: [String] = []
     public var count = false
     public var redirectClassNameForKey: String?
+    /// `explain` was asked (any value JavaScript holds true: not `false`, `0`, `""` or null). Parsley answers the
+    /// results, not a query plan; without the master key it is refused unless `allowPublicExplain`.
+    public var explain = false
 
     static let ignored: Set<String> = [
-        "readPreference", "includeReadPreference", "subqueryReadPreference", "hint", "explain", "comment", "_method", "where",
+        "readPreference", "includeReadPreference", "subqueryReadPreference", "hint", "comment", "_method", "where",
     ]
 
     public init() {}
@@ -58,10 +61,23 @@ public struct FindOptions: Sendable {
             case "redirectClassNameForKey":
                 guard case .string(let s) = value else { throw ParseError.invalidQuery("Invalid redirectClassNameForKey") }
                 redirectClassNameForKey = s
+            case "explain": explain = Self.truthy(value)
             default:
                 if Self.ignored.contains(key) || key.hasPrefix("_") { continue }
                 throw ParseError.invalidQuery("Invalid parameter for query: \(key)")
             }
+        }
+    }
+
+    /// JavaScript's truth of a parameter (query-string values arrive read as JSON when they are, as Parse reads them).
+    static func truthy(_ value: JSONValue) -> Bool {
+        switch value {
+        case .null: return false
+        case .bool(let b): return b
+        case .int(let i): return i != 0
+        case .double(let d): return d != 0 && !d.isNaN
+        case .string(let s): return !s.isEmpty
+        case .array, .object: return true
         }
     }
 

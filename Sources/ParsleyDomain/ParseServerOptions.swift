@@ -21,6 +21,12 @@ public struct ParseServerOptions: Sendable {
     /// (`estimatedCountThreshold`; 0: always count).
     public var estimatedCountThreshold = 100_000
     public var allowClientClassCreation: Bool
+    /// Parse Server 9's `databaseOptions.allowPublicExplain`: whether a find with `explain` is accepted without the
+    /// master key (default false: 102 `Using the explain query parameter requires the master key`).
+    public var allowPublicExplain = false
+    /// Parse Server 9.10's `allowAggregationForReadOnlyMasterKey` (default true): false refuses `/aggregate` to the
+    /// read-only master key with 119.
+    public var allowAggregationForReadOnlyMasterKey = true
     /// Parse Server's `schema` option: class definitions applied at start (`DefinedSchemas`); with `lockSchemas`,
     /// `POST`/`PUT /schemas` answer 119.
     public var schema: DefinedSchemas? = nil
@@ -60,6 +66,9 @@ public struct ParseServerOptions: Sendable {
     /// `userField:…` or a user id → fields, added to each class's own protected fields. Parse Server's default
     /// (`_User`'s `email` for everyone but the user) is always part of it.
     public var protectedFields: [String: [String: [String]]] = defaultProtectedFields
+    /// Parse Server 9's `protectedFieldsOwnerExempt` (default true): a user reading their own `_User` sees all its
+    /// fields; false applies `protectedFields` to it too.
+    public var protectedFieldsOwnerExempt = true
     /// Clients may choose a new object's id by sending `objectId` (`allowCustomObjectId`).
     public var allowCustomObjectId = false
     /// Characters of a generated objectId (`objectIdSize`, 10).
@@ -71,6 +80,9 @@ public struct ParseServerOptions: Sendable {
     /// Introspection and query-size limits for callers without the master key (`graphQLPublicIntrospection`,
     /// `requestComplexity.graphQLDepth`/`graphQLFields`).
     public var graphQLLimits = GraphQLLimits()
+    /// `requestComplexity`'s REST keys (`includeDepth`, `includeCount`, `subqueryDepth`, `queryDepth`,
+    /// `batchRequestLimit`) for callers without the master or maintenance key; all off by default, as in Parse Server 9.
+    public var requestComplexity = RequestComplexity()
     public static let defaultProtectedFields: [String: [String: [String]]] = ["_User": ["*": ["email"]]]
 
     public init(
@@ -213,6 +225,9 @@ public struct SecurityOptions: Sendable {
     /// Addresses the master key is accepted from (`masterKeyIps`); nil: every address. A master key from elsewhere
     /// is answered 403 `unauthorized`, as Parse Server does.
     public var masterKeyIps: [IPRange]? = nil
+    /// Addresses the read-only master key is accepted from (`readOnlyMasterKeyIps`, Parse Server 9.5); nil: those of
+    /// `masterKeyIps`. From elsewhere it is ignored as the master key is.
+    public var readOnlyMasterKeyIps: [IPRange]? = nil
     /// Parse Server's `maintenanceKey` (nil: none) and the addresses it is accepted from (`maintenanceKeyIps`,
     /// default `127.0.0.1` and `::1`; empty: nowhere).
     public var maintenanceKey: String? = nil

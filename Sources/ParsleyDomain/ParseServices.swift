@@ -89,7 +89,9 @@ public struct ParseServices: Sendable {
     public init(options: ParseServerOptions, database: any SQLDatabase, cloud: CloudCode = CloudCode(), adapters: Adapters) {
         let store = SQLStore(database: database)
         self.init(
-            options: options, store: store, schemas: SchemaService(store: store, protectedFields: options.protectedFields), cloud: cloud,
+            options: options, store: store,
+            schemas: SchemaService(
+                store: store, protectedFields: options.protectedFields, protectedFieldsOwnerExempt: options.protectedFieldsOwnerExempt), cloud: cloud,
             adapters: adapters)
     }
 

@@ -117,6 +117,8 @@ public struct Permissions: Sendable {
         var userFieldRules: [(field: String, hidden: Set<String>)] = []
         /// Fields fetched only to evaluate `userField:` rules, removed before answering.
         var temporaryKeys: Set<String> = []
+        /// `protectedFieldsOwnerExempt`: a user reading their own `_User` is exempt from protected fields.
+        var ownerExempt = true
 
         /// The columns to select: `keys` plus the pointer fields `userField:` rules need.
         public mutating func columns(_ keys: Set<String>?) -> Set<String>? {
@@ -135,7 +137,10 @@ public struct Permissions: Sendable {
             guard !isMaster, !hidden.isEmpty || !temporaryKeys.isEmpty || className == "_User" else { return objects }
             return objects.map { object in
                 var o = object
-                if className == "_User", let userId, object["objectId"]?.stringValue == userId { return Permissions.hidingSecondFactor(o) }
+                if className == "_User", let userId, object["objectId"]?.stringValue == userId {
+                    o = Permissions.hidingSecondFactor(o)
+                    if ownerExempt { return o }
+                }
                 var h = hidden
                 if let userId {
                     for rule in userFieldRules where Self.points(object[rule.field], to: userId) { h.formIntersection(rule.hidden) }
@@ -167,6 +172,7 @@ public struct Permissions: Sendable {
     ) throws(ParseError) -> ReadAccess {
         if let readOnly = try Self.readOnlyMasterAccess(schema.className, predicate: predicate, order: order, auth: auth) { return readOnly }
         var access = ReadAccess(predicate: predicate, className: schema.className, userId: auth.userId, isMaster: auth.isMaster)
+        access.ownerExempt = schemas.protectedFieldsOwnerExempt
         if auth.isMaster { return access }
         let isGet = whereValue?.objectValue.map { $0.count == 1 && $0["objectId"]?.stringValue != nil } ?? false
         try Self.requireMasterOnlyAccess(isGet && fetches ? .get : .find, schema.className)
@@ -177,8 +183,10 @@ public struct Permissions: Sendable {
             if let c = try authorize(isGet ? .get : .find, schema.className, auth: auth, clp: clp) { constraints.append(c) }
         }
         if counts, let c = try authorize(.count, schema.className, auth: auth, clp: clp) { constraints.append(c) }
-        // A user querying their own `_User` record by id sees it whole (Parse Server's `addProtectedFields`).
-        if !(schema.className == "_User" && auth.userId != nil && whereValue?["objectId"]?.stringValue == auth.userId) {
+        // A user querying their own `_User` record by id sees it whole (Parse Server's `addProtectedFields`), unless
+        // `protectedFieldsOwnerExempt` is false.
+        let ownById = schema.className == "_User" && auth.userId != nil && whereValue?["objectId"]?.stringValue == auth.userId
+        if !(ownById && schemas.protectedFieldsOwnerExempt) {
             access.hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles).union(Self.alwaysProtected(schema.className))
             access.userFieldRules = clp.userFieldRules
         }
@@ -194,6 +202,7 @@ public struct Permissions: Sendable {
     public func authorizeInclude(_ schema: ClassSchema, predicate: QueryNode, auth: Auth) throws(ParseError) -> ReadAccess {
         if let readOnly = try Self.readOnlyMasterAccess(schema.className, predicate: predicate, order: [], auth: auth) { return readOnly }
         var access = ReadAccess(predicate: predicate, className: schema.className, userId: auth.userId, isMaster: auth.isMaster)
+        access.ownerExempt = schemas.protectedFieldsOwnerExempt
         if auth.isMaster { return access }
         let clp = classLevelPermissions(schema.className)
         if let c = try authorize(.get, schema.className, auth: auth, clp: clp) { access.predicate = .and([access.predicate, c]) }

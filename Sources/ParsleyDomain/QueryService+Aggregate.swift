@@ -9,6 +9,10 @@ extension QueryService {
     /// answers any failure of an aggregate, never a 5xx.
     public func aggregate(_ className: String, params: [String: JSONValue], auth: Auth) async throws -> [JSONValue] {
         let readOnly = auth.isReadOnly
+        if readOnly, !options.allowAggregationForReadOnlyMasterKey {
+            throw ParseError(.operationForbidden, "read-only masterKey isn't allowed to perform the aggregate operation.")
+        }
+        try requireExplainAllowed(params["explain"].map(FindOptions.truthy) ?? false, auth: auth)
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         guard let schema = try await schemas.current(className) else { return [] }  // (re-read on a miss: another node's class)
         let all = schemas.all()

@@ -1,10 +1,23 @@
 public import ParsleyCore
 public import ParsleyStorage
 
-/// Code that runs around a find: `beforeFind` may change the query or refuse it, `afterFind` may change the results.
-/// Filled by cloud code (`CloudRuntime.queryHooks`).
+/// Code that runs around a find: `beforeFind` may change the query, refuse it or answer it with objects of its own,
+/// `afterFind` may change the results. Filled by cloud code (`CloudRuntime.queryHooks`).
 public struct QueryHooks: Sendable {
-    public typealias BeforeFind = @Sendable (_ className: String, _ find: FindOptions, _ isGet: Bool, _ auth: Auth) async throws -> FindOptions
+    /// What a `beforeFind` decided: the query to run, or (`objects` set) the objects that answer the find without
+    /// querying the database (as in Parse Server 8.3+).
+    public struct BeforeFindOutcome: Sendable {
+        public var find: FindOptions
+        public var objects: [[String: JSONValue]]?
+
+        public init(find: FindOptions, objects: [[String: JSONValue]]? = nil) {
+            self.find = find
+            self.objects = objects
+        }
+    }
+
+    public typealias BeforeFind =
+        @Sendable (_ className: String, _ find: FindOptions, _ isGet: Bool, _ auth: Auth) async throws -> BeforeFindOutcome
     public typealias AfterFind =
         @Sendable (
             _ className: String, _ objects: [[String: JSONValue]], _ find: FindOptions, _ auth: Auth
@@ -39,15 +52,49 @@ public struct QueryService: Sendable {
 
     /// `GET /classes/:className` with its parameters; `triggers` runs the class's `beforeFind` and `afterFind`.
     public func find(_ className: String, _ find: FindOptions, auth: Auth, triggers: Bool = false) async throws -> Page {
+        try requireExplainAllowed(find.explain, auth: auth)
         guard triggers else { return try await self.find(className, find, auth: auth, operation: .find) }
         var find = find
-        if let before = hooks.beforeFind(className) { find = try await before(className, find, false, auth) }
-        var page = try await self.find(className, find, auth: auth, operation: .find)
+        var answered: [[String: JSONValue]]?
+        if let before = hooks.beforeFind(className) {
+            let outcome = try await before(className, find, false, auth)
+            find = outcome.find
+            answered = outcome.objects
+        }
+        let countOnly = find.limit == 0 && find.count
+        var page: Page
+        if let answered, let refilter = Self.refilter(answered, find, auth: auth, isGet: false) {
+            page = try await self.find(className, refilter, auth: auth, operation: .find)
+        } else if let answered {
+            // The trigger's objects answer the find; the database is not queried. `count` is their number.
+            page = Page(results: countOnly ? [] : answered, count: find.count ? answered.count : nil)
+        } else {
+            page = try await self.find(className, find, auth: auth, operation: .find)
+        }
         // `afterFind` sees the objects a find returns, not a count.
-        if let after = hooks.afterFind(className), !(find.limit == 0 && find.count) {
+        if let after = hooks.afterFind(className), !countOnly {
             page.results = try await after(className, page.results, find, auth)
         }
         return page
+    }
+
+    /// `explain` without the master key (nor the read-only one; the maintenance key is not the master here): refused
+    /// unless `allowPublicExplain`, before any trigger runs, as in Parse Server 9.
+    public func requireExplainAllowed(_ explain: Bool, auth: Auth) throws {
+        guard explain, !auth.isMaster || auth.isMaintenance, !options.allowPublicExplain else { return }
+        throw ParseError(.invalidQuery, "Using the explain query parameter requires the master key")
+    }
+
+    /// For a caller without the master key, the objects a `beforeFind` answered that name an `objectId` are read again
+    /// from the database with the caller's rights (ACLs, class-level permissions, protected fields) and the find's
+    /// options, as Parse Server 8.3+ does; objects without one (never saved) are answered as they are (nil).
+    static func refilter(_ objects: [[String: JSONValue]], _ find: FindOptions, auth: Auth, isGet: Bool) -> FindOptions? {
+        guard !auth.isMaster else { return nil }
+        let ids = objects.compactMap { $0["objectId"]?.stringValue }
+        guard let first = ids.first else { return nil }
+        var f = find
+        f.whereValue = isGet ? ["objectId": .string(first)] : ["objectId": ["$in": .array(ids.map(JSONValue.string))]]
+        return f
     }
 
     /// A find, or the find behind a get (`operation` `.get`).
@@ -100,6 +147,8 @@ public struct QueryService: Sendable {
         if let maxLimit = options.maxLimit { limit = min(limit, maxLimit) }
         let (topKeys, includeFromKeys) = Self.splitKeys(find.keys)
         let includes = find.include + includeFromKeys
+        try options.requestComplexity.checkWhere(find.whereValue, auth: auth)
+        try options.requestComplexity.checkIncludes(Self.expandIncludeAll(includes.map(Self.components), schema: schema), auth: auth)
         var access = try permissions.authorizeRead(
             schema, predicate: predicate, whereValue: find.whereValue, order: order, fetches: limit > 0, counts: find.count, auth: auth)
         var spec = FindSpec(
@@ -146,13 +195,24 @@ public struct QueryService: Sendable {
         f.skip = 0
         f.count = false
         f.order = []
+        var answered: [[String: JSONValue]]?
         if triggers, let before = hooks.beforeFind(className) {
-            f = try await before(className, f, true, auth)
+            let outcome = try await before(className, f, true, auth)
+            f = outcome.find
+            answered = outcome.objects
             let byId: JSONValue = ["objectId": .string(objectId)]
             if f.whereValue != byId { f.whereValue = ["$and": [byId, f.whereValue ?? [:]]] }
             f.limit = 1
         }
-        var results = try await self.find(className, f, auth: auth, operation: .get).results
+        // Objects from `beforeFind` answer the get (the first one), read again for a client (`refilter`).
+        var results: [[String: JSONValue]]
+        if let answered, let refilter = Self.refilter(answered, f, auth: auth, isGet: true) {
+            results = try await self.find(className, refilter, auth: auth, operation: .get).results
+        } else if let answered {
+            results = answered
+        } else {
+            results = try await self.find(className, f, auth: auth, operation: .get).results
+        }
         if triggers, let after = hooks.afterFind(className) { results = try await after(className, results, f, auth) }
         guard let object = results.first else { throw ParseError.objectNotFound() }
         return object
@@ -177,6 +237,19 @@ public struct QueryService: Sendable {
     }
 
     static func components(_ path: String) -> [String] { path.split(separator: ".").map(String.init) }
+
+    /// Include paths with `includeAll`'s `*` as the class's pointer and array fields (what `include` resolves for it).
+    static func expandIncludeAll(_ paths: [[String]], schema: ClassSchema) -> [[String]] {
+        guard paths.contains(where: { $0.first == "*" }) else { return paths }
+        var out = paths.filter { $0.first != "*" }
+        for (name, type) in schema.fields.sorted(by: { $0.key < $1.key }) {
+            switch type {
+            case .pointer, .array: out.append([name])
+            default: break
+            }
+        }
+        return out
+    }
 
     /// `keys`/`excludeKeys` as dotted paths relative to the objects being included at one level
     /// (`keys=post.title` restricts the included `post` objects to `title`).

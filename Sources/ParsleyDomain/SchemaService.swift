@@ -24,10 +24,16 @@ public final class SchemaService: Sendable {
     /// Parse Server's `protectedFields` option (with `userSensitiveFields` merged in): class → entity → fields, merged
     /// into each class's own protected fields (`Permissions.classLevelPermissions`).
     public let serverProtectedFields: [String: [String: [String]]]
+    /// Parse Server 9's `protectedFieldsOwnerExempt`: a user reading their own `_User` sees every field (default true).
+    public let protectedFieldsOwnerExempt: Bool
 
-    public init(store: SQLStore, protectedFields: [String: [String: [String]]] = ParseServerOptions.defaultProtectedFields) {
+    public init(
+        store: SQLStore, protectedFields: [String: [String: [String]]] = ParseServerOptions.defaultProtectedFields,
+        protectedFieldsOwnerExempt: Bool = true
+    ) {
         self.store = store
         self.serverProtectedFields = protectedFields
+        self.protectedFieldsOwnerExempt = protectedFieldsOwnerExempt
         self.freshness = SchemaFreshness(shared: store.database is any ChangeBroadcasting)
     }
 

@@ -305,6 +305,11 @@ public struct UserService: Sendable {
     public func me(auth: Auth) async throws -> [String: JSONValue] {
         guard let userId = auth.userId, let token = auth.sessionToken else { throw ParseError(.invalidSessionToken, "Invalid session token") }
         var user = Self.hidingSecondFactor(try await fetchSelf(userId), auth: auth)
+        if !schemas.protectedFieldsOwnerExempt {
+            // `protectedFieldsOwnerExempt: false`: the user's own protected fields are hidden from them too.
+            let clp = Permissions(store: store, schemas: schemas).classLevelPermissions("_User")
+            for field in clp.protectedFields(userId: userId, roles: auth.roles) { user[field] = nil }
+        }
         user["sessionToken"] = .string(token)
         return user
     }

@@ -9,7 +9,8 @@ extension ServerSettings {
         options.security.trustProxy = try trustProxy(values)
         if let origins = try stringList(values, "allowOrigin") { options.security.allowOrigin = origins.isEmpty ? ["*"] : origins }
         if let headers = try stringList(values, "allowHeaders") { options.security.allowHeaders = headers }
-        options.protectedFields = try protectedFields(values)
+        options.protectedFieldsOwnerExempt = try values.bool("protectedFieldsOwnerExempt", default: true)
+        options.protectedFields = try protectedFields(values, ownerExempt: options.protectedFieldsOwnerExempt)
         options.allowCustomObjectId = try values.bool("allowCustomObjectId", default: false)
         options.objectIdSize = try values.integer("objectIdSize", default: 10) ?? 10
         options.accounts.expireInactiveSessions = try values.bool("expireInactiveSessions", default: true)
@@ -23,9 +24,37 @@ extension ServerSettings {
             options.graphQLPath = path
         }
         options.graphQLLimits = try graphQLLimits(values)
+        options.requestComplexity = try requestComplexity(values)
         guard (6...64).contains(options.objectIdSize) else {
             throw Invalid(description: "\(OptionTable.spec("objectIdSize").shownName) must be 6 to 64 characters")
         }
+    }
+
+    /// `requestComplexity`'s REST keys (`includeDepth`, `includeCount`, `subqueryDepth`, `queryDepth`,
+    /// `batchRequestLimit`; -1, Parse Server 9's default, is off), from its JSON and then the single variables.
+    static func requestComplexity(_ values: OptionValues) throws -> RequestComplexity {
+        var limits = RequestComplexity()
+        let keys: [(String, WritableKeyPath<RequestComplexity, Int?>)] = [
+            ("includeDepth", \.includeDepth), ("includeCount", \.includeCount), ("subqueryDepth", \.subqueryDepth),
+            ("queryDepth", \.queryDepth), ("batchRequestLimit", \.batchRequestLimit),
+        ]
+        func limit(_ value: Int, _ name: String) throws -> Int? {
+            guard value == -1 || value > 0 else { throw Invalid(description: "\(name) must be a positive number, or -1 for no limit") }
+            return value == -1 ? nil : value
+        }
+        if let (json, name) = try values.object("requestComplexity") {
+            for (key, path) in keys {
+                guard let value = json[key] else { continue }
+                guard let number = value.integerValue else { throw Invalid(description: "\(name): \(key) must be a number") }
+                limits[keyPath: path] = try limit(number, "\(name): \(key)")
+            }
+        }
+        for (key, path) in keys {
+            if let (text, name) = values.part("requestComplexity", key) {
+                limits[keyPath: path] = try limit(try OptionValues.integer(text, name: name), name)
+            }
+        }
+        return limits
     }
 
     /// `graphQLPublicIntrospection` and `requestComplexity`'s GraphQL keys (`graphQLDepth`, `graphQLFields`; -1 is
@@ -54,9 +83,11 @@ extension ServerSettings {
     }
 
     /// `protectedFields` (class → entity → fields) with the deprecated `userSensitiveFields` added to `_User`'s `*`,
-    /// and Parse Server's default (`_User`'s `email` for `*`) always kept, as Parse Server merges them at start.
-    static func protectedFields(_ values: OptionValues) throws -> [String: [String: [String]]] {
+    /// and Parse Server's default (`_User`'s `email` for `*`) kept, as Parse Server merges them at start; with
+    /// `protectedFieldsOwnerExempt` false an entity the option sets itself keeps only its own list (Parse Server 9).
+    static func protectedFields(_ values: OptionValues, ownerExempt: Bool = true) throws -> [String: [String: [String]]] {
         var fields = ParseServerOptions.defaultProtectedFields
+        var configured = Set<[String]>()
         if let (json, name) = try values.object("protectedFields") {
             let problem = "must be a JSON object of classes, each an object of entities (`*`, `authenticated`, `role:…`, …) to arrays of fields"
             fields = [:]
@@ -70,13 +101,17 @@ extension ServerSettings {
                     byEntity[entity] = names
                 }
                 fields[className] = byEntity
+                for entity in byEntity.keys { configured.insert([className, entity]) }
             }
         }
         if let sensitive = try stringList(values, "userSensitiveFields"), !sensitive.isEmpty {
             Self.add(sensitive, to: &fields, className: "_User", entity: "*")
         }
         for (className, entities) in ParseServerOptions.defaultProtectedFields {
-            for (entity, list) in entities { Self.add(list, to: &fields, className: className, entity: entity) }
+            for (entity, list) in entities {
+                if !ownerExempt, configured.contains([className, entity]) { continue }
+                Self.add(list, to: &fields, className: className, entity: entity)
+            }
         }
         return fields
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ParsleyCore
+import ParsleyDomain
 import ParsleyPostgres
 import ParsleySQLite
 import ParsleyStorage
@@ -36,6 +37,33 @@ extension ServerSettings {
         return StorageSettings(
             poolSize: pool, statementTimeout: .milliseconds(timeout), preparedStatements: prepared, pointReadConcurrency: pointReads,
             tablePrefix: prefix)
+    }
+}
+
+extension ServerSettings {
+    /// Parse Server's `databaseOptions`: `allowPublicExplain` (Parse Server 9); its other keys configure Parse
+    /// Server's database drivers and are ignored with a warning.
+    static func applyDatabaseOptions(to options: inout ParseServerOptions, values: OptionValues, logger: Logger) throws {
+        var given: [String: JSONValue] = [:]
+        var name = OptionTable.spec("databaseOptions").shownName
+        if let (json, shown) = try values.object("databaseOptions") {
+            given = json
+            name = shown
+        }
+        if let (text, variable) = values.part("databaseOptions", "allowPublicExplain") {
+            options.allowPublicExplain = try OptionValues.bool(text, name: variable)
+        } else if let value = given["allowPublicExplain"] {
+            switch value {
+            case .bool(let b): options.allowPublicExplain = b
+            case .string(let text): options.allowPublicExplain = try OptionValues.bool(text, name: "\(name): allowPublicExplain")
+            default: throw Invalid(description: "\(name): allowPublicExplain must be true or false")
+            }
+        }
+        for key in given.keys.sorted() where key != "allowPublicExplain" {
+            logger.warning(
+                "Parse Server option databaseOptions (\(name)): ignoring \(key), a database driver option (Parsley's are PARSLEY_DATABASE_POOL_SIZE and PARSLEY_STATEMENT_TIMEOUT_MS)"
+            )
+        }
     }
 }
 

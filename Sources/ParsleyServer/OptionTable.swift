@@ -116,6 +116,10 @@ enum OptionTable {
                 ("duration", ["PARSE_SERVER_ACCOUNT_LOCKOUT_DURATION"]), ("threshold", ["PARSE_SERVER_ACCOUNT_LOCKOUT_THRESHOLD"]),
                 ("unlockOnPasswordReset", ["PARSE_SERVER_ACCOUNT_LOCKOUT_UNLOCK_ON_PASSWORD_RESET"]),
             ]),
+        supported(
+            "allowAggregationForReadOnlyMasterKey", ["PARSE_SERVER_ALLOW_AGGREGATION_FOR_READ_ONLY_MASTER_KEY"], .bool, .parseServer,
+            "default `true`; `false`: `/aggregate` with the read-only master key is 119 `read-only masterKey isn't allowed to perform the aggregate operation.`"
+        ),
         supported("allowClientClassCreation", ["PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION"], .bool),
         supported(
             "allowCustomObjectId", ["PARSE_SERVER_ALLOW_CUSTOM_OBJECT_ID"], .bool, .parseServer,
@@ -170,9 +174,13 @@ enum OptionTable {
             "databaseAdapter", "PARSE_SERVER_DATABASE_ADAPTER", .value,
             "adapter modules cannot be loaded; only databaseURI (sqlite: or postgres://) chooses the database, and starting on another one would put the data elsewhere"
         ),
-        ignored(
-            "databaseOptions", "PARSE_SERVER_DATABASE_OPTIONS", .value,
-            "database driver options; Parsley's are PARSLEY_DATABASE_POOL_SIZE and PARSLEY_STATEMENT_TIMEOUT_MS", harmless: Harmless.isEmpty),
+        supported(
+            "databaseOptions", ["PARSE_SERVER_DATABASE_OPTIONS"], .value, .parseServer,
+            "JSON; `allowPublicExplain` (default `false`, as in Parse Server 9): a find or aggregate with `explain` without the master "
+                + "key is 102 `Using the explain query parameter requires the master key` unless `true` (Parsley answers the results, not a "
+                + "query plan); other keys are database driver options, ignored with a warning (Parsley's are PARSLEY_DATABASE_POOL_SIZE "
+                + "and PARSLEY_STATEMENT_TIMEOUT_MS)",
+            parts: [("allowPublicExplain", ["PARSE_SERVER_DATABASE_ALLOW_PUBLIC_EXPLAIN"])]),
         supported(
             "databaseURI", ["PARSE_SERVER_DATABASE_URI", "DATABASE_URI"], .value, .parseServer,
             "`sqlite:<path>` (default `sqlite:<data>/parsley.sqlite`) or `postgres://`; `mongodb://` stops the start"),
@@ -330,6 +338,10 @@ enum OptionTable {
                 + "`userField:…`, a user id), added to each class's own protected fields on every read (get, find, include, "
                 + "LiveQuery, aggregate, cloud code); Parse Server's default `{\"_User\": {\"*\": [\"email\"]}}` is always kept"),
         supported(
+            "protectedFieldsOwnerExempt", ["PARSE_SERVER_PROTECTED_FIELDS_OWNER_EXEMPT"], .bool, .parseServer,
+            "default `true`: a user reading their own `_User` sees all its fields; `false`: `protectedFields` apply to it too, "
+                + "and an entity `protectedFields` sets itself no longer gets the default `email` added (Parse Server 9)"),
+        supported(
             "publicServerURL", ["PARSE_PUBLIC_SERVER_URL", "PARSE_SERVER_PUBLIC_SERVER_URL"], .value, .parseServer,
             "default: from the request's Host"),
         supported(
@@ -341,12 +353,23 @@ enum OptionTable {
             "readOnlyMasterKey", ["PARSE_SERVER_READ_ONLY_MASTER_KEY"], .value, .parseServer,
             "reads as the master key; every write is 119 `read-only masterKey isn't allowed to perform the <op> operation.`"),
         supported(
+            "readOnlyMasterKeyIps", ["PARSE_SERVER_READ_ONLY_MASTER_KEY_IPS"], .value, .parseServer,
+            "addresses and CIDR ranges (JSON array or comma list) the read-only master key is accepted from; from elsewhere it is "
+                + "ignored as the master key is; default: those of `masterKeyIps`"),
+        supported(
             "requestComplexity", ["PARSE_SERVER_REQUEST_COMPLEXITY"], .value, .parseServer,
-            "JSON; `graphQLDepth` and `graphQLFields` limit GraphQL operations of callers without the master key (-1: no limit; "
-                + "Parsley's defaults 20 and 500); the REST keys are not applied yet",
+            "JSON; limits for callers without the master or maintenance key, -1 for no limit: `graphQLDepth` and "
+                + "`graphQLFields` (GraphQL operations; Parsley's defaults 20 and 500), `includeDepth`, `includeCount`, "
+                + "`subqueryDepth`, `queryDepth` (finds and counts, 102) and `batchRequestLimit` (sub-requests of a /batch, 107); "
+                + "the REST keys default to -1 as in Parse Server 9",
             parts: [
                 ("graphQLDepth", ["PARSE_SERVER_REQUEST_COMPLEXITY_GRAPHQL_DEPTH"]),
                 ("graphQLFields", ["PARSE_SERVER_REQUEST_COMPLEXITY_GRAPHQL_FIELDS"]),
+                ("includeDepth", ["PARSE_SERVER_REQUEST_COMPLEXITY_INCLUDE_DEPTH"]),
+                ("includeCount", ["PARSE_SERVER_REQUEST_COMPLEXITY_INCLUDE_COUNT"]),
+                ("subqueryDepth", ["PARSE_SERVER_REQUEST_COMPLEXITY_SUBQUERY_DEPTH"]),
+                ("queryDepth", ["PARSE_SERVER_REQUEST_COMPLEXITY_QUERY_DEPTH"]),
+                ("batchRequestLimit", ["PARSE_SERVER_REQUEST_COMPLEXITY_BATCH_REQUEST_LIMIT"]),
             ]),
         supported(
             "requestKeywordDenylist", ["PARSE_SERVER_REQUEST_KEYWORD_DENYLIST"], .value, .parseServer,

@@ -132,6 +132,7 @@ struct ServeSetup {
         )
         try ServerSettings.applyUserSettings(to: &options, values: values, logger: logger)
         try ServerSettings.applyPagesSettings(to: &options, values: values, logger: logger)
+        try ServerSettings.applyDatabaseOptions(to: &options, values: values, logger: logger)
         try ServerSettings.applyRequestSettings(to: &options, values: values)
         try ServerSettings.applyCompatibilitySettings(to: &options, values: values)
         try ServerSettings.applyLiveQuerySettings(to: &options, values: values)

@@ -213,6 +213,8 @@ extension ServerSettings {
             options.security.enableCheckLog = check["enableCheckLog"]?.boolValue ?? false
         }
         options.security.masterKeyIps = try masterKeyIps(values)
+        options.security.readOnlyMasterKeyIps = try ipList(values, "readOnlyMasterKeyIps")
+        options.allowAggregationForReadOnlyMasterKey = try values.bool("allowAggregationForReadOnlyMasterKey", default: true)
         options.webhookKey = values.string("webhookKey")
         if let ms = try values.integer("webhookTimeout", default: nil) {
             guard ms >= 1 else { throw Invalid(description: "\(OptionTable.spec("webhookTimeout").shownName) must be at least 1") }

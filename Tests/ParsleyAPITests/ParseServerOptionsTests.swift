@@ -77,8 +77,9 @@ struct ParseServerOptionsTests {
             Issue.record("docs/parse-server-options.md documents \(row.key), which OptionTable does not have")
         }
         // Parse Server 7's options are all there (parse-server 7.3.0's Definitions.js has 93), and Parse Server 9's
-        // `graphQLPublicIntrospection` and `requestComplexity`.
-        #expect(OptionTable.all.filter { $0.origin == .parseServer }.count == 96)
+        // `graphQLPublicIntrospection`, `requestComplexity`, `readOnlyMasterKeyIps`, `allowAggregationForReadOnlyMasterKey`
+        // and `protectedFieldsOwnerExempt`.
+        #expect(OptionTable.all.filter { $0.origin == .parseServer }.count == 99)
     }
 
     /// A temporary data folder and the settings a start needs besides the one under test.
@@ -129,6 +130,7 @@ struct ParseServerOptionsTests {
         case "protectedFields": return #"{"Profile":{"*":["secret"]}}"#
         case "trustProxy": return "loopback, 10.0.0.0/8"
         case "liveQueryServerOptions": return #"{"websocketTimeout":5000}"#
+        case "databaseOptions": return #"{"allowPublicExplain":true}"#
         case "customPages": return #"{"invalidLink":"https://example.com/invalid.html"}"#
         case "pages": return #"{"enableRouter":true,"pagesEndpoint":"pages"}"#
         case "filesAdapter": return "database"
@@ -145,6 +147,7 @@ struct ParseServerOptionsTests {
         case "masterKey": return "sample-master-key"
         case "readOnlyMasterKey": return "sample-read-only-key"
         case "masterKeyIps": return "127.0.0.1,::1"
+        case "readOnlyMasterKeyIps": return "127.0.0.1,10.0.0.0/8"
         case "maintenanceKey": return "sample-maintenance-key"
         case "maintenanceKeyIps": return "127.0.0.1,10.0.0.0/8"
         case "logLevels": return #"{"triggerAfter":"silent","cloudFunctionError":"warn"}"#

@@ -109,7 +109,7 @@ struct SchemasTests {
                 ),
                 (
                     "/schemas/A", ["classLevelPermissions": ["find": ["*": false]]], 107,
-                    "'false' is not a valid value for class level permissions find:*:false"
+                    "'false' is not a valid value for class level permissions acl find:*"
                 ),
             ]
             for (path, body, code, message) in cases {

@@ -49,8 +49,8 @@ struct ClassLevelPermissionsTests {
     func invalid() {
         #expect(code("nope") == 107)
         #expect(message(["fnd": ["*": true]]) == "fnd is not a valid operation for class level permissions")
-        #expect(message(["find": ["*": false]]) == "'false' is not a valid value for class level permissions find:*:false")
-        #expect(message(["find": ["*": 1]]) == "'1' is not a valid value for class level permissions find:*:1")
+        #expect(message(["find": ["*": false]]) == "'false' is not a valid value for class level permissions acl find:*")
+        #expect(message(["find": ["*": 1]]) == "'1' is not a valid value for class level permissions acl find:*")
         #expect(message(["find": ["not-an-id!": true]]) == "'not-an-id!' is not a valid key for class level permissions")
         #expect(code(["find": true]) == 107)
         #expect(code(["readUserFields": "owner"]) == 107)

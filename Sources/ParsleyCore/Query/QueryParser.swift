@@ -238,7 +238,9 @@ public struct QueryParser: Sendable {
         guard case .string(let p) = pattern else { throw ParseError.invalidJSON("bad $regex value") }
         var opts = ""
         if let options {
-            guard case .string(let o) = options, o.allSatisfy({ "imxs".contains($0) }) else {
+            // Parse Server 9's letters: `u` (Unicode) too, which changes nothing here: the patterns already match
+            // characters, not bytes or UTF-16 units, on SQLite, PostgreSQL and in LiveQuery.
+            guard case .string(let o) = options, o.allSatisfy({ "imxsu".contains($0) }) else {
                 throw ParseError.invalidQuery("Bad $options value for query: \(options.stringValue ?? JSONWriter.string(options))")
             }
             opts = o

@@ -40,6 +40,9 @@ public struct ClassLevelPermissions: Sendable, Equatable {
     public var protectedFields: [String: [String]]
     public var readUserFields: [String]
     public var writeUserFields: [String]
+    /// The `ACL` key (Parse Server 8+): the ACL an object created without one gets, `{"<who>": {"read": Bool,
+    /// "write": Bool}}`, where `currentUser` stands for the creating user (`creationACL(userId:)`).
+    public var defaultACL: [String: JSONValue]? = nil
 
     public init(
         rules: [Operation: Rule] = [:], protectedFields: [String: [String]] = [:], readUserFields: [String] = [],
@@ -57,7 +60,9 @@ public struct ClassLevelPermissions: Sendable, Equatable {
 
     // MARK: JSON
 
-    static let validKeys: Set<String> = Set(Operation.allCases.map(\.rawValue)).union(["protectedFields", "readUserFields", "writeUserFields"])
+    static let validKeys: Set<String> = Set(Operation.allCases.map(\.rawValue)).union([
+        "protectedFields", "readUserFields", "writeUserFields", "ACL",
+    ])
 
     /// Parses and validates CLP JSON sent through the schemas API (Parse Server's `validateCLP`).
     /// - Parameter fields: the class's fields after the same request's changes; pointer fields and protected
@@ -115,8 +120,10 @@ public struct ClassLevelPermissions: Sendable, Equatable {
                     }
                     protectedFields[entity] = names
                 }
+            case "ACL":
+                defaultACL = try Self.validatingDefaultACL(value, fields: fields, allowCustomUserIds: allowCustomUserIds)
             default:
-                let op = Operation(rawValue: key)!  // validKeys minus the three above are operations
+                let op = Operation(rawValue: key)!  // validKeys minus the four above are operations
                 guard case .object(let entries) = value else {
                     throw ParseError.invalidJSON(
                         "'\(Self.describe(value))' is not a valid value for class level permissions \(key) - must be an object")
@@ -142,8 +149,9 @@ public struct ClassLevelPermissions: Sendable, Equatable {
                         continue
                     }
                     guard permit == .bool(true) else {
+                        // Parse Server 8's wording (with "acl" in it for every operation).
                         throw ParseError.invalidJSON(
-                            "'\(Self.describe(permit))' is not a valid value for class level permissions \(key):\(entry):\(Self.describe(permit))")
+                            "'\(Self.describe(permit))' is not a valid value for class level permissions acl \(key):\(entry)")
                     }
                     rule.grants.insert(entry)
                 }
@@ -176,6 +184,7 @@ public struct ClassLevelPermissions: Sendable, Equatable {
         }
         readUserFields = object["readUserFields"]?.arrayValue?.compactMap(\.stringValue) ?? []
         writeUserFields = object["writeUserFields"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        defaultACL = object["ACL"]?.objectValue
     }
 
     /// The full stored/returned form: every operation present (closed ones as `{}`).
@@ -185,7 +194,61 @@ public struct ClassLevelPermissions: Sendable, Equatable {
         o["protectedFields"] = .object(protectedFields.mapValues { .array($0.map { .string($0) }) })
         if !readUserFields.isEmpty { o["readUserFields"] = .array(readUserFields.map { .string($0) }) }
         if !writeUserFields.isEmpty { o["writeUserFields"] = .array(writeUserFields.map { .string($0) }) }
+        if let defaultACL { o["ACL"] = .object(defaultACL) }
         return .object(o)
+    }
+
+    /// The `ACL` key as Parse Server 8 validates it: an object whose keys are those of an operation (`*`, a user id
+    /// — `currentUser` is one —, `role:Name`, `requiresAuthentication`, `pointerFields`) and whose values are
+    /// objects of `read`/`write` booleans.
+    static func validatingDefaultACL(_ value: JSONValue, fields: [String: FieldType], allowCustomUserIds: Bool) throws(ParseError)
+        -> [String: JSONValue]
+    {
+        guard case .object(let entries) = value else {
+            throw ParseError.invalidJSON("'\(describe(value))' is not a valid value for class level permissions ACL - must be an object")
+        }
+        for entry in entries.keys.sorted() {
+            let permit = entries[entry]!  // entry from keys
+            guard isPermissionKey(entry, allowCustomUserIds) else {
+                throw ParseError.invalidJSON("'\(entry)' is not a valid key for class level permissions")
+            }
+            if entry == "pointerFields" {
+                guard case .array(let items) = permit else {
+                    throw ParseError.invalidJSON("'\(describe(permit))' is not a valid value for ACL[\(entry)] - expected an array.")
+                }
+                for item in items {
+                    guard case .string(let name) = item else {
+                        throw ParseError.invalidJSON("'\(describe(item))' is not a valid column for class level pointer permissions ACL")
+                    }
+                    try checkPointerField(name, fields, "ACL")
+                }
+                continue
+            }
+            guard case .object(let perms) = permit else {
+                throw ParseError.invalidJSON("'\(describe(permit))' is not a valid value for class level permissions acl")
+            }
+            let badKeys = perms.keys.sorted().filter { $0 != "read" && $0 != "write" }
+            if !badKeys.isEmpty {
+                throw ParseError.invalidJSON("'\(badKeys.joined(separator: ","))' is not a valid key for class level permissions acl")
+            }
+            let badValues = perms.keys.sorted().compactMap { key -> String? in
+                if case .bool = perms[key]! { return nil }  // key from keys
+                return describe(perms[key]!)
+            }
+            if !badValues.isEmpty {
+                throw ParseError.invalidJSON("'\(badValues.joined(separator: ","))' is not a valid value for class level permissions acl")
+            }
+        }
+        return entries
+    }
+
+    /// The default ACL for an object created by `userId` (nil: the master key or nobody): `currentUser`'s entry
+    /// becomes the user's (dropped without one), `pointerFields` is not an ACL entry. Nil without an `ACL` key.
+    public func creationACL(userId: String?) -> JSONValue? {
+        guard var entries = defaultACL else { return nil }
+        entries["pointerFields"] = nil
+        if let current = entries.removeValue(forKey: "currentUser"), let userId { entries[userId] = current }
+        return .object(entries)
     }
 
     static func describe(_ value: JSONValue) -> String {

@@ -34,7 +34,7 @@ public struct CloudCode: Sendable {
     /// Jobs by name (`job(_:_:)`, CloudJobs.swift).
     var jobs: [String: Job] = [:]
     /// Find triggers by class (CloudFindTriggers.swift).
-    var beforeFinds: [String: BeforeFind] = [:]
+    var beforeFinds: [String: BeforeFindAnswering] = [:]
     var afterFinds: [String: AfterFind] = [:]
     /// File triggers (CloudFileTriggers.swift).
     var fileTriggers: [TriggerName: FileTrigger] = [:]

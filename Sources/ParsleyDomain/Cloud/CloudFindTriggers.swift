@@ -70,11 +70,24 @@ public struct AfterFindRequest: Sendable {
 
 extension CloudCode {
     public typealias BeforeFind = @Sendable (BeforeFindRequest) async throws -> Void
+    /// A `beforeFind` that may answer the find itself: the objects it returns are the results, and the database is not
+    /// queried (nil: the query runs, as changed). As in Parse Server 8.3+, where `beforeFind` may return objects.
+    public typealias BeforeFindAnswering = @Sendable (BeforeFindRequest) async throws -> [[String: JSONValue]]?
     public typealias AfterFind = @Sendable (AfterFindRequest) async throws -> [[String: JSONValue]]
 
     /// `beforeFind`: runs before every find, get and count of the class by a client or cloud code (never the server's
     /// own lookups); may change `req.query` or throw to refuse (141, or the thrown Parse error).
     public mutating func beforeFind(_ className: String, _ handler: @escaping BeforeFind) {
+        beforeFinds[className] = { request in
+            try await handler(request)
+            return nil
+        }
+    }
+
+    /// `beforeFind` that may return the objects answering the find (a cache, an outside search, `[]` to answer nothing
+    /// without an error); they are answered as returned (ACLs and class-level permissions are the trigger's to apply),
+    /// `afterFind` still runs on them, `count` is their number. Returning nil runs the query.
+    public mutating func beforeFindAnswering(_ className: String, _ handler: @escaping BeforeFindAnswering) {
         beforeFinds[className] = handler
     }
 
@@ -103,9 +116,9 @@ extension CloudRuntime {
                     let request = BeforeFindRequest(
                         query: query, count: find.count, isGet: isGet, caller: try await caller(auth), log: logger,
                         parse: CloudAPI(runtime: self, auth: auth))
-                    try await Self.answering { try await handler(request) }
+                    let objects = try await Self.answering { try await handler(request) }
                     _ = try screened(query.options.whereValue ?? .null)
-                    return query.options
+                    return QueryHooks.BeforeFindOutcome(find: query.options, objects: try objects.map { Self.answered(try screened($0), className) })
                 }
             }
         }
@@ -126,6 +139,18 @@ extension CloudRuntime {
             }
         }
         return hooks
+    }
+}
+
+extension CloudRuntime {
+    /// Objects a `beforeFind` answers with, as a find answers them (without their own class's `className`).
+    static func answered(_ objects: [[String: JSONValue]], _ className: String) -> [[String: JSONValue]] {
+        objects.map { object in
+            var o = object
+            if o["className"]?.stringValue == className { o["className"] = nil }
+            if o["__type"] == "Object" { o["__type"] = nil }
+            return o
+        }
     }
 }
 

@@ -95,7 +95,7 @@ public final class CloudRuntime: Sendable {
         let request = RequestInfo.current
         return CloudCaller(
             master: auth.isMaster && !auth.isMaintenance, user: user, installationId: auth.installationId, ip: request.ip, headers: request.headers,
-            context: request.context)
+            context: request.context, isReadOnly: auth.isMaster && auth.isReadOnly)
     }
 
     /// Runs a handler; what it throws becomes the Parse error it answers (`parseError`).
@@ -129,12 +129,17 @@ public final class CloudRuntime: Sendable {
     /// `POST /functions/:name`: 141 `Invalid function: "<name>"` for an unknown one; validators answer 142. The result
     /// is checked as a client's body is (`screened`): 105 for a refused keyword.
     public func run(_ call: CallFunction, auth: Auth) async throws -> JSONValue {
-        let name = call.functionName
-        guard webhooks.function(name) != nil || code.functions[name] != nil else { throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"") }
-        return try await loggedFunction(name, auth: auth) { try await runFunction(call, auth: auth) }
+        try await run(call, auth: auth, response: FunctionResponse())
     }
 
-    private func runFunction(_ call: CallFunction, auth: Auth) async throws -> JSONValue {
+    /// `run`, with the HTTP status and headers the function set on `response` (`req.response`, Parse Server 9.1).
+    public func run(_ call: CallFunction, auth: Auth, response: FunctionResponse) async throws -> JSONValue {
+        let name = call.functionName
+        guard webhooks.function(name) != nil || code.functions[name] != nil else { throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"") }
+        return try await loggedFunction(name, auth: auth) { try await runFunction(call, auth: auth, response: response) }
+    }
+
+    private func runFunction(_ call: CallFunction, auth: Auth, response: FunctionResponse) async throws -> JSONValue {
         let name = call.functionName
         if let hook = webhooks.function(name) {
             let caller = try await caller(auth)
@@ -151,7 +156,7 @@ public final class CloudRuntime: Sendable {
             if validator.skipWithMasterKey && caller.master { return .null }
         }
         let request = FunctionRequest(
-            functionName: name, params: params, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth))
+            functionName: name, params: params, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth), response: response)
         return try screened(try await Self.answering { try await entry.handler(request) })
     }
 

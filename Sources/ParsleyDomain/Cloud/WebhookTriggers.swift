@@ -4,7 +4,9 @@ import ParsleyCore
 /// `master`/`user`/`installationId`/`headers`/`ip`/`context`, and per kind; save and delete triggers send `object`
 /// and `original`, CloudRuntime.swift):
 /// - `beforeFind`: `query` (`where`, `limit`, `skip`, `order`, `keys`, `excludeKeys`, `include`, as REST sends them),
-///   `count`, `isGet`; an `error` refuses the find, a `success` object with any of those keys replaces them.
+///   `count`, `isGet`; an `error` refuses the find, a `success` object with any of those keys replaces them, a
+///   `success` array of objects answers the find without querying the database (as a Parse Server 8.3+ `beforeFind`
+///   returning objects).
 /// - `afterFind`: `objects`; a `success` array is what the find answers.
 /// - `beforeLogin`, `afterLogin` (`object`: the user), `afterLogout` (`object`: the session); an `error` from
 ///   `beforeLogin` refuses the log-in.
@@ -25,18 +27,24 @@ extension CloudRuntime {
 
     // MARK: Finds
 
-    func beforeFindWebhook(_ hook: Webhooks.Hook, _ className: String, _ find: FindOptions, isGet: Bool, auth: Auth) async throws -> FindOptions {
+    func beforeFindWebhook(_ hook: Webhooks.Hook, _ className: String, _ find: FindOptions, isGet: Bool, auth: Auth) async throws
+        -> QueryHooks.BeforeFindOutcome
+    {
         let answer = try await callTriggerHook(
             hook, .beforeFind, caller: try await caller(auth),
             ["query": .object(Self.queryJSON(className, find)), "count": .bool(find.count), "isGet": .bool(isGet)])
-        guard case .object(let changed) = try screened(answer) else { return find }
+        let screenedAnswer = try screened(answer)
+        if case .array(let items) = screenedAnswer {
+            return QueryHooks.BeforeFindOutcome(find: find, objects: Self.answered(items.compactMap(\.objectValue), className))
+        }
+        guard case .object(let changed) = screenedAnswer else { return QueryHooks.BeforeFindOutcome(find: find) }
         var params = Self.queryJSON(className, find)
         params["className"] = nil
         for key in ["where", "limit", "skip", "order", "keys", "excludeKeys", "include"] where changed[key] != nil { params[key] = changed[key] }
         var result = try FindOptions(params: params)
         result.count = find.count
         result.redirectClassNameForKey = find.redirectClassNameForKey
-        return result
+        return QueryHooks.BeforeFindOutcome(find: result)
     }
 
     func afterFindWebhook(_ hook: Webhooks.Hook, _ className: String, _ objects: [[String: JSONValue]], auth: Auth) async throws -> [[String:

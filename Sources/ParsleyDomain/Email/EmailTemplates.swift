@@ -1,14 +1,14 @@
 /// The texts of the mails Parsley sends, worded like Parse Server's defaults so apps migrating keep their mails.
 public enum EmailTemplates {
-    /// `<mount>/apps/<appId>/<page>?token=…&username=…`.
-    /// `<mount>/<apps or pages.pagesEndpoint>/<appId>/<page>?token=…&username=…`; with `customPages.parseFrameURL`,
-    /// that frame with the page's path (below the mount) in `link`, as Parse Server builds them.
+    /// `<mount>/<apps or pages.pagesEndpoint>/<appId>/<page>?token=…` (the token alone, as Parse Server 8 builds them;
+    /// 7.x added `&username=…`); with `customPages.parseFrameURL`, that frame with the page's path (below the mount)
+    /// in `link`.
     public static func link(
-        mountURL: String, applicationId: String, page: String, token: String, username: String, pages: PagesOptions = PagesOptions()
+        mountURL: String, applicationId: String, page: String, token: String, pages: PagesOptions = PagesOptions()
     ) -> String {
         let base = mountURL.hasSuffix("/") ? String(mountURL.dropLast()) : mountURL
         let path = "/\(pages.linkEndpoint)/\(percentEncode(applicationId))/\(page)"
-        let query = "token=\(percentEncode(token))&username=\(percentEncode(username))"
+        let query = "token=\(percentEncode(token))"
         if let frame = pages.customPages["parseFrameURL"] { return "\(frame)?link=\(percentEncode(path))&\(query)" }
         return base + path + "?" + query
     }

@@ -182,7 +182,7 @@ public struct ObjectService: Sendable {
         }
         try schema.fillDefaults(patch, values: &values, echoed: &echoed)  // required / defaultValue (§10.5)
         let now = ParseDate.now
-        let acl = patch.acl ?? rules.defaultACL
+        let acl = try patch.acl ?? rules.defaultACL ?? Self.classDefaultACL(schema, auth: auth)
         let request = RequestInfo.current  // read before the transaction, whose body may run on another task
         try await store.transaction { [store, values, relations, changes] transaction in
             let writer = store.writer(transaction)
@@ -202,6 +202,14 @@ public struct ObjectService: Sendable {
         echoed["objectId"] = .string(objectId)
         echoed["createdAt"] = .string(now.iso)
         return echoed
+    }
+
+    /// The `ACL` of the class's class-level permissions (Parse Server 8+), for an object created without one;
+    /// `currentUser` is the creating user (dropped for the master key or nobody).
+    static func classDefaultACL(_ schema: ClassSchema, auth: Auth) throws(ParseError) -> ACL? {
+        let clp = ClassLevelPermissions(stored: schema.classLevelPermissions)
+        guard let json = clp.creationACL(userId: auth.isMaster ? nil : auth.userId) else { return nil }
+        return try ACL(json: json)
     }
 
     /// `PUT /classes/:className/:objectId`: returns `updatedAt` and the new values of Increment/Add/AddUnique/Remove fields.

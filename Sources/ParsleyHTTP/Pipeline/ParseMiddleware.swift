@@ -130,7 +130,8 @@ struct ResolveSession: RouterMiddleware {
     }
 }
 
-/// Rules on what a request may carry: the read-only master key writes nothing (119, Parse Server's words), and no
+/// Rules on what a request may carry: the read-only master key writes nothing (119, Parse Server's words; it may call
+/// cloud functions), and no
 /// body, parameter or cloud context holds a denylisted keyword (105). A batch is checked by its sub-requests.
 struct RequestRules: RouterMiddleware {
     typealias Context = ParsleyRequestContext
@@ -138,7 +139,9 @@ struct RequestRules: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let call = context.call, let auth = context.auth {
-            if call.method != .get, auth.isReadOnly, call.segments != ["batch"] {
+            // Cloud functions may be called (Parse Server 9.5 tells them by `request.isReadOnly`); what they write with
+            // the caller's rights is refused there.
+            if call.method != .get, auth.isReadOnly, call.segments != ["batch"], !(call.segments.count == 2 && call.segments[0] == "functions") {
                 let operation = call.method == .post ? "create" : call.method == .put ? "update" : "delete"
                 throw ParseError(.operationForbidden, "read-only masterKey isn't allowed to perform the \(operation) operation.")
             }

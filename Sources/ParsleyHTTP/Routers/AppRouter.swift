@@ -22,7 +22,12 @@ struct AppRouter: ParseRouter {
             // The body's parameters with the query string's merged in (they win), as Parse Server does.
             table.on(method, "functions/:name") { [cloud] req, p in
                 let call = CallFunction(functionName: try p.require("name"), body: req.body, query: req.params)
-                return .ok(["result": try await cloud.run(call, auth: req.auth)])
+                // The status and headers the function set (Parse Server 9.1); an error answers as errors do.
+                let custom = FunctionResponse()
+                var response = ParseResponse.ok(["result": try await cloud.run(call, auth: req.auth, response: custom)])
+                if let status = custom.statusCode { response.status = status }
+                for (name, value) in custom.headers { response.headers[name] = value }
+                return response
             }
         }
         // Jobs start in the background: `{}` at once, with the run's `_JobStatus` id in a header. `POST /jobs` takes

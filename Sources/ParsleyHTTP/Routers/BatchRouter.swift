@@ -23,6 +23,7 @@ struct BatchRouter: Sendable {
         guard case .array(let items)? = request.bodyObject["requests"] else {
             throw ParseError.invalidJSON("requests must be an array")
         }
+        try options.requestComplexity.checkBatch(items.count, auth: request.auth)
         guard items.count <= options.maxBatchSize else {
             throw ParseError.invalidJSON("Batch request limit exceeded: at most \(options.maxBatchSize) requests")
         }

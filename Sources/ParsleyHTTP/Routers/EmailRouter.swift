@@ -30,34 +30,33 @@ struct EmailRouter: ParseRouter {
     }
 
     /// Parse Server's PublicAPIRouter: Parsley's own pages, or with `customPages` 302 redirects to the app's, with
-    /// the query parameters Parse Server sends.
+    /// the query parameters Parse Server 8 sends (the token, never the username; a 7.x link's `username` is ignored).
     private mutating func addAppsPages(emails: EmailFlows, options: ParseServerOptions) {
         let pages = EmailPages(options: options)
         let custom = CustomPages(options: options)
         table.on(.get, "apps/:appId/verify_email") { [emails] req, p in
             try pages.checkApp(p.values["appId"])
-            let username = req.params["username"]?.stringValue
-            let token = req.params["token"]?.stringValue
-            if custom.has("invalidLink"), (username ?? "").isEmpty || (token ?? "").isEmpty { return custom.redirect("invalidLink") }
-            guard try await emails.verifyEmail(token: token, username: username) else {
-                if custom.has("invalidVerificationLink"), let username, !username.isEmpty {
-                    return custom.redirect("invalidVerificationLink", [("username", username), ("appId", options.applicationId)])
+            let token = req.params["token"]?.stringValue ?? ""
+            if custom.has("invalidLink"), token.isEmpty { return custom.redirect("invalidLink") }
+            guard try await emails.verifyEmail(token: token, username: nil) else {
+                if custom.has("invalidVerificationLink") {
+                    return custom.redirect("invalidVerificationLink", [("token", token), ("appId", options.applicationId)])
                 }
-                if custom.has("invalidLink"), (username ?? "").isEmpty { return custom.redirect("invalidLink") }
-                return pages.invalidVerificationLink(username: username)
+                return pages.invalidVerificationLink(token: token)
             }
-            if custom.has("verifyEmailSuccess") { return custom.redirect("verifyEmailSuccess", [("username", username ?? "")]) }
-            return pages.page(
-                200, "Email verified", "<p>Your email address has been verified\(username.map { " for <b>\(EmailPages.escape($0))</b>" } ?? "").</p>")
+            if custom.has("verifyEmailSuccess") { return custom.redirect("verifyEmailSuccess") }
+            return pages.page(200, "Email verified", "<p>Your email address has been verified.</p>")
         }
         table.on(.post, "apps/:appId/resend_verification_email") { [emails, options] req, p in
             try pages.checkApp(p.values["appId"])
             let notSent = pages.page(400, "Link not sent", "<p>No verification link could be sent.</p>")
-            guard let username = req.bodyObject["username"]?.stringValue ?? req.params["username"]?.stringValue, !username.isEmpty
-            else { return custom.has("invalidLink") ? custom.redirect("invalidLink") : notSent }
+            // The expired link's token (Parse Server 8's form), or a username (7.x forms).
+            let token = req.bodyObject["token"]?.stringValue ?? req.params["token"]?.stringValue ?? ""
+            let username = req.bodyObject["username"]?.stringValue ?? req.params["username"]?.stringValue ?? ""
+            guard !token.isEmpty || !username.isEmpty else { return custom.has("invalidLink") ? custom.redirect("invalidLink") : notSent }
             // Like /verificationEmailRequest: an unknown or verified user looks like any other
             // (emailVerifySuccessOnInvalidEmail), so the form does not tell which usernames exist.
-            let sent = try await emails.resendVerification(username: username, mountURL: req.mountURL)
+            let sent = try await emails.resendVerification(token: token, username: username, mountURL: req.mountURL)
             guard sent || options.email.verifySuccessOnInvalidEmail else {
                 return custom.has("linkSendFail") ? custom.redirect("linkSendFail") : notSent
             }
@@ -67,20 +66,19 @@ struct EmailRouter: ParseRouter {
         table.on(.get, "apps/:appId/request_password_reset") { [emails, options] req, p in
             try pages.checkApp(p.values["appId"])
             let token = req.params["token"]?.stringValue
-            switch try await emails.checkResetLink(token: token, username: req.params["username"]?.stringValue) {
+            switch try await emails.checkResetLink(token: token, username: nil) {
             case .valid(let username):
                 guard custom.has("choosePassword") else { return pages.resetForm(token: token ?? "", username: username, error: nil) }
-                return custom.redirect(
-                    "choosePassword", [("token", token ?? ""), ("id", options.applicationId), ("username", username), ("app", pages.appName)])
+                return custom.redirect("choosePassword", [("token", token ?? ""), ("id", options.applicationId), ("app", pages.appName)])
             case .invalid: return custom.has("invalidLink") ? custom.redirect("invalidLink") : pages.invalidLink()
             case .expired: return custom.has("invalidLink") ? custom.redirect("invalidLink") : pages.expiredLink()
             }
         }
-        // Parse Server's choose_password page (`?id=<appId>&token=…&username=…`), for links made by Parse Server.
+        // Parse Server's choose_password page (`?id=<appId>&token=…`), for links made by Parse Server.
         table.on(.get, "apps/choose_password") { [emails] req, _ in
             try pages.checkApp(req.params["id"]?.stringValue)
             let token = req.params["token"]?.stringValue
-            guard case .valid(let username) = try await emails.checkResetLink(token: token, username: req.params["username"]?.stringValue) else {
+            guard case .valid(let username) = try await emails.checkResetLink(token: token, username: nil) else {
                 return pages.invalidLink()
             }
             return pages.resetForm(token: token ?? "", username: username, error: req.params["error"]?.stringValue)
@@ -91,22 +89,20 @@ struct EmailRouter: ParseRouter {
             let xhr = req.headers["x-requested-with"] == "XMLHttpRequest"
             let token = form["token"]?.stringValue ?? ""
             let password = form["new_password"]?.stringValue ?? ""
-            let username = form["username"]?.stringValue
             if xhr {
-                // Parse Server's answers to a script posting the form.
-                if (username ?? "").isEmpty { throw ParseError(ParseError.Code(rawValue: 200), "Missing username") }
+                // Parse Server 8's answers to a script posting the form (the username is no longer asked for).
                 if token.isEmpty { throw ParseError(.otherCause, "Missing token") }
                 if password.isEmpty { throw ParseError(ParseError.Code(rawValue: 201), "Missing password") }
             }
-            guard !token.isEmpty, !password.isEmpty, custom.isEmpty || !(username ?? "").isEmpty else {
+            guard !token.isEmpty, !password.isEmpty else {
                 return custom.has("invalidLink") ? custom.redirect("invalidLink") : pages.invalidLink()
             }
             let failure: String
             do {
-                switch try await emails.resetPassword(token: token, username: username, newPassword: password) {
+                switch try await emails.resetPassword(token: token, username: nil, newPassword: password) {
                 case .valid:
                     if xhr { return ParseResponse(body: .string("Password successfully reset")) }
-                    if custom.has("passwordResetSuccess") { return custom.redirect("passwordResetSuccess", [("username", username ?? "")]) }
+                    if custom.has("passwordResetSuccess") { return custom.redirect("passwordResetSuccess") }
                     return pages.page(200, "Password changed", "<p>Your password has been updated.</p>")
                 case .invalid:
                     if !xhr, !custom.has("choosePassword") { return custom.has("invalidLink") ? custom.redirect("invalidLink") : pages.invalidLink() }
@@ -117,14 +113,13 @@ struct EmailRouter: ParseRouter {
                 }
             } catch let error as ParseError {
                 if !xhr, !custom.has("choosePassword") {
-                    return pages.resetForm(token: token, username: username ?? "", error: error.message, status: 400)
+                    return pages.resetForm(token: token, username: nil, error: error.message, status: 400)
                 }
                 failure = error.message
             }
             if xhr { throw ParseError(.otherCause, failure) }
             return custom.redirect(
-                "choosePassword",
-                [("username", username ?? ""), ("token", token), ("id", options.applicationId), ("error", failure), ("app", pages.appName)])
+                "choosePassword", [("token", token), ("id", options.applicationId), ("error", failure), ("app", pages.appName)])
         }
     }
 
@@ -167,16 +162,16 @@ struct EmailPages: Sendable {
         return response
     }
 
-    func resetForm(token: String, username: String, error: String?, status: Int = 200) -> ParseResponse {
+    func resetForm(token: String, username: String?, error: String?, status: Int = 200) -> ParseResponse {
         let message = error.map { "<p class=\"error\">\(Self.escape($0))</p>" } ?? ""
+        let who = username.map { " for <b>\(Self.escape($0))</b>" } ?? ""
         return page(
             status, "Reset your password",
             """
             \(message)<form method="POST" action="\(appsPath)/request_password_reset">
-            <p>Choose a new password for <b>\(Self.escape(username))</b>.</p>
+            <p>Choose a new password\(who).</p>
             <label>New password<input type="password" name="new_password" autocomplete="new-password" required autofocus></label>
             <input type="hidden" name="token" value="\(Self.escape(token))">
-            <input type="hidden" name="username" value="\(Self.escape(username))">
             <button type="submit">Change password</button>
             </form>
             """)
@@ -190,12 +185,12 @@ struct EmailPages: Sendable {
         page(400, "Expired link", "<p>This link has expired. Please ask for a new one.</p>")
     }
 
-    func invalidVerificationLink(username: String?) -> ParseResponse {
+    func invalidVerificationLink(token: String) -> ParseResponse {
         var content = "<p>This verification link is not valid, has expired, or has already been used.</p>"
-        if let username, !username.isEmpty {
+        if !token.isEmpty {
             content += """
                 <form method="POST" action="\(appsPath)/resend_verification_email">
-                <input type="hidden" name="username" value="\(Self.escape(username))">
+                <input type="hidden" name="token" value="\(Self.escape(token))">
                 <button type="submit">Send a new link</button></form>
                 """
         }

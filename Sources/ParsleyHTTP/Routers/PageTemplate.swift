@@ -76,23 +76,22 @@ enum PageTemplate {
             title = "Reset your password"
             body = """
                 {{#error}}<p class="error">{{error}}</p>{{/error}}<form method="POST" action="\(base)/request_password_reset">
-                <p>Choose a new password for <b>{{username}}</b>.</p>
+                <p>Choose a new password.</p>
                 <label>New password<input type="password" name="new_password" autocomplete="new-password" required autofocus></label>
                 <input type="hidden" name="token" value="{{token}}">
-                <input type="hidden" name="username" value="{{username}}">
                 {{#locale}}<input type="hidden" name="locale" value="{{locale}}">{{/locale}}
                 <button type="submit">Change password</button>
                 </form>
                 """
         case "password_reset_success.html":
             title = "Password changed"
-            body = "<p>Your password has been updated{{#username}} for <b>{{username}}</b>{{/username}}.</p>"
+            body = "<p>Your password has been updated.</p>"
         case "password_reset_link_invalid.html":
             title = "Invalid link"
             body = "<p>This password reset link is not valid, has expired, or has already been used.</p>"
         case "email_verification_success.html":
             title = "Email verified"
-            body = "<p>Your email address has been verified{{#username}} for <b>{{username}}</b>{{/username}}.</p>"
+            body = "<p>Your email address has been verified.</p>"
         case "email_verification_send_fail.html":
             title = "Link not sent"
             body = "<p>No verification link could be sent.</p>"
@@ -105,10 +104,10 @@ enum PageTemplate {
         case "email_verification_link_expired.html":
             title = "Expired verification link"
             body = """
-                <p>This verification link has expired or has already been used.</p>{{#username}}
+                <p>This verification link has expired or has already been used.</p>{{#token}}
                 <form method="POST" action="\(base)/resend_verification_email">
-                <input type="hidden" name="username" value="{{username}}">
-                <button type="submit">Send a new link</button></form>{{/username}}
+                <input type="hidden" name="token" value="{{token}}">
+                <button type="submit">Send a new link</button></form>{{/token}}
                 """
         default: return nil
         }

@@ -5,7 +5,7 @@ import ParsleyDomain
 /// answer with pages by file name (`password_reset.html`, `email_verification_success.html`, ...): a GET gets the
 /// page's content, a POST a 303 redirect to the page's URL (Post/Redirect/Get), `forceRedirect` always redirects,
 /// and a page in `customUrls` is a 303 to that URL. The page's parameters (`appId`, `appName`, `publicServerUrl`,
-/// `token`, `username`, `error`, `locale`) are query parameters of a redirect, `{{placeholders}}` of the content
+/// `token`, `error`, `locale`; no `username` since Parse Server 8) are query parameters of a redirect, `{{placeholders}}` of the content
 /// (with `placeholders`), and `x-parse-page-param-*` headers of both. The files come from `pagesPath`, else Parsley's
 /// own pages (also for a file that folder lacks). Localization (`enableLocalization`) is not implemented: pages are served as they are.
 struct PagesRouter: Sendable {
@@ -39,18 +39,21 @@ struct PagesRouter: Sendable {
         let e = endpoint
         table.on(.get, "\(e)/:appId/verify_email") { req, p in
             try router.checkApp(p.values["appId"])
-            guard let username = req.params["username"]?.stringValue, !username.isEmpty, let token = req.params["token"]?.stringValue,
-                !token.isEmpty
-            else { return try await router.go(req, .emailVerificationLinkInvalid) }
-            let verified = try await router.emails.verifyEmail(token: token, username: username)
-            return try await router.go(req, verified ? .emailVerificationSuccess : .emailVerificationLinkExpired, [("username", username)])
+            guard let token = req.params["token"]?.stringValue, !token.isEmpty else {
+                return try await router.go(req, .emailVerificationLinkInvalid)
+            }
+            guard try await router.emails.verifyEmail(token: token, username: nil) else {
+                return try await router.go(req, .emailVerificationLinkExpired, [("token", token)])
+            }
+            return try await router.go(req, .emailVerificationSuccess)
         }
         table.on(.post, "\(e)/:appId/resend_verification_email") { req, p in
             try router.checkApp(p.values["appId"])
-            guard let username = req.bodyObject["username"]?.stringValue, !username.isEmpty else {
-                return try await router.go(req, .emailVerificationLinkInvalid)
-            }
-            let sent = try await router.emails.resendVerification(username: username, mountURL: req.mountURL)
+            // The expired link's token (Parse Server 8's page), or a username (7.x pages).
+            let token = req.bodyObject["token"]?.stringValue ?? ""
+            let username = req.bodyObject["username"]?.stringValue ?? ""
+            guard !token.isEmpty || !username.isEmpty else { return try await router.go(req, .emailVerificationLinkInvalid) }
+            let sent = try await router.emails.resendVerification(token: token, username: username, mountURL: req.mountURL)
             let ok = sent || router.options.email.verifySuccessOnInvalidEmail
             return try await router.go(req, ok ? .emailVerificationSendSuccess : .emailVerificationSendFail)
         }
@@ -58,21 +61,17 @@ struct PagesRouter: Sendable {
             try router.checkApp(req.params["appId"]?.stringValue ?? req.params["id"]?.stringValue)
             let params: [(String, String?)] = [
                 ("appId", router.options.applicationId), ("appName", router.appName), ("token", req.params["token"]?.stringValue),
-                ("username", req.params["username"]?.stringValue),
             ]
             return try await router.go(req, .passwordReset, params.compactMap { k, v in v.map { (k, $0) } })
         }
         table.on(.get, "\(e)/:appId/request_password_reset") { req, p in
             try router.checkApp(p.values["appId"])
-            guard let username = req.params["username"]?.stringValue, !username.isEmpty, let token = req.params["token"]?.stringValue,
-                !token.isEmpty
-            else { return try await router.go(req, .passwordResetLinkInvalid) }
-            guard case .valid = try await router.emails.checkResetLink(token: token, username: username) else {
-                return try await router.go(req, .passwordResetLinkInvalid, [("username", username)])
+            guard let token = req.params["token"]?.stringValue, !token.isEmpty else { return try await router.go(req, .passwordResetLinkInvalid) }
+            guard case .valid = try await router.emails.checkResetLink(token: token, username: nil) else {
+                return try await router.go(req, .passwordResetLinkInvalid)
             }
             return try await router.go(
-                req, .passwordReset,
-                [("token", token), ("username", username), ("appId", router.options.applicationId), ("appName", router.appName)])
+                req, .passwordReset, [("token", token), ("appId", router.options.applicationId), ("appName", router.appName)])
         }
         table.on(.post, "\(e)/:appId/request_password_reset") { req, p in
             try router.checkApp(p.values["appId"])
@@ -92,18 +91,16 @@ struct PagesRouter: Sendable {
     func resetPassword(_ req: ParseRequest) async throws -> ParseResponse {
         let form = req.bodyObject
         let xhr = req.headers["x-requested-with"] == "XMLHttpRequest"
-        let username = form["username"]?.stringValue ?? ""
         let token = form["token"]?.stringValue ?? ""
         let password = form["new_password"]?.stringValue ?? ""
-        if username.isEmpty || token.isEmpty || password.isEmpty {
+        if token.isEmpty || password.isEmpty {
             if !xhr { return try await go(req, .passwordResetLinkInvalid) }
-            if username.isEmpty { throw ParseError(ParseError.Code(rawValue: 200), "Missing username") }
             if token.isEmpty { throw ParseError(.otherCause, "Missing token") }
             throw ParseError(ParseError.Code(rawValue: 201), "Missing password")
         }
         var failure: String?
         do {
-            switch try await emails.resetPassword(token: token, username: username, newPassword: password) {
+            switch try await emails.resetPassword(token: token, username: nil, newPassword: password) {
             case .valid: break
             case .invalid: failure = "Failed to reset password: username / email or token is invalid"
             case .expired: failure = "The password reset link has expired"
@@ -115,11 +112,9 @@ struct PagesRouter: Sendable {
             if let failure { throw ParseError(.otherCause, failure) }
             return ParseResponse(body: .string("Password successfully reset"))
         }
-        guard let failure else { return try await go(req, .passwordResetSuccess, [("username", username)], redirect: false) }
+        guard let failure else { return try await go(req, .passwordResetSuccess, redirect: false) }
         return try await go(
-            req, .passwordReset,
-            [("username", username), ("token", token), ("appId", options.applicationId), ("error", failure), ("appName", appName)],
-            redirect: false)
+            req, .passwordReset, [("token", token), ("appId", options.applicationId), ("error", failure), ("appName", appName)], redirect: false)
     }
 
     /// `<pagesEndpoint>/<file>`: a file of `pagesPath` (an `.html` one with its placeholders filled), else

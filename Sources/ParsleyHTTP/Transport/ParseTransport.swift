@@ -275,10 +275,17 @@ public struct ParseTransport: HTTPResponder {
         return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(answer))))
     }
 
-    /// The master key or the read-only master key, from an address `masterKeyIps` allows.
+    /// The master key from an address `masterKeyIps` allows, or the read-only master key from one
+    /// `readOnlyMasterKeyIps` allows (`masterKeyIps` when that is not set).
     func isValidMasterKey(_ key: String, clientAddress: String?) -> Bool {
-        guard key == options.masterKey || (options.readOnlyMasterKey != nil && key == options.readOnlyMasterKey) else { return false }
-        if let allowed = options.security.masterKeyIps, !IPRange.allows(allowed, clientAddress) { return false }
+        if key == options.masterKey {
+            if let allowed = options.security.masterKeyIps, !IPRange.allows(allowed, clientAddress) { return false }
+            return true
+        }
+        guard let readOnly = options.readOnlyMasterKey, key == readOnly else { return false }
+        if let allowed = options.security.readOnlyMasterKeyIps ?? options.security.masterKeyIps, !IPRange.allows(allowed, clientAddress) {
+            return false
+        }
         return true
     }
 

@@ -1,0 +1,45 @@
+import Foundation
+import HTTPTypes
+import ParsleyCore
+import ParsleyDomain
+import Testing
+
+@testable import ParsleyServer
+
+/// Parse Server 9's `protectedFieldsOwnerExempt`: whether a user reading their own `_User` sees its protected fields.
+@Suite("Options: protectedFieldsOwnerExempt")
+struct ProtectedFieldsOwnerTests {
+    @Test("true (default): the user sees all their own fields; false: protectedFields apply to their own _User too", arguments: Backend.all)
+    func ownUser(_ backend: Backend) async throws {
+        for exempt in [true, false] {
+            let options = TestServer.options {
+                $0.protectedFieldsOwnerExempt = exempt
+                // As the settings reader makes {"_User": {"*": ["phone"]}} with the option false: no default email.
+                $0.protectedFields = ["_User": ["*": exempt ? ["phone", "email"] : ["phone"]]]
+            }
+            try await TestServer.with(backend: backend, options) { p in
+                let r = try await p.request(
+                    .post, "/users", ["username": "ann", "password": "pw-ann", "email": "ann@example.com", "phone": "555"], master: false)
+                let ann = try #require(r["objectId"]?.stringValue)
+                let token = try #require(r["sessionToken"]?.stringValue)
+                let me = try await p.call(token, .get, "/users/me")
+                #expect(me["username"] == "ann" && me["email"] == "ann@example.com", "\(me.json)")
+                #expect(me["phone"] == (exempt ? "555" : nil), "\(me.json)")
+                let get = try await p.call(token, .get, "/users/\(ann)")
+                #expect(get["phone"] == (exempt ? "555" : nil), "\(get.json)")
+                let found = try await p.findAs(token, "_User", where: ["username": "ann"])
+                #expect(found.results.first?["phone"] == (exempt ? "555" : nil))
+                #expect(try await p.request(.get, "/users/\(ann)")["phone"] == "555")
+            }
+        }
+    }
+
+    @Test("false: an entity protectedFields sets itself gets no default email; other entities keep it")
+    func settings() throws {
+        let file: [String: JSONValue] = ["protectedFields": ["_User": ["*": ["phone"]]], "protectedFieldsOwnerExempt": false]
+        let values = OptionValues(environment: [:], file: file)
+        #expect(try ServerSettings.protectedFields(values, ownerExempt: false) == ["_User": ["*": ["phone"]]])
+        #expect(try ServerSettings.protectedFields(values, ownerExempt: true) == ["_User": ["*": ["phone", "email"]]])
+        #expect(try ServerSettings.protectedFields(OptionValues(environment: [:]), ownerExempt: false) == ["_User": ["*": ["email"]]])
+    }
+}
