@@ -69,6 +69,9 @@ public struct ParseServerOptions: Sendable {
     /// Parse Server 9's `protectedFieldsOwnerExempt` (default true): a user reading their own `_User` sees all its
     /// fields; false applies `protectedFields` to it too.
     public var protectedFieldsOwnerExempt = true
+    /// Parse Server 9's `protectedFieldsSaveResponseExempt` (default true): false leaves protected fields out of the
+    /// answers to creates and updates too.
+    public var protectedFieldsSaveResponseExempt = true
     /// Clients may choose a new object's id by sending `objectId` (`allowCustomObjectId`).
     public var allowCustomObjectId = false
     /// Characters of a generated objectId (`objectIdSize`, 10).

@@ -10,6 +10,7 @@ extension ServerSettings {
         if let origins = try stringList(values, "allowOrigin") { options.security.allowOrigin = origins.isEmpty ? ["*"] : origins }
         if let headers = try stringList(values, "allowHeaders") { options.security.allowHeaders = headers }
         options.protectedFieldsOwnerExempt = try values.bool("protectedFieldsOwnerExempt", default: true)
+        options.protectedFieldsSaveResponseExempt = try values.bool("protectedFieldsSaveResponseExempt", default: true)
         options.protectedFields = try protectedFields(values, ownerExempt: options.protectedFieldsOwnerExempt)
         options.allowCustomObjectId = try values.bool("allowCustomObjectId", default: false)
         options.objectIdSize = try values.integer("objectIdSize", default: 10) ?? 10

@@ -342,6 +342,9 @@ enum OptionTable {
             "default `true`: a user reading their own `_User` sees all its fields; `false`: `protectedFields` apply to it too, "
                 + "and an entity `protectedFields` sets itself no longer gets the default `email` added (Parse Server 9)"),
         supported(
+            "protectedFieldsSaveResponseExempt", ["PARSE_SERVER_PROTECTED_FIELDS_SAVE_RESPONSE_EXEMPT"], .bool, .parseServer,
+            "default `true`; `false`: the answers to creates and updates leave out the fields the caller may not read (Parse Server 9)"),
+        supported(
             "publicServerURL", ["PARSE_PUBLIC_SERVER_URL", "PARSE_SERVER_PUBLIC_SERVER_URL"], .value, .parseServer,
             "default: from the request's Host"),
         supported(

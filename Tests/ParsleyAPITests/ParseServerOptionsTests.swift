@@ -78,8 +78,8 @@ struct ParseServerOptionsTests {
         }
         // Parse Server 7's options are all there (parse-server 7.3.0's Definitions.js has 93), and Parse Server 9's
         // `graphQLPublicIntrospection`, `requestComplexity`, `readOnlyMasterKeyIps`, `allowAggregationForReadOnlyMasterKey`
-        // and `protectedFieldsOwnerExempt`.
-        #expect(OptionTable.all.filter { $0.origin == .parseServer }.count == 99)
+        // `protectedFieldsOwnerExempt` and `protectedFieldsSaveResponseExempt`.
+        #expect(OptionTable.all.filter { $0.origin == .parseServer }.count == 100)
     }
 
     /// A temporary data folder and the settings a start needs besides the one under test.

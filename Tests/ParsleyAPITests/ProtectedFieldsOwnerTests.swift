@@ -34,6 +34,29 @@ struct ProtectedFieldsOwnerTests {
         }
     }
 
+    @Test("protectedFieldsSaveResponseExempt false: save answers leave protected fields out; true (default) keeps them", arguments: Backend.all)
+    func saveResponses(_ backend: Backend) async throws {
+        for exempt in [true, false] {
+            let options = TestServer.options {
+                $0.protectedFieldsSaveResponseExempt = exempt
+                $0.allowClientClassCreation = true
+                $0.protectedFields = ["Card": ["*": ["score"]], "_User": ["*": ["email"]]]
+            }
+            try await TestServer.with(backend: backend, options) { p in
+                // An update answers the values its operations produced (an Increment's total): a protected one only when exempt.
+                let created = try await p.create("Card", ["score": 1, "name": "n", "ACL": ["*": ["read": true, "write": true]]], master: false)
+                #expect(created.status == 201)
+                let id = try #require(created["objectId"]?.stringValue)
+                let updated = try await p.update("Card", id, ["score": ["__op": "Increment", "amount": 2], "name": "m"], master: false)
+                #expect(updated.status == 200)
+                #expect(updated["score"] == (exempt ? 3 : nil), "\(updated.json)")
+                #expect(updated["updatedAt"] != nil)
+                // The master key's answers keep them.
+                #expect(try await p.update("Card", id, ["score": ["__op": "Increment", "amount": 1]])["score"] == 4)
+            }
+        }
+    }
+
     @Test("false: an entity protectedFields sets itself gets no default email; other entities keep it")
     func settings() throws {
         let file: [String: JSONValue] = ["protectedFields": ["_User": ["*": ["phone"]]], "protectedFieldsOwnerExempt": false]

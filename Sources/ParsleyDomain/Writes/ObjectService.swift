@@ -201,7 +201,19 @@ public struct ObjectService: Sendable {
         Self.echoHookChanges(hookChanged, body: body, into: &echoed)
         echoed["objectId"] = .string(objectId)
         echoed["createdAt"] = .string(now.iso)
-        return echoed
+        return withoutProtectedFields(echoed, className: className, objectId: objectId, auth: auth)
+    }
+
+    /// `protectedFieldsSaveResponseExempt: false` (Parse Server 9): a save's answer leaves out the fields the caller may
+    /// not read, as a find would (a user saving their own `_User` as `protectedFieldsOwnerExempt` says).
+    func withoutProtectedFields(_ response: [String: JSONValue], className: String, objectId: String, auth: Auth) -> [String: JSONValue] {
+        guard !options.protectedFieldsSaveResponseExempt, !auth.isMaster else { return response }
+        if className == "_User", objectId == auth.userId, options.protectedFieldsOwnerExempt { return response }
+        var r = response
+        for field in permissions.classLevelPermissions(className).protectedFields(userId: auth.userId, roles: auth.roles) {
+            r[field] = nil
+        }
+        return r
     }
 
     /// The `ACL` of the class's class-level permissions (Parse Server 8+), for an object created without one;
@@ -324,7 +336,7 @@ public struct ObjectService: Sendable {
         guard var response = result else { throw ParseError.objectNotFound() }
         Self.echoHookChanges(hookChanged, body: body, into: &response)
         response["updatedAt"] = .string(now.iso)
-        return response
+        return withoutProtectedFields(response, className: className, objectId: objectId, auth: auth)
     }
 
     /// `DELETE /classes/:className/:objectId`.
