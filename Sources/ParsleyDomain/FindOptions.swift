@@ -61,23 +61,11 @@ public struct FindOptions: Sendable {
             case "redirectClassNameForKey":
                 guard case .string(let s) = value else { throw ParseError.invalidQuery("Invalid redirectClassNameForKey") }
                 redirectClassNameForKey = s
-            case "explain": explain = Self.truthy(value)
+            case "explain": explain = value.isTruthy  // query-string values arrive read as JSON, as Parse reads them
             default:
                 if Self.ignored.contains(key) || key.hasPrefix("_") { continue }
                 throw ParseError.invalidQuery("Invalid parameter for query: \(key)")
             }
-        }
-    }
-
-    /// JavaScript's truth of a parameter (query-string values arrive read as JSON when they are, as Parse reads them).
-    static func truthy(_ value: JSONValue) -> Bool {
-        switch value {
-        case .null: return false
-        case .bool(let b): return b
-        case .int(let i): return i != 0
-        case .double(let d): return d != 0 && !d.isNaN
-        case .string(let s): return !s.isEmpty
-        case .array, .object: return true
         }
     }
 

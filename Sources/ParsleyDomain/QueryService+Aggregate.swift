@@ -12,7 +12,7 @@ extension QueryService {
         if readOnly, !options.allowAggregationForReadOnlyMasterKey {
             throw ParseError(.operationForbidden, "read-only masterKey isn't allowed to perform the aggregate operation.")
         }
-        try requireExplainAllowed(params["explain"].map(FindOptions.truthy) ?? false, auth: auth)
+        try requireExplainAllowed(params["explain"]?.isTruthy ?? false, auth: auth)
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         guard let schema = try await schemas.current(className) else { return [] }  // (re-read on a miss: another node's class)
         let all = schemas.all()
