@@ -197,7 +197,9 @@ struct FilesTests {
 
     @Test("a client that goes away mid-upload leaves no file and no row", arguments: FileBackend.allCases, Backend.all)
     func interruptedUpload(_ backend: FileBackend, _ database: Backend) async throws {
-        try await FilesHarness.with(backend, database: database) { f in
+        // A long stall timeout: on a loaded machine the store (moto's S3 above all) can hold the server's reads back for
+        // more than the default 30 s, and an upload abandoned for that leaves this client's blocking send waiting.
+        try await FilesHarness.with(backend, database: database, { $0.files.uploadStallTimeout = .seconds(600) }) { f in
             let connection = try RawConnection(port: f.port)
             try await connection.send(
                 "POST /parse/files/partial.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Parse-Application-Id: test-app\r\n"
