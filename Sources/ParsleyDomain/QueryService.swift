@@ -303,17 +303,8 @@ public struct QueryService: Sendable {
     ) async throws {
         guard depth < 8, !objects.isEmpty else { return }
         var byFirst: [String: [[String]]] = [:]
-        for path in paths {
+        for path in Self.expandIncludeAll(paths, schema: schema) {
             guard let first = path.first else { continue }
-            if first == "*" {
-                for (name, type) in schema.fields {
-                    switch type {
-                    case .pointer, .array: byFirst[name, default: []].append([])
-                    default: break
-                    }
-                }
-                continue
-            }
             byFirst[first, default: []].append(Array(path.dropFirst()))
         }
         for (field, rest) in byFirst.sorted(by: { $0.key < $1.key }) {

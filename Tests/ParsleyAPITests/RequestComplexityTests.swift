@@ -85,4 +85,22 @@ struct RequestComplexityTests {
             #expect(try await p.request(.post, "/batch", three).status == 200)
         }
     }
+
+    @Test("LiveQuery subscriptions keep the same limits: include depth and where nesting 102 for clients, the master key passes")
+    func liveQuery() async throws {
+        var options = Self.limited()
+        options.liveQuery.classNames = ["Player"]
+        try await TestServer.with(backend: .sqlite, options) { p in
+            let client = try await LiveQueryTests.client(p)
+            let deep = try await client.subscribe(1, "Player", include: ["a.b.c"])
+            #expect(deep["op"] == "error" && deep["code"] == 102, "\(deep)")
+            #expect(deep["error"] == "Include depth of 3 exceeds maximum allowed depth of 2")
+            let nested = try await client.subscribe(2, "Player", where: ["$or": [["$or": [["$or": [["n": 1]]]]]]])
+            #expect(nested["op"] == "error" && nested["code"] == 102, "\(nested)")
+            #expect(try await client.subscribe(3, "Player", include: ["a.b"])["op"] == "subscribed")
+            let master = try await LiveQueryTests.client(p, master: true)
+            #expect(try await master.subscribe(1, "Player", include: ["a.b.c"])["op"] == "subscribed")
+            for lq in [client, master] { await lq.close() }
+        }
+    }
 }

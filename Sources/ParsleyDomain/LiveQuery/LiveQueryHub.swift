@@ -193,6 +193,9 @@ public final class LiveQueryHub: Sendable {
             try await CloudRuntime.answering { try await hook(&request) }
             (whereValue, keys, watch) = (request.whereValue, request.keys, request.watch)
         }
+        // `requestComplexity` holds for a subscription's `where` and `include` as for a find's.
+        try options.requestComplexity.checkWhere(whereValue, auth: auth)
+        try options.requestComplexity.checkIncludes((m.include ?? []).map(QueryService.components), auth: auth)
         var parser = QueryParser(allowInternalFields: auth.isMaster, now: .now)
         parser.schemas = schemas.all()
         var predicate = try parser.parse(whereValue, className: className)
