@@ -18,8 +18,8 @@ extension LiveQueryHub {
             try await queries.include(
                 &objects, schema: scope.schema, paths: s.include.map(QueryService.components), keys: keys, auth: auth, depth: 0)
         } catch {
-            // A refused include (a CLP of the target class) leaves the pointers as they are, as REST's find refuses
-            // nothing else of the page for it.
+            // A refused include (the target class's CLP) is 119 for a REST find; an event is not refused for it: its
+            // pointers stay unresolved.
             logger.debug("LiveQuery include not resolved", metadata: ["class": .string(scope.schema.className), "error": "\(error)"])
         }
         let answer = (objects[0], original == nil ? nil : objects[1])
