@@ -14,6 +14,8 @@ import Synchronization
 /// events delivered per second, and the delay from commit (the object's `updatedAt`) to delivery, p50 and p99.
 /// Baselines in the same run: the server's memory per idle plain HTTP keep-alive connection (on a server of their
 /// own), and the same writes to a class that is not live.
+/// `--include`: each write also points to one of 100 `Owner` objects and every subscription includes `owner`, so
+/// each event carries the owner read for it (one read per event and view, shared by its subscribers).
 enum LiveQueryBench {
     static let rooms = 1_000
 
@@ -23,7 +25,7 @@ enum LiveQueryBench {
         let environment = ["PARSE_SERVER_LIVE_QUERY": #"{"classNames":["Score"]}"#, "PARSE_SERVER_APPLICATION_ID": "bench-app"]
         print(
             "Parsley LiveQuery benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores (server and clients share them), \(connections) "
-                + "connections, \(arguments.rate) writes/s for \(arguments.seconds) s"
+                + "connections, \(arguments.rate) writes/s for \(arguments.seconds) s\(arguments.include ? ", include owner" : "")"
         )
         // Baseline: as many plain HTTP keep-alive connections, idle after one request, on a server of their own
         // (what the HTTP server itself keeps per connection).
@@ -45,6 +47,13 @@ enum LiveQueryBench {
         defer { server.stop() }
         try await server.waitUntilHealthy()
         _ = try await server.call("POST", "/classes/Score", ["room": "r0", "points": 0])
+        var owners: [JSONValue] = []
+        if arguments.include {
+            for i in 0..<100 {
+                let (made, _) = try await server.call("POST", "/classes/Owner", ["name": .string("owner \(i)"), "level": .int(Int64(i))])
+                owners.append(["__type": "Pointer", "className": "Owner", "objectId": made["objectId"] ?? .null])
+            }
+        }
         let idle = server.residentKilobytes()
         let stats = ClientStats()
         let url = "ws://127.0.0.1:\(arguments.port)/parse"
@@ -53,7 +62,7 @@ enum LiveQueryBench {
             let started = ContinuousClock.now
             for i in 0..<connections {
                 while stats.subscribed.load(ordering: .relaxed) < i - 200 { try await Task.sleep(for: .milliseconds(2)) }
-                clients.addTask { try await client(url: url, index: i, stats: stats, logger: logger) }
+                clients.addTask { try await client(url: url, index: i, include: arguments.include, stats: stats, logger: logger) }
             }
             while stats.subscribed.load(ordering: .relaxed) < connections { try await Task.sleep(for: .milliseconds(20)) }
             let connectSeconds = (ContinuousClock.now - started) / .seconds(1)
@@ -65,11 +74,11 @@ enum LiveQueryBench {
             )
 
             // Baseline: the same writes to a class nobody can subscribe to.
-            let baseline = try await write(server, className: "Other", rate: arguments.rate, seconds: arguments.seconds)
+            let baseline = try await write(server, className: "Other", rate: arguments.rate, seconds: arguments.seconds, owners: owners)
             print("  baseline writes (class not live): p50 \(ms(baseline.p50)) ms, p99 \(ms(baseline.p99)) ms")
             stats.reset()
             let measured = ContinuousClock.now
-            let writes = try await write(server, className: "Score", rate: arguments.rate, seconds: arguments.seconds)
+            let writes = try await write(server, className: "Score", rate: arguments.rate, seconds: arguments.seconds, owners: owners)
             // Let the last events arrive.
             try await Task.sleep(for: .seconds(2))
             let seconds = (ContinuousClock.now - measured) / .seconds(1) - 2
@@ -113,10 +122,12 @@ enum LiveQueryBench {
         }
     }
 
-    static func client(url: String, index: Int, stats: ClientStats, logger: Logger) async throws {
+    static func client(url: String, index: Int, include: Bool, stats: ClientStats, logger: Logger) async throws {
         try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), logger: logger) { inbound, outbound, _ in
             try await outbound.write(.text(#"{"op":"connect","applicationId":"bench-app"}"#))
-            let m: JSONValue = ["op": "subscribe", "requestId": 1, "query": ["className": "Score", "where": query(index)]]
+            var q: [String: JSONValue] = ["className": "Score", "where": query(index)]
+            if include { q["include"] = ["owner"] }
+            let m: JSONValue = ["op": "subscribe", "requestId": 1, "query": .object(q)]
             try await outbound.write(.text(JSONWriter.string(m)))
             for try await message in inbound.messages(maxSize: 1 << 16) {
                 guard case .text(let text) = message else { continue }
@@ -125,8 +136,11 @@ enum LiveQueryBench {
         }
     }
 
-    /// `rate` creates per second for `seconds`, from 16 writers; the latencies of the writes.
-    static func write(_ server: ServerProcess, className: String, rate: Int, seconds: Int) async throws -> (count: Int, p50: Double, p99: Double) {
+    /// `rate` creates per second for `seconds`, from 16 writers (each object pointing to one of `owners`, if any);
+    /// the latencies of the writes.
+    static func write(_ server: ServerProcess, className: String, rate: Int, seconds: Int, owners: [JSONValue]) async throws -> (
+        count: Int, p50: Double, p99: Double
+    ) {
         let total = rate * seconds
         let start = ContinuousClock.now
         let latencies = LatencyLog()
@@ -138,9 +152,12 @@ enum LiveQueryBench {
                         // Paced: write n is due at n / rate seconds.
                         let due = start + .milliseconds(n * 1000 / rate)
                         if due > .now { try await Task.sleep(until: due) }
-                        let body: JSONValue = ["room": .string("r\(Int.random(in: 0..<rooms))"), "points": .int(Int64.random(in: 0...1000))]
+                        var body: [String: JSONValue] = [
+                            "room": .string("r\(Int.random(in: 0..<rooms))"), "points": .int(Int64.random(in: 0...1000)),
+                        ]
+                        if let owner = owners.randomElement() { body["owner"] = owner }
                         let t = ContinuousClock.now
-                        _ = try await server.call("POST", "/classes/\(className)", body)
+                        _ = try await server.call("POST", "/classes/\(className)", .object(body))
                         let elapsed = (ContinuousClock.now - t) / .seconds(1)
                         latencies.add(elapsed)
                         n += 16

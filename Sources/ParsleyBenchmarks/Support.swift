@@ -25,6 +25,8 @@ struct BenchArguments {
     /// `--livequery`: WebSocket clients (`--connections`, default 10,000) and writes per second (`--rate`, default 1,000).
     var connections = 10_000
     var rate = 1_000
+    /// `--include` (with `--livequery`): every subscription includes the written object's `owner` pointer.
+    var include = false
     /// `--growth`: the largest class size on SQLite and on PostgreSQL, and where the plot goes.
     var maxObjects = 10_000_000
     var pgMaxObjects = 10_000_000
@@ -55,6 +57,10 @@ struct BenchArguments {
                 continue
             case "--change-events":
                 changeEvents = true
+                i += 1
+                continue
+            case "--include":
+                include = true
                 i += 1
                 continue
             case "--cloud", "--files", "--push", "--livequery", "--aggregate", "--edge", "--journal", "--growth":

@@ -44,11 +44,15 @@ public struct ParseServices: Sendable {
 
     /// Builds the services without touching the database (see `open` for a store that may be new).
     public init(options: ParseServerOptions, store: SQLStore, schemas: SchemaService, cloud code: CloudCode = CloudCode(), adapters: Adapters) {
-        var options = options
-        // After-triggers run from this process's change events.
-        if code.hasAfterTriggers { options.changeEvents = true }
-        // LiveQuery's events are the committed writes of every node.
-        if options.liveQuery.isEnabled { options.changeEvents = true }
+        // Writes publish change events for the classes something consumes: after-triggers run from this process's
+        // events, LiveQuery's from the committed writes of every node. Writes to other classes skip the reads that
+        // events cost.
+        let liveQuery = options.liveQuery
+        let triggered = Set(code.triggers.keys.filter { $0.name.isAfter }.map(\.className))
+        // (LiveQuery also hears `_Session` writes, live or not: a deleted session ends the subscriptions made with it.)
+        let publishing: @Sendable (String) -> Bool = { className in
+            triggered.contains(className) || liveQuery.isLive(className) || (liveQuery.isEnabled && className == "_Session")
+        }
         let cloud = CloudRuntime(
             code: code, webhookKey: options.webhookKey, webhookTimeout: options.webhookTimeout, webhookTransport: adapters.webhookTransport,
             logLevels: options.cloudLogLevels)
@@ -60,7 +64,8 @@ public struct ParseServices: Sendable {
         self.adapters = adapters
         let fileStore = adapters.fileStore(for: options, database: store.database)
         self.fileStore = fileStore
-        let objects = ObjectService(store: store, schemas: schemas, options: options, fileStore: fileStore, hooks: cloud.writeHooks)
+        let objects = ObjectService(
+            store: store, schemas: schemas, options: options, fileStore: fileStore, hooks: cloud.writeHooks, publishing: publishing)
         let queries = QueryService(store: store, schemas: schemas, options: options, hooks: cloud.queryHooks)
         let sessions = SessionService(store: store, schemas: schemas, objects: objects, options: options)
         self.objects = objects

@@ -45,6 +45,16 @@ public struct ParseAPI: Sendable {
             rules.isEmpty
             ? nil : RateLimiter(rules: rules, shared: shared) { token in try? await sessionsForLimits.resolve(token).userId }
         self.limiter = limiter
+        // Queries and writes over a LiveQuery socket count as the REST requests they stand for, on the same counters.
+        if let limiter {
+            services.liveQuery.admitOperations { method, path, address, isMaster, token in
+                do {
+                    try await limiter.check(method: method, path: path, caller: RateLimitCaller(isMaster: isMaster, ip: address, sessionToken: token))
+                } catch let e as RateLimitExceeded {
+                    throw ParseError(.connectionFailed, e.message)
+                }
+            }
+        }
         let (options, schemas, objects, queries) = (services.options, services.schemas, services.objects, services.queries)
         let (users, sessions, roles) = (services.users, services.sessions, services.roles)
         self.roleNames = { try await roles.roleNames(forUser: $0) }

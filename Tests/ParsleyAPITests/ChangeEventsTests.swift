@@ -291,3 +291,29 @@ extension ChangeEventsTests {
         }
     }
 }
+
+extension ChangeEventsTests {
+    /// LiveQuery on for `Live` only: its writes publish (and pay the reads events cost), writes to other classes do not.
+    @Test("events only for the classes something consumes: a live class publishes, another class does not", arguments: Backend.all)
+    func onlyConsumedClasses(_ backend: Backend) async throws {
+        let options = TestServer.options {
+            $0.allowClientClassCreation = true
+            $0.liveQuery = LiveQueryOptions(classNames: ["Live", "Room[0-9]+"])
+        }
+        try await TestServer.withAPI(backend: backend, options) { api, _, p in
+            #expect(!api.changes.enabled)
+            #expect(api.changes.publishes("Live") && api.changes.publishes("Room7"))
+            #expect(!api.changes.publishes("Other") && !api.changes.publishes("Room"))
+            var warm = api.changes.subscribe().makeAsyncIterator()
+            _ = try await p.createId("Live", ["n": 0])
+            while let item = await warm.next() { if case .event(let e) = item, e.className == "Live" { break } }
+            let events = api.changes.subscribe()
+            let other = try await p.createId("Other", ["n": 1])
+            _ = try await p.request(.put, "/classes/Other/\(other)", ["n": 2])
+            _ = try await p.delete("Other", other)
+            let live = try await p.createId("Room7", ["n": 3])
+            let first = try await Self.firstEvent(events, within: .seconds(10))
+            #expect(first?.className == "Room7" && first?.objectId == live && first?.object?["n"] == 3)
+        }
+    }
+}

@@ -1,6 +1,11 @@
 import Foundation
+import HummingbirdTesting
+import ParsleyAdapters
 import ParsleyCore
 import ParsleyDomain
+import ParsleyHTTP
+import ParsleyPostgres
+import ParsleyStorage
 import Testing
 
 /// `include` in LiveQuery subscriptions (Parsley's extension, as parse-server PR 9827 and Parse-SDK-JS PR 2694 send
@@ -81,6 +86,40 @@ struct LiveQueryIncludeTests {
                 #expect(refused["op"] == "error" && refused["code"] == 1, "\(bad): \(refused)")
             }
             await lq.close()
+        }
+    }
+}
+
+extension LiveQueryIncludeTests {
+    @Test("PostgreSQL: a subscriber on node B gets node A's write with its includes, read with its rights on node B")
+    func includeAcrossNodes() async throws {
+        guard Backend.all.contains(.postgres) else { return }
+        let options = TestServer.liveOptions(T.live)
+        try await TestServer.withAPI(backend: .postgres, options) { _, db, p in
+            let (_, annToken) = try await p.newUser("ann")
+            let (red, hidden, first) = try await Self.seed(p)
+            let other = try await PostgresDatabase.open(url: try #require(db.url), poolSize: 2, logger: TestDatabase.logger)
+            try await other.serving {
+                let node2 = ParseAPI(services: try await ParseServices.open(options: options, database: other, adapters: .standard))
+                let app2 = ParsleyApplication.application(api: node2, host: "127.0.0.1", port: 0, logger: TestDatabase.logger)
+                try await app2.test(.live) { client2 in
+                    let ann = try await LiveQueryClient.open(port: try #require(client2.port))
+                    #expect(try await ann.connect(sessionToken: annToken)["op"] == "connected")
+                    try await T.warmUp(p, ann)
+                    #expect(try await ann.subscribe(1, "Player", include: ["team.league", "mates"])["op"] == "subscribed")
+                    let id = try await p.createId(
+                        "Player", ["name": "p1", "team": p.pointer("Team", red), "mates": [p.pointer("Player", first), p.pointer("Team", hidden)]])
+                    // (Generous wait: a full suite on two cores can hold node B's listener back for many seconds.)
+                    let event = try await ann.expect("create", timeout: .seconds(45))["object"]
+                    let rest = try #require(
+                        try await p.findAs(annToken, "Player", where: ["name": "p1"], ["include": "team.league,mates"]).results.first)
+                    #expect(event?["objectId"] == .string(id))
+                    for field in ["team", "mates"] { #expect(event?[field] == rest[field], "\(field): \(String(describing: event)) vs \(rest)") }
+                    #expect(event?["team"]?["league"]?["name"] == "north" && event?["team"]?["secret"] == nil)
+                    #expect(event?["mates"]?.arrayValue?.count == 1)
+                    await ann.close()
+                }
+            }
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import ParsleyCore
 import ParsleyDomain
+import ParsleyHTTP
 import Testing
 
 /// Queries and writes over an open LiveQuery socket (Parsley's extension, parse-server issue 9086): `find`, `get`,
@@ -116,6 +117,36 @@ struct LiveQuerySocketOperationsTests {
             let restBad = try await p.findAs(nil, "Locked", ["limit": "many"])
             #expect(badWhere["code"] == restBad.json["code"] && badWhere["code"] != nil, "\(badWhere) \(restBad.json) \(restBad.status)")
             await anon.close()
+        }
+    }
+
+    @Test("rateLimit rules count socket operations as the REST requests they stand for, on the same counters", arguments: Backend.all)
+    func rateLimited(_ backend: Backend) async throws {
+        let rules = [
+            RateLimitRule(requestPath: "/classes/Player", window: .seconds(60), count: 2, methods: ["GET"], message: "Slow down."),
+            RateLimitRule(requestPath: "/classes/Player/*", window: .seconds(60), count: 1, methods: ["DELETE"]),
+        ]
+        try await TestServer.with(backend: backend, TestServer.liveOptions(T.live), rateLimits: rules) { p in
+            let a = try await p.createId("Player", ["name": "a"])
+            let b = try await p.createId("Player", ["name": "b"])
+            let lq = try await T.client(p)
+            let find: JSONValue = ["op": "find", "requestId": 1, "query": ["className": "Player"]]
+            #expect(try await Self.call(lq, find)["results"]?.arrayValue?.count == 2)
+            // The REST find takes the second count; the third find, over the socket, is refused as REST refuses it.
+            #expect(try await p.findAs(nil, "Player").status == 200)
+            let refused = try await Self.call(lq, find)
+            #expect(refused["op"] == "error" && refused["code"] == 100 && refused["error"] == "Slow down." && refused["requestId"] == 1, "\(refused)")
+            #expect(try await p.findAs(nil, "Player").status == 429)
+            // A get (`/classes/Player/<id>`) is another route: not counted by the find's rule.
+            let got = try await Self.call(lq, ["op": "get", "requestId": 2, "className": "Player", "objectId": .string(a)])
+            #expect(got["object"]?["name"] == "a", "\(got)")
+            // Deletes: one allowed, the second refused and the object kept.
+            let first = try await Self.call(lq, ["op": "delete", "requestId": 3, "className": "Player", "objectId": .string(a)])
+            #expect(first["op"] == "result", "\(first)")
+            let second = try await Self.call(lq, ["op": "delete", "requestId": 4, "className": "Player", "objectId": .string(b)])
+            #expect(second["code"] == 100, "\(second)")
+            #expect(try await p.get("Player", b).status == 200)
+            await lq.close()
         }
     }
 }

@@ -1,3 +1,4 @@
+import Synchronization
 import Logging
 import ParsleyCore
 
@@ -15,6 +16,10 @@ extension LiveQueryHub {
             return c.send(.notConnected("sending \(m.kind.rawValue)"), requestId: m.requestId)
         }
         do {
+            if let gate = operationGate.withLock({ $0 }) {
+                let (method, path) = Self.restRoute(m)
+                try await gate(method, path, c.address, identity.isMaster && m.sessionToken == nil, m.sessionToken ?? identity.sessionToken)
+            }
             let auth = try await operationAuth(m, identity)
             var frame = c.frame("result", requestId: m.requestId)
             switch m.kind {
@@ -55,6 +60,27 @@ extension LiveQueryHub {
         let userId = try await sessions.resolve(token).userId
         let roleNames = try await roles.roleNames(forUser: userId)
         return Auth(isMaster: false, userId: userId, roles: roleNames, installationId: identity.installationId, sessionToken: token)
+    }
+
+    /// The REST request an operation stands for, as `rateLimit` rules see it: `find` is `GET /classes/Score`, `get`
+    /// `GET /classes/Score/<id>`, `save` `POST /classes/Score` or `PUT /classes/Score/<id>`, `delete`
+    /// `DELETE /classes/Score/<id>` (system classes under their own routes: `/users`, `/roles`, `/installations`, `/sessions`).
+    static func restRoute(_ m: LiveQueryMessage.Operation) -> (method: String, path: [String]) {
+        let base: [String]
+        switch m.className {
+        case "_User": base = ["users"]
+        case "_Role": base = ["roles"]
+        case "_Installation": base = ["installations"]
+        case "_Session": base = ["sessions"]
+        default: base = ["classes", m.className]
+        }
+        let withId = base + [m.objectId ?? ""]
+        switch m.kind {
+        case .find: return ("GET", base)
+        case .get: return ("GET", withId)
+        case .save: return m.objectId == nil ? ("POST", base) : ("PUT", withId)
+        case .delete: return ("DELETE", withId)
+        }
     }
 
     static func refuseSocketWrite(_ className: String) throws(ParseError) {

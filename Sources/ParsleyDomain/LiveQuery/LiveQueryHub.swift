@@ -29,6 +29,9 @@ public final class LiveQueryHub: Sendable {
     let connections = Mutex<[String: LiveConnection]>([:])
     /// `isLive` answers per class (the option may hold regular expressions).
     let liveClasses = Mutex<[String: Bool]>([:])
+    /// Counts a socket operation against the HTTP server's `rateLimit` rules as the REST request it stands for
+    /// (`admitOperations`); nil: nothing limits them.
+    let operationGate = Mutex<OperationGate?>(nil)
     let counters = Counters()
 
     /// What the hub has done, for metrics and the benchmark.
@@ -53,6 +56,15 @@ public final class LiveQueryHub: Sendable {
         self.changes = changes
         self.cloud = cloud
     }
+
+    /// What a socket operation is counted as: the REST method and path it stands for (`["classes", "Score", id]`),
+    /// the caller's address, whether it holds the master key, and its session token. Throws a `ParseError` (100, what REST answers with its 429)
+    /// when a rule refuses it.
+    public typealias OperationGate =
+        @Sendable (_ method: String, _ path: [String], _ address: String?, _ isMaster: Bool, _ sessionToken: String?) async throws -> Void
+
+    /// Socket operations count against `gate` (the same counters as REST requests) from now on.
+    public func admitOperations(_ gate: @escaping OperationGate) { operationGate.withLock { $0 = gate } }
 
     public var isEnabled: Bool { options.liveQuery.isEnabled }
     public var metrics: Counters { counters }

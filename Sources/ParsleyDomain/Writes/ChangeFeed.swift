@@ -7,8 +7,10 @@ import Synchronization
 /// order per object), and never for a rolled-back write. Each subscriber has a bounded buffer: a slow one loses
 /// events (counted in `dropped`), it never slows a write.
 ///
-/// Off unless something consumes events (`ParseServerOptions.changeEvents`, later LiveQuery and cloud code):
-/// then writes also load the original and the saved object, which costs a read each.
+/// Off unless something consumes events, and then only for the classes it consumes: LiveQuery's live classes, the
+/// classes with a Swift after-trigger, or every class (`ParseServerOptions.changeEvents`, an after-trigger webhook
+/// registered at run time). A write that publishes also loads the original and the saved object, a read each; a
+/// write to any other class pays nothing.
 public final class ChangeFeed: Sendable {
     public enum Item: Sendable, Equatable {
         case event(ChangeEvent)
@@ -16,22 +18,36 @@ public final class ChangeFeed: Sendable {
         case gap
     }
 
-    /// Whether writes publish events; turned on (never off) when a consumer appears at run time (a webhook
-    /// after-trigger).
+    /// Whether writes to every class publish events; turned on (never off) when a consumer of every class appears at
+    /// run time (a webhook after-trigger).
     public var enabled: Bool { on.load(ordering: .relaxed) }
     private let on: Atomic<Bool>
+    /// The classes whose writes publish while `enabled` is off (fixed at start), and the answers so far.
+    private let consumed: @Sendable (String) -> Bool
+    private let decided = Mutex<[String: Bool]>([:])
     /// This server process, as events it writes name it (`ChangeEvent.origin`).
     public let origin = ObjectID.make(length: 12)
     let channel: any ChangeChannel
     private let droppedCount = Atomic<Int>(0)
 
-    public init(channel: any ChangeChannel, enabled: Bool) {
+    /// `classes` says which classes have a consumer from the start (asked once per class).
+    public init(channel: any ChangeChannel, enabled: Bool, classes: @escaping @Sendable (String) -> Bool = { _ in false }) {
         self.channel = channel
         self.on = Atomic(enabled)
+        self.consumed = classes
     }
 
-    /// Publishes events from now on.
+    /// Publishes events of every class from now on.
     public func enable() { on.store(true, ordering: .relaxed) }
+
+    /// Whether writes to `className` publish events (and so load their original and saved object).
+    public func publishes(_ className: String) -> Bool {
+        if enabled { return true }
+        if let known = decided.withLock({ $0[className] }) { return known }
+        let answer = consumed(className)
+        decided.withLock { $0[className] = answer }
+        return answer
+    }
 
     /// Events dropped because a subscriber's buffer was full (for metrics).
     public var dropped: Int { droppedCount.load(ordering: .relaxed) }
@@ -51,7 +67,7 @@ public final class ChangeFeed: Sendable {
 
     /// Queues `event` in `transaction`: delivered once it commits.
     func publish(_ event: ChangeEvent, in transaction: Transaction) async throws {
-        guard enabled else { return }
+        guard publishes(event.className) else { return }
         try await channel.send(event, in: transaction)
     }
 }

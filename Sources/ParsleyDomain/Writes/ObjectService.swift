@@ -17,19 +17,23 @@ public struct ObjectService: Sendable {
     /// The configured file store, for the check that the files a write references exist.
     public let fileStore: any FileStore
 
-    public init(store: SQLStore, schemas: SchemaService, options: ParseServerOptions, fileStore: any FileStore, hooks: WriteHooks = WriteHooks()) {
+    /// `publishing` names the classes whose writes become change events even when `options.changeEvents` is off.
+    public init(
+        store: SQLStore, schemas: SchemaService, options: ParseServerOptions, fileStore: any FileStore, hooks: WriteHooks = WriteHooks(),
+        publishing: @escaping @Sendable (String) -> Bool = { _ in false }
+    ) {
         self.store = store
         self.schemas = schemas
         self.options = options
         self.fileStore = fileStore
         self.hooks = hooks
-        self.changes = ChangeFeed(channel: store.database.changeChannel, enabled: options.changeEvents)
+        self.changes = ChangeFeed(channel: store.database.changeChannel, enabled: options.changeEvents, classes: publishing)
     }
 
     /// The stored object (without internal fields) outside any write transaction, when something will need it.
     /// With `principals`, only an object they may write is returned.
     func original(_ className: String, _ objectId: String, principals: [String]? = nil) async throws -> [String: JSONValue]? {
-        guard changes.enabled || hooks.beforeSave(className) != nil || hooks.beforeDelete(className) != nil,
+        guard changes.publishes(className) || hooks.beforeSave(className) != nil || hooks.beforeDelete(className) != nil,
             let schema = schemas.schema(className)
         else { return nil }
         return try await store.database.read { [store] db in
@@ -192,7 +196,7 @@ public struct ObjectService: Sendable {
             for (field, pointers) in relations {
                 try await writer.addRelation(owner: className, field: field, owningId: objectId, related: pointers.map(\.objectId))
             }
-            if changes.enabled {
+            if changes.publishes(className) {
                 let saved = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: nil)
                 try await changes.publish(
                     event(className, .create, objectId, original: nil, object: saved, auth: auth, request: request, time: now), in: transaction)
@@ -326,7 +330,7 @@ public struct ObjectService: Sendable {
                 try await writer.addRelation(owner: className, field: field, owningId: objectId, related: add.map(\.objectId))
                 try await writer.removeRelation(owner: className, field: field, owningId: objectId, related: remove.map(\.objectId))
             }
-            if changes.enabled {
+            if changes.publishes(className) {
                 let saved = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: nil)
                 try await changes.publish(
                     event(className, .update, objectId, original: original, object: saved, auth: auth, request: request, time: now), in: transaction)
@@ -363,7 +367,7 @@ public struct ObjectService: Sendable {
         let deleted = try await store.transaction { [store, changes] transaction in
             let writer = store.writer(transaction)
             guard try await writer.delete(className: className, objectId: objectId, writePrincipals: principals) else { return false }
-            if changes.enabled {
+            if changes.publishes(className) {
                 try await changes.publish(
                     event(className, .delete, objectId, original: original, object: nil, auth: auth, request: request, time: now), in: transaction)
             }

@@ -24,20 +24,22 @@ enum TestServer {
     /// Runs `body` against a live server on a fresh database of `backend`.
     static func with(
         backend: Backend = .sqlite, _ options: ParseServerOptions = options(), cloud: CloudCode = CloudCode(),
-        _ body: @escaping @Sendable (ParseClient) async throws -> Void
+        rateLimits: [RateLimitRule] = [], _ body: @escaping @Sendable (ParseClient) async throws -> Void
     ) async throws {
-        try await withAPI(backend: backend, options, cloud: cloud) { _, _, parse in try await body(parse) }
+        try await withAPI(backend: backend, options, cloud: cloud, rateLimits: rateLimits) { _, _, parse in try await body(parse) }
     }
 
     /// As `with`, also handing over the server's API object and its database (to subscribe to change events,
     /// or to open a second node on the same PostgreSQL database).
     static func withAPI(
         backend: Backend = .sqlite, _ options: ParseServerOptions = options(), cloud: CloudCode = CloudCode(),
-        _ body: @escaping @Sendable (ParseAPI, TestDatabase, ParseClient) async throws -> Void
+        rateLimits: [RateLimitRule] = [], _ body: @escaping @Sendable (ParseAPI, TestDatabase, ParseClient) async throws -> Void
     ) async throws {
         let logger = TestDatabase.logger
         try await TestDatabase.with(backend, logger: logger) { db in
-            let api = ParseAPI(services: try await ParseServices.open(options: options, database: db.database, cloud: cloud, adapters: .standard))
+            let api = ParseAPI(
+                services: try await ParseServices.open(options: options, database: db.database, cloud: cloud, adapters: .standard),
+                rateLimits: rateLimits)
             let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: 0, logger: logger)
             try await app.test(.live) { client in
                 var parse = ParseClient(client: client, options: options)
