@@ -72,6 +72,16 @@ public struct ParseServerOptions: Sendable {
     /// Parse Server 9's `protectedFieldsSaveResponseExempt` (default true): false leaves protected fields out of the
     /// answers to creates and updates too.
     public var protectedFieldsSaveResponseExempt = true
+    /// Parse Server 9's `protectedFieldsTriggerExempt` (default false): cloud-code triggers see the object and the
+    /// original as the caller may read them, without its protected fields; true shows them whole.
+    public var protectedFieldsTriggerExempt = false
+    /// Parse Server 9's `enableSanitizedErrorResponse` (default true since 8.5): permission and authentication
+    /// refusals answer `Permission denied` (same code), the detailed message goes to the log; false shows it.
+    public var enableSanitizedErrorResponse = true
+    /// Parse Server 9.9's `query.aggregationRawValues` / `query.aggregationRawFieldNames`: the defaults of an
+    /// aggregate's `rawValues` / `rawFieldNames` (a request's own value wins).
+    public var aggregationRawValues = false
+    public var aggregationRawFieldNames = false
     /// Clients may choose a new object's id by sending `objectId` (`allowCustomObjectId`).
     public var allowCustomObjectId = false
     /// Characters of a generated objectId (`objectIdSize`, 10).

@@ -46,10 +46,10 @@ public struct Permissions: Sendable {
     static func requireMasterOnlyAccess(_ op: ClassLevelPermissions.Operation, _ className: String) throws(ParseError) {
         let name = op == .count ? "find" : op == .addField ? "update" : op.rawValue
         if masterOnlyClasses.contains(className) {
-            throw ParseError(.operationForbidden, "Clients aren't allowed to perform the \(name) operation on the \(className) collection.")
+            throw ParseError.sanitized(.operationForbidden, "Clients aren't allowed to perform the \(name) operation on the \(className) collection.")
         }
         if className == "_Installation", op == .delete || op == .find || op == .count {
-            throw ParseError(.operationForbidden, "Clients aren't allowed to perform the \(name) operation on the installation collection.")
+            throw ParseError.sanitized(.operationForbidden, "Clients aren't allowed to perform the \(name) operation on the installation collection.")
         }
     }
 
@@ -215,7 +215,7 @@ public struct Permissions: Sendable {
     static func denyProtected(_ hidden: Set<String>, in fields: Set<String>, className: String) throws(ParseError) {
         guard !hidden.isEmpty else { return }
         if let field = fields.sorted().first(where: hidden.contains) {
-            throw ParseError(.operationForbidden, "This user is not allowed to query \(field) on class \(className)")
+            throw ParseError.sanitized(.operationForbidden, "This user is not allowed to query \(field) on class \(className)")
         }
     }
 

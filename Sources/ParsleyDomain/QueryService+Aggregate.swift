@@ -6,8 +6,19 @@ extension QueryService {
     /// `pipeline` (an array or an object of stages; stages given as parameters of their own are read too). Each runs
     /// as one SQL statement. An unknown class answers no results. Internal fields and credentials are refused
     /// wherever they are named (105, see `AggregateFields`); a statement the database refuses is 102, as Parse Server
-    /// answers any failure of an aggregate, never a 5xx.
+    /// answers any failure of an aggregate, never a 5xx. `rawValues` / `rawFieldNames`: `AggregateRaw`.
     public func aggregate(_ className: String, params: [String: JSONValue], auth: Auth) async throws -> [JSONValue] {
+        let raw = AggregateRaw(params, defaults: AggregateRaw(values: options.aggregationRawValues, fieldNames: options.aggregationRawFieldNames))
+        var params = params
+        for key in ["pipeline", "where"] { if let v = params[key] { params[key] = raw.input(v) } }
+        if case .string(let name)? = params["distinct"] { params["distinct"] = .string(raw.inputField(name)) }
+        for key in params.keys where ["match", "group", "project", "sort", "$match", "$group", "$project", "$sort"].contains(key) {
+            params[key] = raw.input(params[key]!)
+        }
+        return try await aggregateRows(className, params: params, auth: auth).map(raw.output)
+    }
+
+    func aggregateRows(_ className: String, params: [String: JSONValue], auth: Auth) async throws -> [JSONValue] {
         let readOnly = auth.isReadOnly
         if readOnly, !options.allowAggregationForReadOnlyMasterKey {
             throw ParseError(.operationForbidden, "read-only masterKey isn't allowed to perform the aggregate operation.")

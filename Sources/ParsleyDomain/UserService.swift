@@ -303,7 +303,9 @@ public struct UserService: Sendable {
 
     /// `GET /users/me`.
     public func me(auth: Auth) async throws -> [String: JSONValue] {
-        guard let userId = auth.userId, let token = auth.sessionToken else { throw ParseError(.invalidSessionToken, "Invalid session token") }
+        guard let userId = auth.userId, let token = auth.sessionToken else {
+            throw ParseError.sanitized(.invalidSessionToken, "Invalid session token")
+        }
         var user = Self.hidingSecondFactor(try await fetchSelf(userId), auth: auth)
         if !schemas.protectedFieldsOwnerExempt {
             // `protectedFieldsOwnerExempt: false`: the user's own protected fields are hidden from them too.

@@ -60,8 +60,14 @@ public struct ParseResponse: Sendable {
 /// Errors answered outside the `{"code","error"}` scheme: bad application id or keys, master key required.
 public struct AccessDenied: Error, Sendable {
     public var message: String
+    /// Whether Parse Server 9 answers `Permission denied` instead (`createSanitizedHttpError`, with
+    /// `enableSanitizedErrorResponse`).
+    public var sanitizable = false
     public static let unauthorized = AccessDenied(message: "unauthorized")
-    public static let masterKeyRequired = AccessDenied(message: "unauthorized: master key is required")
+    public static let masterKeyRequired = AccessDenied(message: "unauthorized: master key is required", sanitizable: true)
+
+    /// The message a client reads.
+    public func answered(sanitize: Bool) -> String { sanitize && sanitizable ? "Permission denied" : message }
 }
 
 extension ParseError {

@@ -11,6 +11,15 @@ extension ServerSettings {
         if let headers = try stringList(values, "allowHeaders") { options.security.allowHeaders = headers }
         options.protectedFieldsOwnerExempt = try values.bool("protectedFieldsOwnerExempt", default: true)
         options.protectedFieldsSaveResponseExempt = try values.bool("protectedFieldsSaveResponseExempt", default: true)
+        options.protectedFieldsTriggerExempt = try values.bool("protectedFieldsTriggerExempt", default: false)
+        options.enableSanitizedErrorResponse = try values.bool("enableSanitizedErrorResponse", default: true)
+        if let (json, name) = try values.object("query") {
+            for (key, value) in json {
+                guard key == "aggregationRawValues" || key == "aggregationRawFieldNames" else { continue }
+                guard let b = value.boolValue else { throw Invalid(description: "\(name): \(key) must be true or false") }
+                if key == "aggregationRawValues" { options.aggregationRawValues = b } else { options.aggregationRawFieldNames = b }
+            }
+        }
         options.protectedFields = try protectedFields(values, ownerExempt: options.protectedFieldsOwnerExempt)
         options.allowCustomObjectId = try values.bool("allowCustomObjectId", default: false)
         options.objectIdSize = try values.integer("objectIdSize", default: 10) ?? 10

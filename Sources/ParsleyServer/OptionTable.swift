@@ -206,6 +206,19 @@ enum OptionTable {
         ignored(
             "enableExpressErrorHandler", "PARSE_SERVER_ENABLE_EXPRESS_ERROR_HANDLER", .bool, "Parsley does not run on Express",
             harmless: Harmless.isFalse),
+        ignored(
+            "enableInsecureAuthAdapters", "PARSE_SERVER_ENABLE_INSECURE_AUTH_ADAPTERS", .bool,
+            "Parsley has no insecure auth adapters: every provider checks its token with the provider (Parse Server 9's `false`)",
+            harmless: Harmless.isFalse),
+        ignored(
+            "enableProductPurchaseLegacyApi", "PARSE_SERVER_ENABLE_PRODUCT_PURCHASE_LEGACY_API", .bool,
+            "there is no legacy product-purchase API (`/validate_purchase`, `_Product`), as with Parse Server 9's `false`",
+            harmless: Harmless.isFalse),
+        supported(
+            "enableSanitizedErrorResponse", ["PARSE_SERVER_ENABLE_SANITIZED_ERROR_RESPONSE"], .bool, .parseServer,
+            "default `true` (Parse Server 8.5+): permission and authentication refusals (class-level permissions, master-only "
+                + "classes and routes, protected fields in a query, `/users/me` without a session) answer `Permission denied` "
+                + "with the same code and status, the detailed message goes to the log; `false` answers the detailed message"),
         ignored("encodeParseObjectInCloudFunction", "PARSE_SERVER_ENCODE_PARSE_OBJECT_IN_CLOUD_FUNCTION", .bool, noCloudCode),
         supported(
             "encryptionKey", ["PARSE_SERVER_ENCRYPTION_KEY"], .value, .parseServer,
@@ -230,12 +243,15 @@ enum OptionTable {
                 + "and `S3_*`/`AWS_*` variables (README: Files in S3); any other adapter stops the start"),
         supported(
             "fileUpload", ["PARSE_SERVER_FILE_UPLOAD_OPTIONS"], .value, .parseServer,
-            "JSON `{enableForPublic, enableForAnonymousUser, enableForAuthenticatedUser, fileExtensions}`",
+            "JSON `{enableForPublic, enableForAnonymousUser, enableForAuthenticatedUser, fileExtensions, allowedFileUrlDomains}`; "
+                + "`allowedFileUrlDomains` (Parse Server 9, default `[\"*\"]`): the hosts a saved File value's `url` may name "
+                + "(`*.example.com` for subdomains, `[]` none), else 130 `File URL domain '<host>' is not allowed.`",
             parts: [
                 ("enableForPublic", ["PARSE_SERVER_FILE_UPLOAD_ENABLE_FOR_PUBLIC"]),
                 ("enableForAnonymousUser", ["PARSE_SERVER_FILE_UPLOAD_ENABLE_FOR_ANONYMOUS_USER"]),
                 ("enableForAuthenticatedUser", ["PARSE_SERVER_FILE_UPLOAD_ENABLE_FOR_AUTHENTICATED_USER"]),
                 ("fileExtensions", ["PARSE_SERVER_FILE_UPLOAD_FILE_EXTENSIONS"]),
+                ("allowedFileUrlDomains", ["PARSE_SERVER_FILE_UPLOAD_ALLOWED_FILE_URL_DOMAINS"]),
             ]),
         supported(
             "graphQLPath", ["PARSE_SERVER_GRAPHQL_PATH"], .value, .parseServer,
@@ -290,6 +306,9 @@ enum OptionTable {
             "masterKeyIps", ["PARSE_SERVER_MASTER_KEY_IPS"], .value, .parseServer,
             "addresses and CIDR ranges (JSON array or comma list); a master key from elsewhere is 403; default: every address (Parse Server 7: `127.0.0.1, ::1`)"
         ),
+        ignored(
+            "masterKeyTtl", "PARSE_SERVER_MASTER_KEY_TTL", .value,
+            "the master key is a fixed string, never a function whose answer would be cached"),
         supported("maxLimit", ["PARSE_SERVER_MAX_LIMIT"]),
         ignored("maxLogFiles", "PARSE_SERVER_MAX_LOG_FILES", .value, "logs go to standard output, not to files"),
         supported("maxUploadSize", ["PARSE_SERVER_MAX_UPLOAD_SIZE"], .value, .parseServer, "default `20mb`; limits every request body"),
@@ -345,6 +364,11 @@ enum OptionTable {
             "protectedFieldsSaveResponseExempt", ["PARSE_SERVER_PROTECTED_FIELDS_SAVE_RESPONSE_EXEMPT"], .bool, .parseServer,
             "default `true`; `false`: the answers to creates and updates leave out the fields the caller may not read (Parse Server 9)"),
         supported(
+            "protectedFieldsTriggerExempt", ["PARSE_SERVER_PROTECTED_FIELDS_TRIGGER_EXEMPT"], .bool, .parseServer,
+            "default `false` (Parse Server 9): `beforeSave`, `afterSave`, `beforeDelete`, `afterDelete` (Swift and webhooks) "
+                + "see `object` and `original` without the fields the caller may not read (fields the write itself sets stay); "
+                + "`true`: triggers see the whole object"),
+        supported(
             "publicServerURL", ["PARSE_PUBLIC_SERVER_URL", "PARSE_SERVER_PUBLIC_SERVER_URL"], .value, .parseServer,
             "default: from the request's Host"),
         supported(
@@ -352,6 +376,10 @@ enum OptionTable {
             "JSON (or a path to a JSON file): `ios` (token auth `{key, keyId, teamId}`, `topic`, `production`; an array for several apps) and `android` (`firebaseServiceAccount`: FCM HTTP v1)"
         ),
         supported("rateLimit", ["PARSE_SERVER_RATE_LIMIT"], .value, .parseServer, "JSON array of rules"),
+        supported(
+            "query", ["PARSE_SERVER_QUERY"], .value, .parseServer,
+            "JSON `{aggregationRawValues, aggregationRawFieldNames}` (Parse Server 9.9): the defaults of an aggregate's `rawValues` "
+                + "and `rawFieldNames`; both `false`"),
         supported(
             "readOnlyMasterKey", ["PARSE_SERVER_READ_ONLY_MASTER_KEY"], .value, .parseServer,
             "reads as the master key; every write is 119 `read-only masterKey isn't allowed to perform the <op> operation.`"),
@@ -377,6 +405,9 @@ enum OptionTable {
         supported(
             "requestKeywordDenylist", ["PARSE_SERVER_REQUEST_KEYWORD_DENYLIST"], .value, .parseServer,
             "JSON array of `{key, value}`; default Parse Server's"),
+        ignored(
+            "requestContextMiddleware", "PARSE_SERVER_REQUEST_CONTEXT_MIDDLEWARE", .value,
+            "an Express middleware function; Parsley runs no JavaScript (a request's context comes from `X-Parse-Cloud-Context`)"),
         supported("restAPIKey", ["PARSE_SERVER_REST_API_KEY"]),
         supported(
             "revokeSessionOnPasswordReset", ["PARSE_SERVER_REVOKE_SESSION_ON_PASSWORD_RESET"], .bool, .parseServer,
@@ -416,6 +447,9 @@ enum OptionTable {
             "userSensitiveFields", ["PARSE_SERVER_USER_SENSITIVE_FIELDS"], .value, .parseServer,
             "deprecated (as in Parse Server): JSON array or comma list of `_User` fields, added to protectedFields' `_User` `*`"),
         supported("verbose", ["VERBOSE"], .bool, .parseServer, "`true`: logLevel `debug` unless logLevel is set"),
+        ignored(
+            "verifyServerUrl", "PARSE_SERVER_VERIFY_SERVER_URL", .bool,
+            "Parsley never calls its own serverURL, so there is nothing to verify at start", harmless: Harmless.isFalse),
         supported("verifyUserEmails", ["PARSE_SERVER_VERIFY_USER_EMAILS"], .bool),
         supported("webhookKey", ["PARSE_SERVER_WEBHOOK_KEY"], .value, .parseServer, "sent as `X-Parse-Webhook-Key` with every webhook call"),
 

@@ -68,6 +68,11 @@ extension ServerSettings {
                         throw Invalid(description: "\(name): fileExtensions must be an array of strings")
                     }
                     upload.fileExtensions = list
+                case "allowedFileUrlDomains":
+                    guard let list = value.arrayValue?.compactMap(\.stringValue), list.count == value.arrayValue?.count else {
+                        throw Invalid(description: "\(name): allowedFileUrlDomains must be an array of strings")
+                    }
+                    upload.allowedFileUrlDomains = list
                 default: continue
                 }
             }
@@ -84,6 +89,13 @@ extension ServerSettings {
                 upload.fileExtensions = list
             } else {
                 upload.fileExtensions = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+        }
+        if let (text, _) = values.part("fileUpload", "allowedFileUrlDomains") {
+            if let list = try? JSONParser.parse(text).arrayValue?.compactMap(\.stringValue) {
+                upload.allowedFileUrlDomains = list
+            } else {
+                upload.allowedFileUrlDomains = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             }
         }
         for (i, pattern) in upload.fileExtensions.enumerated() where pattern != "*" {

@@ -107,7 +107,7 @@ struct FilesTests {
             let file = try await f.stored("gone.txt", Array("bye".utf8), contentType: "text/plain")
             let denied = try await f.client.raw(.delete, "/parse/files/\(file.name)", headers: f.headers(master: false))
             #expect(denied.status == 403)
-            #expect(denied.json == ["error": "unauthorized: master key is required"])
+            #expect(denied.json == ["error": "Permission denied"])
             let stillThere = try await f.get(file.path)
             #expect(stillThere.status == 200)
             let deleted = try await f.client.raw(.delete, "/parse/files/\(file.name)", headers: f.headers())

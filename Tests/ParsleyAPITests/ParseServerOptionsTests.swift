@@ -131,6 +131,7 @@ struct ParseServerOptionsTests {
         case "trustProxy": return "loopback, 10.0.0.0/8"
         case "liveQueryServerOptions": return #"{"websocketTimeout":5000}"#
         case "databaseOptions": return #"{"allowPublicExplain":true}"#
+        case "query": return #"{"aggregationRawValues":true}"#
         case "customPages": return #"{"invalidLink":"https://example.com/invalid.html"}"#
         case "pages": return #"{"enableRouter":true,"pagesEndpoint":"pages"}"#
         case "filesAdapter": return "database"

@@ -30,7 +30,7 @@ struct ReadOnlyMasterKeyTests {
         try await TestServer.with(backend: backend, elsewhere) { p in
             let refused = try await p.request(.get, "/schemas", master: false, extra: Self.readOnly)
             #expect(refused.status == 403)
-            #expect(refused.json == ["error": "unauthorized: master key is required"])
+            #expect(refused.json == ["error": "Permission denied"])
             #expect(try await p.request(.get, "/schemas").status == 200)
         }
         let here = Self.options {

@@ -10,7 +10,7 @@ struct SchemasTests {
         try await TestServer.with(backend: backend) { p in
             let r = try await p.request(.get, "/schemas", master: false)
             #expect(r.status == 403)
-            #expect(r.json == ["error": "unauthorized: master key is required"])
+            #expect(r.json == ["error": "Permission denied"])
             let post = try await p.request(.post, "/schemas/City", ["fields": ["name": ["type": "String"]]], master: false)
             #expect(post.status == 403)
         }

@@ -39,11 +39,33 @@ public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var code: Code
     public var message: String
+    /// What a client is told instead of `message` when `enableSanitizedErrorResponse` is on (Parse Server 9's
+    /// `createSanitizedError`: permission and authentication refusals say `Permission denied`, the detailed
+    /// `message` goes to the server's log). Nil: the message is always shown.
+    public var sanitizedMessage: String?
 
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+        self.sanitizedMessage = nil
     }
+
+    /// A refusal whose detailed message Parse Server 9 only logs (`createSanitizedError`); the client reads
+    /// `generic` unless `enableSanitizedErrorResponse` is false.
+    public static func sanitized(_ code: Code, _ message: String, generic: String = "Permission denied") -> ParseError {
+        var error = ParseError(code, message)
+        error.sanitizedMessage = generic
+        return error
+    }
+
+    /// The error as a client receives it: with `sanitize`, a sanitizable error carries its generic message.
+    public func answered(sanitize: Bool) -> ParseError {
+        guard sanitize, let generic = sanitizedMessage else { return self }
+        return ParseError(code, generic)
+    }
+
+    /// Errors are equal by code and detailed message (whether it is shown is the server's choice).
+    public static func == (a: ParseError, b: ParseError) -> Bool { a.code == b.code && a.message == b.message }
 
     public var description: String { "ParseError(\(code.rawValue)): \(message)" }
 

@@ -297,10 +297,10 @@ public struct ClassLevelPermissions: Sendable, Equatable {
         if let userId, rule.grants.contains(userId) { return .allowed }
         if roles.contains(where: { rule.grants.contains("role:" + $0) }) { return .allowed }
         if rule.grants.contains("requiresAuthentication") {
-            if userId == nil { return .denied(ParseError(.objectNotFound, "Permission denied, user needs to be authenticated.")) }
+            if userId == nil { return .denied(ParseError.sanitized(.objectNotFound, "Permission denied, user needs to be authenticated.")) }
             return .allowed
         }
-        let denied = Decision.denied(ParseError(.operationForbidden, "Permission denied for action \(op.rawValue) on class \(className)."))
+        let denied = Decision.denied(ParseError.sanitized(.operationForbidden, "Permission denied for action \(op.rawValue) on class \(className)."))
         if op == .create { return denied }
         let userFields = op.isRead ? readUserFields : writeUserFields
         var fields = rule.pointerFields

@@ -22,6 +22,7 @@ public final class CloudFile: Sendable {
     /// Bytes stored, or for a `beforeSave` the declared `Content-Length` (nil when unknown).
     public let size: Int64?
     private let state: Mutex<(metadata: JSONValue?, tags: JSONValue?)>
+    private let download = Mutex<(forceDownload: Bool, headers: [(String, String)])>((false, []))
 
     init(name: String, contentType: String?, size: Int64?, metadata: JSONValue?, tags: JSONValue?) {
         self.name = name
@@ -38,6 +39,42 @@ public final class CloudFile: Sendable {
         get { state.withLock { $0.tags } }
         set { state.withLock { $0.tags = newValue } }
     }
+
+    /// `afterFind(Parse.File)`'s `forceDownload`: the download is answered with
+    /// `Content-Disposition: attachment;filename=<name>`.
+    public var forceDownload: Bool {
+        get { download.withLock { $0.forceDownload } }
+        set { download.withLock { $0.forceDownload = newValue } }
+    }
+
+    /// Headers a `beforeFind`/`afterFind(Parse.File)` sets on the download's answer (replacing one of the same
+    /// name, case-insensitively); 141 for a name that is not a header token or a value with a line break.
+    public func setHeader(_ name: String, _ value: String) throws(ParseError) {
+        let token = "!#$%&'*+-.^_`|~"
+        guard !name.isEmpty,
+            name.unicodeScalars.allSatisfy({
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || token.unicodeScalars.contains($0))
+            })
+        else { throw ParseError(.scriptFailed, "Invalid header name: \(name)") }
+        guard !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+            throw ParseError(.scriptFailed, "Invalid header value for \(name)")
+        }
+        download.withLock { state in
+            state.headers.removeAll { $0.0.lowercased() == name.lowercased() }
+            state.headers.append((name, value))
+        }
+    }
+
+    /// The headers set so far, in order.
+    public var responseHeaders: [(String, String)] { download.withLock { $0.headers } }
+}
+
+/// What a download's `beforeFind`/`afterFind(Parse.File)` triggers decided: the headers to add and whether to
+/// force a download.
+public struct FileFindAnswer: Sendable {
+    public var headers: [(String, String)] = []
+    public var forceDownload = false
+    public init() {}
 }
 
 extension CloudCode {
@@ -51,6 +88,12 @@ extension CloudCode {
     public mutating func beforeDeleteFile(_ handler: @escaping FileTrigger) { fileTriggers[.beforeDelete] = handler }
     /// `afterDelete(Parse.File)`: runs once the file is deleted; its failures are logged.
     public mutating func afterDeleteFile(_ handler: @escaping FileTrigger) { fileTriggers[.afterDelete] = handler }
+    /// `beforeFind(Parse.File)`: runs before `GET /files/:appId/:name` streams the file; throw to refuse the download
+    /// (403 with the error's code and message), or set response headers (`file.setHeader`).
+    public mutating func beforeFindFile(_ handler: @escaping FileTrigger) { fileTriggers[.beforeFind] = handler }
+    /// `afterFind(Parse.File)`: runs once the file is found, before its bytes go out; may throw to refuse, set headers,
+    /// or set `file.forceDownload`.
+    public mutating func afterFindFile(_ handler: @escaping FileTrigger) { fileTriggers[.afterFind] = handler }
 }
 
 extension CloudRuntime {
@@ -60,6 +103,29 @@ extension CloudRuntime {
     public func fileTrigger(_ name: TriggerName, _ file: StoredFile, declaredSize: Int64? = nil, url: String? = nil, auth: Auth) async throws
         -> StoredFile
     {
+        try await fileTrigger(name, file, declaredSize: declaredSize, url: url, auth: auth, answer: nil)
+    }
+
+    /// Whether a download runs file find triggers (Swift or a webhook on `@File`), so the caller is worth resolving.
+    public func hasFileFindTriggers() -> Bool {
+        [TriggerName.beforeFind, .afterFind].contains { code.fileTriggers[$0] != nil || webhooks.trigger($0, Self.fileClassName) != nil }
+    }
+
+    /// A download's `beforeFind` or `afterFind(Parse.File)`: throws to refuse; what it set is added to `answer`.
+    public func fileFindTrigger(_ name: TriggerName, _ file: StoredFile, url: String?, auth: Auth, answer: inout FileFindAnswer) async throws {
+        let box = FindAnswerBox()
+        _ = try await fileTrigger(name, file, declaredSize: nil, url: url, auth: auth, answer: box)
+        let (headers, force) = box.value.withLock { ($0.headers, $0.forceDownload) }
+        for (header, value) in headers {
+            answer.headers.removeAll { $0.0.lowercased() == header.lowercased() }
+            answer.headers.append((header, value))
+        }
+        if force { answer.forceDownload = true }
+    }
+
+    private func fileTrigger(
+        _ name: TriggerName, _ file: StoredFile, declaredSize: Int64?, url: String?, auth: Auth, answer: FindAnswerBox?
+    ) async throws -> StoredFile {
         let run: @Sendable (CloudFile) async throws -> Void
         if let hook = webhooks.trigger(name, Self.fileClassName) {
             run = { [self] file in try await fileWebhook(hook, name, file, url: url, auth: auth) }
@@ -82,6 +148,9 @@ extension CloudRuntime {
         } catch {
             outcome = .failure(Self.parseError(error))
         }
+        if let answer {
+            answer.value.withLock { $0 = (cloudFile.responseHeaders, cloudFile.forceDownload) }
+        }
         if case .failure(let error) = outcome {
             guard name.isAfter else { throw error }
             logger.warning("\(name.rawValue) of a file failed", metadata: ["file": "\(file.name)", "error": "\(error.message)"])
@@ -91,4 +160,9 @@ extension CloudRuntime {
         changed.tags = cloudFile.tags
         return changed
     }
+}
+
+/// Carries what a find trigger set out of `fileTrigger`.
+final class FindAnswerBox: Sendable {
+    let value = Mutex<(headers: [(String, String)], forceDownload: Bool)>(([], false))
 }

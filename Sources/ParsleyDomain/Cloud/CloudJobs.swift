@@ -52,7 +52,7 @@ extension CloudRuntime {
     /// an empty ACL) and queues the run; returns the status's id. An unknown job answers 141 `Invalid job.`.
     public func startJob(_ job: StartJob, auth: Auth, source: String = "api") async throws -> String {
         let (name, params) = (job.jobName, job.params)
-        guard auth.isMaster else { throw ParseError(.operationForbidden, "unauthorized: master key is required") }
+        guard auth.isMaster else { throw ParseError.sanitized(.operationForbidden, "unauthorized: master key is required") }
         guard code.jobs[name] != nil else { throw ParseError(.scriptFailed, "Invalid job.") }
         let created = try await attached().objects.create(
             "_JobStatus",

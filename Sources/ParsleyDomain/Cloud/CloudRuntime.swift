@@ -176,6 +176,7 @@ public final class CloudRuntime: Sendable {
 
     func beforeSave(_ className: String, objectId: String?, body: JSONValue, original: [String: JSONValue]?, auth: Auth) async throws -> JSONValue {
         let caller = try await caller(auth)
+        let original = original.map { triggerView($0, className, auth: auth) }
         let object = CloudObject(className: className, objectId: objectId, stored: original ?? [:], changes: body.objectValue ?? [:])
         if let hook = webhooks.trigger(.beforeSave, className) {
             var fields: [String: JSONValue] = ["object": .object(object.json)]
@@ -201,7 +202,7 @@ public final class CloudRuntime: Sendable {
 
     func beforeDelete(_ className: String, objectId: String, original: [String: JSONValue], auth: Auth) async throws {
         let caller = try await caller(auth)
-        let object = CloudObject(className: className, objectId: objectId, stored: original)
+        let object = CloudObject(className: className, objectId: objectId, stored: triggerView(original, className, auth: auth))
         if let hook = webhooks.trigger(.beforeDelete, className) {
             _ = try await callTriggerHook(hook, .beforeDelete, caller: caller, ["object": .object(object.json)])
             return
@@ -214,6 +215,15 @@ public final class CloudRuntime: Sendable {
         let request = TriggerRequest(
             triggerName: .beforeDelete, object: object, original: nil, caller: caller, log: logger, parse: CloudAPI(runtime: self, auth: auth))
         try await Self.answering { try await entry.handler(request) }
+    }
+
+    /// An object as triggers see it (`ObjectService.triggerView`: without the caller's protected fields unless
+    /// `protectedFieldsTriggerExempt`).
+    func triggerView(
+        _ object: [String: JSONValue], _ className: String, auth: Auth, unlessChangedFrom original: [String: JSONValue]? = nil
+    ) -> [String: JSONValue] {
+        guard let objects = try? attached().objects else { return object }
+        return objects.triggerView(object, className: className, auth: auth, unlessChangedFrom: original)
     }
 
     // MARK: After-triggers
@@ -277,10 +287,18 @@ public final class CloudRuntime: Sendable {
 
     private func runAfter(_ name: TriggerName, hook: Webhooks.Hook?, entry: CloudCode.TriggerEntry?, _ event: ChangeEvent, auth: Auth) async throws {
         let caller = try await caller(auth)
-        let stored = (name == .afterDelete ? event.original : event.object) ?? [:]
+        // `protectedFieldsTriggerExempt`: the original as the caller reads it; the saved object too, but for what the write set.
+        let stored =
+            name == .afterDelete
+            ? triggerView(event.original ?? [:], event.className, auth: auth)
+            : triggerView(event.object ?? [:], event.className, auth: auth, unlessChangedFrom: event.original ?? [:])
         let object = CloudObject(className: event.className, objectId: event.objectId, stored: stored)
         let original =
-            name == .afterDelete ? nil : event.original.map { CloudObject(className: event.className, objectId: event.objectId, stored: $0) }
+            name == .afterDelete
+            ? nil
+            : event.original.map {
+                CloudObject(className: event.className, objectId: event.objectId, stored: triggerView($0, event.className, auth: auth))
+            }
         if let hook {
             var fields: [String: JSONValue] = ["object": .object(object.json)]
             if let original { fields["original"] = .object(original.json) }

@@ -11,7 +11,8 @@ import ParsleyCore
 /// - `beforeLogin`, `afterLogin` (`object`: the user), `afterLogout` (`object`: the session); an `error` from
 ///   `beforeLogin` refuses the log-in.
 /// - file triggers, registered on class `@File`: `file` (`__type: File`, `name`, `url`), `fileSize`, `contentType`,
-///   `metadata`, `tags`; a `beforeSave` `success` object with `metadata`/`tags` replaces them.
+///   `metadata`, `tags`; a `beforeSave` `success` object with `metadata`/`tags` replaces them; a `beforeFind` or
+///   `afterFind` `error` refuses a download, an `afterFind` `success` of `{"forceDownload": true}` makes it an attachment.
 extension CloudRuntime {
     /// Parse Server's class name for file triggers.
     static let fileClassName = "@File"
@@ -95,6 +96,8 @@ extension CloudRuntime {
         if let metadata = file.metadata { fields["metadata"] = metadata }
         if let tags = file.tags { fields["tags"] = tags }
         let answer = try await callTriggerHook(hook, name, caller: try await caller(auth), fields)
+        // A find trigger's `success` may force the download (`{"forceDownload": true}`); an `error` refuses it.
+        if name == .afterFind, answer["forceDownload"]?.boolValue == true { file.forceDownload = true }
         guard name == .beforeSave, case .object(let changed) = answer else { return }
         if let metadata = changed["metadata"] { file.metadata = metadata }
         if let tags = changed["tags"] { file.tags = tags }

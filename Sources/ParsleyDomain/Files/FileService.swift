@@ -203,12 +203,55 @@ public struct FileService: Sendable {
     /// name, e.g. files migrated from elsewhere).
     /// - Throws: 111 `File <name> does not exist.`
     public func checkReferences(in body: JSONValue, auth: Auth) async throws {
+        try Self.checkFileURLs(body, allowed: options.files.upload.allowedFileUrlDomains)
         if auth.isMaster { return }
         var names: Set<String> = []
         Self.collectFiles(body, into: &names)
         for name in names.sorted() where try await info(name) == nil {
             throw ParseError(.incorrectType, "File \(name) does not exist.")
         }
+    }
+
+    /// Parse Server 9's `fileUpload.allowedFileUrlDomains`: every File value's `url` (at any depth) must name a listed
+    /// host (`*` any, `*.example.com` its subdomains); else 130 `File URL domain '<host>' is not allowed.`, and an
+    /// address that is no URL 130 `Invalid file URL.` Any caller, the master key too.
+    static func checkFileURLs(_ value: JSONValue, allowed: [String]) throws(ParseError) {
+        guard !allowed.contains("*") else { return }
+        switch value {
+        case .object(let o):
+            if case .string("File")? = o["__type"], case .string(let url)? = o["url"] {
+                guard !url.isEmpty else { return }
+                guard let host = Self.host(of: url) else { throw ParseError(.fileSaveError, "Invalid file URL.") }
+                let lower = host.lowercased()
+                for domain in allowed.map({ $0.lowercased() }) {
+                    if lower == domain || (domain.hasPrefix("*.") && lower.hasSuffix(domain.dropFirst())) { return }
+                }
+                throw ParseError(.fileSaveError, "File URL domain '\(host)' is not allowed.")
+            }
+            for item in o.values { try checkFileURLs(item, allowed: allowed) }
+        case .array(let items):
+            for item in items { try checkFileURLs(item, allowed: allowed) }
+        default: return
+        }
+    }
+
+    /// The host of an absolute URL (`scheme://[user@]host[:port]/…`), nil when it has none.
+    static func host(of url: String) -> String? {
+        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://"), let first = url.first, first.isLetter,
+            url[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) })
+        else { return nil }
+        var authority = url[url.index(colon, offsetBy: 3)...].prefix { !"/?#".contains($0) }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host: Substring
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+        } else {
+            host = authority.prefix { $0 != ":" }
+        }
+        host = host.hasSuffix(".") ? host.dropLast() : host
+        guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "\\" }) else { return nil }
+        return String(host)
     }
 
     static func collectFiles(_ value: JSONValue, into names: inout Set<String>) {

@@ -121,6 +121,9 @@ public struct FileUploadOptions: Sendable {
     /// Regular expressions an extension (or the content type's subtype) must match; `*` allows all.
     /// The default allows everything but `html`/`htm`.
     public var fileExtensions: [String] = ["^(?!(h|H)(t|T)(m|M)(l|L)?$)"]
+    /// Parse Server 9's `allowedFileUrlDomains`: the hosts a File value's `url` may name when an object is saved
+    /// (`*` any; `*.example.com` its subdomains; `[]` none); default `["*"]`.
+    public var allowedFileUrlDomains: [String] = ["*"]
 
     public init(enableForPublic: Bool = false, enableForAnonymousUser: Bool = false, enableForAuthenticatedUser: Bool = true) {
         self.enableForPublic = enableForPublic

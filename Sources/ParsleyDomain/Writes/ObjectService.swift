@@ -134,7 +134,7 @@ public struct ObjectService: Sendable {
         if !auth.isMaster { try Permissions.requireMasterOnlyAccess(op, className) }
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
         if Self.guardedClasses.contains(className), !auth.isMaster, !trusted {
-            throw ParseError(.operationForbidden, "Clients aren't allowed to perform the write operation on the \(className) collection.")
+            throw ParseError.sanitized(.operationForbidden, "Clients aren't allowed to perform the write operation on the \(className) collection.")
         }
     }
 
@@ -218,6 +218,25 @@ public struct ObjectService: Sendable {
             r[field] = nil
         }
         return r
+    }
+
+    /// What cloud-code triggers see of a stored object (`protectedFieldsTriggerExempt`, Parse Server 9): unless the
+    /// option is on or the caller has the master key, the fields the caller may not read are left out, as Parse
+    /// Server fetches a trigger's original with the caller's rights. `unlessChangedFrom`: a field whose value differs
+    /// from that original (the write set it) stays.
+    func triggerView(
+        _ object: [String: JSONValue], className: String, auth: Auth, unlessChangedFrom original: [String: JSONValue]? = nil
+    ) -> [String: JSONValue] {
+        guard !options.protectedFieldsTriggerExempt, !auth.isMaster else { return object }
+        if className == "_User", object["objectId"]?.stringValue == auth.userId, auth.userId != nil, options.protectedFieldsOwnerExempt {
+            return object
+        }
+        var o = object
+        for field in permissions.classLevelPermissions(className).protectedFields(userId: auth.userId, roles: auth.roles) {
+            if let original, o[field] != original[field] { continue }
+            o[field] = nil
+        }
+        return o
     }
 
     /// The `ACL` of the class's class-level permissions (Parse Server 8+), for an object created without one;

@@ -15,6 +15,8 @@ import ParsleyDomain
 /// sub-request, in-process) the error is handed back instead.
 struct AnswerErrors: RouterMiddleware {
     typealias Context = ParsleyRequestContext
+    /// `enableSanitizedErrorResponse`: sanitizable refusals answer `Permission denied`, their details are logged.
+    var sanitize = true
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -25,8 +27,13 @@ struct AnswerErrors: RouterMiddleware {
                 capture.set(.failure(error))
                 return Response(status: .noContent)
             }
-            return Self.answer(error, request: request, logger: context.logger)
+            return Self.answer(error, request: request, logger: context.logger, sanitize: sanitize)
         }
+    }
+
+    /// The detailed message of a sanitized refusal, for the operator (Parse Server logs it as an error).
+    static func logDetail(_ message: String, logger: Logger) {
+        logger.error("Sanitized error: \(message)")
     }
 
     /// Hummingbird's "no route" as ours.
@@ -35,10 +42,16 @@ struct AnswerErrors: RouterMiddleware {
         return error
     }
 
-    static func answer(_ error: any Error, request: Request, logger: Logger) -> Response {
+    static func answer(_ error: any Error, request: Request, logger: Logger, sanitize: Bool = false) -> Response {
         switch error {
-        case let error as ParseError: return ParseTransport.json(error.httpStatus, error.json)
-        case let denied as AccessDenied: return ParseTransport.json(403, ["error": .string(denied.message)])
+        case let error as ParseError:
+            let answered = error.answered(sanitize: sanitize)
+            if answered.message != error.message { Self.logDetail(error.message, logger: logger) }
+            return ParseTransport.json(error.httpStatus, answered.json)
+        case let denied as AccessDenied:
+            let message = denied.answered(sanitize: sanitize)
+            if message != denied.message { Self.logDetail(denied.message, logger: logger) }
+            return ParseTransport.json(403, ["error": .string(message)])
         case let limited as RateLimitExceeded: return ParseTransport.json(429, ["code": 100, "error": .string(limited.message)])
         case let tooLarge as ParseTransport.BodyTooLarge:
             return ParseTransport.json(413, ["code": 130, "error": .string("Request body is larger than \(tooLarge.limit) bytes")])

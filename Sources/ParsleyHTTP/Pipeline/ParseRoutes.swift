@@ -13,7 +13,7 @@ enum ParseRoutes {
     static func build(_ transport: ParseTransport) -> RouterResponder<Context> {
         let api = transport.api
         let router = Router(context: Context.self)
-        router.add(middleware: AnswerErrors())
+        router.add(middleware: AnswerErrors(sanitize: api.options.enableSanitizedErrorResponse))
         let base = RouterPath(transport.mountPrefix == "/" ? "" : transport.mountPrefix)
 
         // Streams and pages: their own bodies and credentials (Routers/FilesRouter.swift, Routers/EmailRouter.swift).

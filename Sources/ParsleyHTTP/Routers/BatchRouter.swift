@@ -112,9 +112,13 @@ struct BatchRouter: Sendable {
                 let response = try await dispatch(request)
                 return ["success": response.body]
             } catch let e as ParseError {
-                return ["error": e.json]
+                let answered = e.answered(sanitize: options.enableSanitizedErrorResponse)
+                if answered.message != e.message { Logger(label: "parsley.batch").error("Sanitized error: \(e.message)") }
+                return ["error": answered.json]
             } catch let e as AccessDenied {
-                return ["error": ParseError(.operationForbidden, e.message).json]
+                let message = e.answered(sanitize: options.enableSanitizedErrorResponse)
+                if message != e.message { Logger(label: "parsley.batch").error("Sanitized error: \(e.message)") }
+                return ["error": ParseError(.operationForbidden, message).json]
             } catch let e as RateLimitExceeded {
                 return ["error": ParseError(.connectionFailed, e.message).json]
             } catch is RouteNotFound {

@@ -3,7 +3,7 @@ import ParsleyDomain
 
 /// `/health` (no credentials) and `/serverInfo` (master key).
 struct HealthRouter: ParseRouter {
-    static let version = "7.4.0"
+    static let version = "9.10.0"
     private var table = RouteTable()
 
     /// `pushConfigured`: a push provider is configured (the push features are then on); `securityCheck`:

@@ -21,7 +21,7 @@ extension ParseTransport {
         case .get, .head:
             if segments.count == 4, segments[2] == "metadata" { return try await fileMetadata(service, appId: segments[1], name: segments[3]) }
             guard segments.count == 3 else { throw RouteNotFound() }
-            return try await download(service, request, appId: segments[1], name: segments[2])
+            return try await download(service, request, appId: segments[1], name: segments[2], clientAddress: clientAddress)
         case .post:
             guard segments.count >= 2 else { throw ParseError(.invalidFileName, "Filename not provided.") }
             // `/files/a/b`: a name with a path separator.
@@ -141,10 +141,16 @@ extension ParseTransport {
 
     // MARK: Download
 
-    func download(_ service: FileService, _ request: Request, appId: String, name: String) async throws -> Response {
+    func download(_ service: FileService, _ request: Request, appId: String, name: String, clientAddress: String?) async throws -> Response {
         guard appId == options.applicationId else { return Self.json(403, ["code": 119, "error": "Invalid application ID."]) }
         guard let file = try await service.info(name) else { return Self.notFound() }
         var headers = Self.baseHeaders
+        switch await findTriggers(file, request, service: service, clientAddress: clientAddress) {
+        case .failure(let error): return Self.json(403, error.answered(sanitize: options.enableSanitizedErrorResponse).json)
+        case .success(let answer):
+            for (name, value) in answer.headers { if let field = HTTPField.Name(name) { headers[field] = value } }
+            if answer.forceDownload { headers[.contentDisposition] = "attachment;filename=\(file.name)" }
+        }
         let type = FileService.servedType(file)
         headers[.contentType] = type
         if FileService.isActiveContent(type) { headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; sandbox" }
@@ -191,6 +197,33 @@ extension ParseTransport {
                 try await store.read(file, range: bytes) { chunk in try await writer.write(chunk) }
                 try await writer.finish(nil)
             })
+    }
+
+    /// `beforeFind` and `afterFind(Parse.File)` of a download (Swift cloud code or webhooks on `@File`), as the
+    /// request's caller (its session token or keys, when it sends them; else the public). A refusal is answered 403
+    /// with the error's code and message, as Parse Server's files router does.
+    func findTriggers(_ file: StoredFile, _ request: Request, service: FileService, clientAddress: String?) async -> Result<
+        FileFindAnswer, ParseError
+    > {
+        let cloud = api.services.cloud
+        guard cloud.hasFileFindTriggers() else { return .success(FileFindAnswer()) }
+        var auth = Auth(isMaster: false)
+        if request.headers[Self.applicationId] != nil,
+            let caller = try? await authenticate(request.headers, [:], ignoresSession: false, clientAddress: clientAddress)
+        {
+            auth = caller
+        }
+        let url = service.url(mountURL: mountURL(request), name: file.name)
+        var answer = FileFindAnswer()
+        do {
+            try await cloud.fileFindTrigger(.beforeFind, file, url: url, auth: auth, answer: &answer)
+            try await cloud.fileFindTrigger(.afterFind, file, url: url, auth: auth, answer: &answer)
+        } catch let error as ParseError {
+            return .failure(error)
+        } catch {
+            return .failure(ParseError(.scriptFailed, "Could not find file: \(file.name)."))
+        }
+        return .success(answer)
     }
 
     func fileMetadata(_ service: FileService, appId: String, name: String) async throws -> Response {

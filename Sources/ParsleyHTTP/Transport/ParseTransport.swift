@@ -66,7 +66,8 @@ public struct ParseTransport: HTTPResponder {
                 context.call = call
             }
         } catch {
-            return AnswerErrors.answer(AnswerErrors.normalized(error), request: request, logger: context.logger)
+            return AnswerErrors.answer(
+                AnswerErrors.normalized(error), request: request, logger: context.logger, sanitize: api.options.enableSanitizedErrorResponse)
         }
         return try await responder.respond(to: request, context: context)
     }
