@@ -4,6 +4,8 @@ import ParsleyCore
 import ParsleyDomain
 import Testing
 
+@testable import ParsleyServer
+
 /// Parse Server 9 options on the wire: `enableSanitizedErrorResponse` (refusals say `Permission denied`, same code and
 /// status) and `protectedFieldsTriggerExempt` (what cloud-code triggers see of protected fields).
 @Suite("Parse Server 9 options")
@@ -109,6 +111,34 @@ struct ParseServer9OptionsTests {
                 let found = try await p.findAs(user.token, "Vault")
                 #expect(found.results.allSatisfy { $0["secret"] == nil })
             }
+        }
+    }
+
+    @Test("the settings reader: Parse Server 9's defaults, and the variables and JSON that change them; bad values refused by name")
+    func settings() throws {
+        let defaults = try ParseServerOptionsTests.setup([:]).options
+        #expect(defaults.enableSanitizedErrorResponse && !defaults.protectedFieldsTriggerExempt)
+        #expect(!defaults.aggregationRawValues && !defaults.aggregationRawFieldNames)
+        #expect(defaults.files.upload.allowedFileUrlDomains == ["*"])
+        let set = try ParseServerOptionsTests.setup([
+            "PARSE_SERVER_ENABLE_SANITIZED_ERROR_RESPONSE": "false", "PARSE_SERVER_PROTECTED_FIELDS_TRIGGER_EXEMPT": "true",
+            "PARSE_SERVER_QUERY": #"{"aggregationRawValues":true,"aggregationRawFieldNames":true}"#,
+            "PARSE_SERVER_FILE_UPLOAD_OPTIONS": #"{"allowedFileUrlDomains":["cdn.example.com"]}"#,
+        ]).options
+        #expect(!set.enableSanitizedErrorResponse && set.protectedFieldsTriggerExempt)
+        #expect(set.aggregationRawValues && set.aggregationRawFieldNames)
+        #expect(set.files.upload.allowedFileUrlDomains == ["cdn.example.com"])
+        let flat = try ParseServerOptionsTests.setup(["PARSE_SERVER_FILE_UPLOAD_ALLOWED_FILE_URL_DOMAINS": "a.example.com, *.b.example.com"])
+        #expect(flat.options.files.upload.allowedFileUrlDomains == ["a.example.com", "*.b.example.com"])
+        #expect(
+            try ParseServerOptionsTests.setup(["PARSE_SERVER_FILE_UPLOAD_ALLOWED_FILE_URL_DOMAINS": "[]"]).options.files.upload.allowedFileUrlDomains
+                == [])
+        for (name, value) in [
+            ("PARSE_SERVER_QUERY", #"{"aggregationRawValues":"yes"}"#), ("PARSE_SERVER_ENABLE_SANITIZED_ERROR_RESPONSE", "maybe"),
+            ("PARSE_SERVER_FILE_UPLOAD_OPTIONS", #"{"allowedFileUrlDomains":"x"}"#),
+        ] {
+            let message = try ParseServerOptionsTests.refusal([name: value])
+            #expect(message.contains(name), "\(name)=\(value): \(message)")
         }
     }
 }

@@ -78,8 +78,16 @@ struct ParseServerOptionsTests {
         }
         // Parse Server 7's options are all there (parse-server 7.3.0's Definitions.js has 93), and Parse Server 9's
         // `graphQLPublicIntrospection`, `requestComplexity`, `readOnlyMasterKeyIps`, `allowAggregationForReadOnlyMasterKey`
-        // `protectedFieldsOwnerExempt` and `protectedFieldsSaveResponseExempt`.
-        #expect(OptionTable.all.filter { $0.origin == .parseServer }.count == 100)
+        // `protectedFieldsOwnerExempt`, `protectedFieldsSaveResponseExempt`, `protectedFieldsTriggerExempt`,
+        // `enableSanitizedErrorResponse`, `enableInsecureAuthAdapters`, `enableProductPurchaseLegacyApi`, `masterKeyTtl`,
+        // `query`, `requestContextMiddleware` and `verifyServerUrl`.
+        #expect(OptionTable.all.filter { $0.origin == .parseServer }.count == 108)
+        for key in [
+            "protectedFieldsTriggerExempt", "enableSanitizedErrorResponse", "enableInsecureAuthAdapters", "enableProductPurchaseLegacyApi",
+            "masterKeyTtl", "query", "requestContextMiddleware", "verifyServerUrl",
+        ] {
+            #expect(known.contains(key), "Parse Server 9's \(key) has no row")
+        }
     }
 
     /// A temporary data folder and the settings a start needs besides the one under test.
