@@ -58,6 +58,39 @@ struct ParseServer9FilesTests {
         }
     }
 
+    @Test("file webhooks on class @File: beforeFind may refuse a download, afterFind may force it; both get the file", arguments: Backend.all)
+    func findWebhooks(_ backend: Backend) async throws {
+        try await WebhookReceiver.with { hooks in
+            try await TestServer.with(backend: backend, WebhooksTests.options) { p in
+                hooks.respond(
+                    "/beforeFind",
+                    .compute { body in
+                        body["file"]?["name"]?.stringValue?.hasSuffix("secret.txt") == true ? ["error": "not for you"] : ["success": [:]]
+                    })
+                hooks.respond("/afterFind", .json(["success": ["forceDownload": true]]))
+                for trigger in ["beforeFind", "afterFind"] {
+                    let made = try await p.request(
+                        .post, "/hooks/triggers", ["className": "@File", "triggerName": .string(trigger), "url": .string(hooks.url("/\(trigger)"))])
+                    #expect(made.status == 200)
+                }
+                let ann = try await p.signUp("ann")
+                let secret = try #require(try await p.uploadFile(ann.token, "secret.txt", "psst", contentType: "text/plain")["name"]?.stringValue)
+                let refused = try await Self.download(p, secret)
+                #expect(refused.status == 403)
+                #expect(refused.json == ["code": 141, "error": "not for you"], "\(refused.json)")
+                let notes = try #require(try await p.uploadFile(ann.token, "notes.txt", "hello", contentType: "text/plain")["name"]?.stringValue)
+                let forced = try await Self.download(p, notes)
+                #expect(forced.status == 200)
+                #expect(forced.json == .string("hello"))
+                #expect(forced.headers[.contentDisposition] == "attachment;filename=\(notes)")
+                let call = try #require(hooks.calls(to: "/afterFind").first)
+                #expect(call.body["file"]?["name"] == .string(notes))
+                #expect(call.body["triggerName"] == "afterFind")
+                #expect(call.body["fileSize"] == 5)
+            }
+        }
+    }
+
     @Test("fileUpload.allowedFileUrlDomains: a saved File value's url must name a listed host; the default * allows any", arguments: Backend.all)
     func allowedFileUrlDomains(_ backend: Backend) async throws {
         @Sendable func file(_ url: String) -> JSONValue { ["__type": "File", "name": "a.txt", "url": .string(url)] }
