@@ -311,7 +311,10 @@ enum OptionTable {
             "the master key is a fixed string, never a function whose answer would be cached"),
         supported("maxLimit", ["PARSE_SERVER_MAX_LIMIT"]),
         ignored("maxLogFiles", "PARSE_SERVER_MAX_LOG_FILES", .value, "logs go to standard output, not to files"),
-        supported("maxUploadSize", ["PARSE_SERVER_MAX_UPLOAD_SIZE"], .value, .parseServer, "default `20mb`; limits every request body"),
+        supported(
+            "maxUploadSize", ["PARSE_SERVER_MAX_UPLOAD_SIZE"], .value, .parseServer,
+            "default `20mb`; limits every request body; the master key may give one raw upload its own limit with the header "
+                + "`X-Parse-Upload-Max-Size` (Parse Server 9.5's per-file `maxUploadSize`)"),
         refused(
             "middleware", "PARSE_SERVER_MIDDLEWARE", .value,
             "Express middleware cannot run; requests it guards would go unguarded"),

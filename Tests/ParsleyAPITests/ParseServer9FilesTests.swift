@@ -114,3 +114,32 @@ struct ParseServer9FilesTests {
         }
     }
 }
+
+extension ParseServer9FilesTests {
+    static func upload(_ p: ParseClient, _ bytes: Int, limit: String?, master: Bool) async throws -> Reply {
+        var h = p.headers(master: master)
+        h[.contentType] = "application/octet-stream"
+        if let limit { h[HTTPField.Name("X-Parse-Upload-Max-Size")!] = limit }
+        return try await p.raw(.post, p.mount + "/files/blob.bin", body: String(repeating: "x", count: bytes), headers: h)
+    }
+
+    @Test("a per-file maxUploadSize (X-Parse-Upload-Max-Size) with the master key replaces maxUploadSize for that upload", arguments: Backend.all)
+    func perFileLimit(_ backend: Backend) async throws {
+        let options = TestServer.options {
+            $0.maxRequestBytes = 1000
+            $0.files.upload.enableForPublic = true
+        }
+        try await TestServer.with(backend: backend, options) { p in
+            #expect(try await Self.upload(p, 2000, limit: nil, master: true).status == 413)
+            let raised = try await Self.upload(p, 2000, limit: "3kb", master: true)
+            #expect(raised.status == 201, "\(raised.json)")
+            let lowered = try await Self.upload(p, 600, limit: "500", master: true)
+            #expect(lowered.status == 413)
+            #expect(lowered.json == ["code": 130, "error": "File is larger than the maximum upload size of 500 bytes."])
+            let client = try await Self.upload(p, 10, limit: "3kb", master: false)
+            #expect(client.json == ["code": 119, "error": "Permission denied"], "\(client.json)")
+            #expect(try await Self.upload(p, 10, limit: "lots", master: true).json == ["code": 130, "error": "Invalid maxUploadSize: lots."])
+            #expect(try await Self.upload(p, 10, limit: nil, master: false).status == 201)
+        }
+    }
+}

@@ -88,9 +88,12 @@ public struct FileService: Sendable {
     ///   `expectedLength` bytes arrive, or what the body or store throws. Nothing is stored on any failure.
     ///   `metadata` and `tags` (the client's, or what a `beforeSave` file trigger set) get a body's checks first:
     ///   105 for a refused keyword, 107 for NUL.
-    public func upload(_ file: StoredFile, expectedLength: Int?, next: () async throws -> ByteBuffer?) async throws -> StoredFile {
+    ///   `maxBytes` replaces `maxUploadSize` for this upload (the master key's per-file limit).
+    public func upload(_ file: StoredFile, expectedLength: Int?, maxBytes: Int? = nil, next: () async throws -> ByteBuffer?) async throws
+        -> StoredFile
+    {
         for value in [file.metadata, file.tags] { if let value { try options.security.keywordDenylist.screen(value) } }
-        let max = options.maxRequestBytes
+        let max = maxBytes ?? options.maxRequestBytes
         if let expectedLength, expectedLength > max { throw FileStoreError.tooLarge(max) }
         var first: ByteBuffer?
         while let chunk = try await next() {

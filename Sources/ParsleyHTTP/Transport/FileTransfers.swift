@@ -55,12 +55,13 @@ extension ParseTransport {
             } else {
                 let auth = try await authenticate(request.headers, [:], ignoresSession: false, clientAddress: clientAddress)
                 try Self.refuseReadOnly(auth, "create")
+                let limit = try Self.uploadLimit(request.headers[Self.uploadMaxSize], auth: auth)
                 var file = try service.prepareUpload(
                     filename: filename, contentType: request.headers[.contentType], by: try await uploader(auth))
                 file = try await api.services.cloud.fileTrigger(.beforeSave, file, declaredSize: contentLength.map(Int64.init), auth: auth)
                 let body = BodyReader(request.body.makeAsyncIterator())
                 let stall = options.files.uploadStallTimeout
-                stored = try await service.upload(file, expectedLength: contentLength) {
+                stored = try await service.upload(file, expectedLength: contentLength, maxBytes: limit) {
                     do {
                         return try await body.next(within: stall)
                     } catch {
@@ -126,6 +127,23 @@ extension ParseTransport {
             return pending
         }
         return try await api.services.cloud.fileTrigger(.afterSave, stored, url: fileURL(request, stored), auth: auth)
+    }
+
+    /// `X-Parse-Upload-Max-Size` (Parse Server 9.5's per-file `maxUploadSize`, as the JS SDK's `Parse.File` option
+    /// sends it for buffer and stream uploads): the upload's own size limit (`50mb`, `512kb`, `1gb` or bytes), for the
+    /// master key only (119 otherwise); an unreadable value is 130.
+    static func uploadLimit(_ value: String?, auth: Auth) throws(ParseError) -> Int? {
+        guard let value else { return nil }
+        guard auth.isMaster else {
+            throw ParseError.sanitized(.operationForbidden, "A per-file maxUploadSize requires the master key.")
+        }
+        let text = value.filter { $0 != " " }.lowercased()
+        let units: [(String, Int)] = [("gb", 1 << 30), ("mb", 1 << 20), ("kb", 1 << 10), ("b", 1)]
+        let (digits, scale) = units.first { text.hasSuffix($0.0) }.map { (String(text.dropLast($0.0.count)), $0.1) } ?? (text, 1)
+        guard let n = Int(digits), n > 0, n <= Int.max / scale else {
+            throw ParseError(.fileSaveError, "Invalid maxUploadSize: \(value).")
+        }
+        return n * scale
     }
 
     /// The kind of caller, for `fileUpload`: anonymous users are those whose `authData` has `anonymous`.

@@ -341,6 +341,7 @@ public struct ParseTransport: HTTPResponder {
     static let nulRefused = ParseError.invalidJSON("Invalid JSON: strings may not contain the NUL character (\\u0000)")
 
     static let applicationId = HTTPField.Name("X-Parse-Application-Id")!
+    static let uploadMaxSize = HTTPField.Name("X-Parse-Upload-Max-Size")!
     static let masterKey = HTTPField.Name("X-Parse-Master-Key")!
     static let maintenanceKey = HTTPField.Name("X-Parse-Maintenance-Key")!
     static let restKey = HTTPField.Name("X-Parse-REST-API-Key")!
