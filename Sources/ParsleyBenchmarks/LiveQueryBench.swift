@@ -74,11 +74,19 @@ enum LiveQueryBench {
             )
 
             // Baseline: the same writes to a class nobody can subscribe to.
+            var cpu = CPUWatch(server)
             let baseline = try await write(server, className: "Other", rate: arguments.rate, seconds: arguments.seconds, owners: owners)
+            let baselineCPU = cpu.lap()
             print("  baseline writes (class not live): p50 \(ms(baseline.p50)) ms, p99 \(ms(baseline.p99)) ms")
             stats.reset()
             let measured = ContinuousClock.now
+            // The live writes, and beside them a tenth as many to the class that is not live: what the events of one
+            // class cost the writes to another.
+            let pointers = owners
+            async let beside = write(server, className: "Other", rate: max(1, arguments.rate / 10), seconds: arguments.seconds, owners: pointers)
             let writes = try await write(server, className: "Score", rate: arguments.rate, seconds: arguments.seconds, owners: owners)
+            let other = try await beside
+            let liveCPU = cpu.lap()
             // Let the last events arrive.
             try await Task.sleep(for: .seconds(2))
             let seconds = (ContinuousClock.now - measured) / .seconds(1) - 2
@@ -103,6 +111,12 @@ enum LiveQueryBench {
                 "| write latency p50 / p99, live class (baseline: class not live) | \(ms(writes.p50)) / \(ms(writes.p99)) ms (\(ms(baseline.p50)) "
                     + "/ \(ms(baseline.p99)) ms) |"
             )
+            print(
+                "| writes to the class not live, beside the live writes (\(max(1, arguments.rate / 10))/s), p50 / p99 | \(ms(other.p50)) / "
+                    + "\(ms(other.p99)) ms |")
+            print(
+                "| CPU, cores busy: server / clients (this process), during the live writes (baseline writes) | "
+                    + "\(liveCPU.server) / \(liveCPU.clients) (\(baselineCPU.server) / \(baselineCPU.clients)) |")
             print("| server peak resident memory | \(peak / 1024) MiB |")
             clients.cancelAll()
         }
@@ -190,7 +204,8 @@ final class ClientStats: Sendable {
             connected.add(1, ordering: .relaxed)
         } else if text.contains(#""op":"subscribed""#) {
             subscribed.add(1, ordering: .relaxed)
-        } else if let range = text.range(of: #""updatedAt":""#) {
+        } else if let range = text.range(of: #""updatedAt":""#, options: .backwards) {
+            // The event's own `updatedAt` is the last one: keys are written in order, so an included `owner` comes first.
             let iso = text[range.upperBound...].prefix(24)
             let now = Date().timeIntervalSince1970
             guard let date = ParseDate(iso: String(iso)) else { return }
@@ -246,5 +261,30 @@ struct KeepAliveConnections {
 
     func close() async throws {
         for c in channels { try? await c.close().get() }
+    }
+}
+
+/// Cores busy, on average since the last lap, in the server process and in this one (the clients).
+struct CPUWatch {
+    let server: ServerProcess
+    var last: (server: Double, clients: Double, at: ContinuousClock.Instant)
+
+    init(_ server: ServerProcess) {
+        self.server = server
+        last = (server.cpuSeconds(), Self.ownCPUSeconds(), .now)
+    }
+
+    mutating func lap() -> (server: String, clients: String) {
+        let now = (server.cpuSeconds(), Self.ownCPUSeconds(), ContinuousClock.now)
+        let wall = (now.2 - last.at) / .seconds(1)
+        defer { last = now }
+        return (String(format: "%.2f", (now.0 - last.server) / wall), String(format: "%.2f", (now.1 - last.clients) / wall))
+    }
+
+    static func ownCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let seconds = { (t: timeval) in Double(t.tv_sec) + Double(t.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }

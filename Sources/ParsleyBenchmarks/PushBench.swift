@@ -158,6 +158,17 @@ final class ServerProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 
+    /// CPU time the server has used so far (user and system), in seconds.
+    func cpuSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return 0 }
+        // Fields after the command's closing parenthesis: state is the 3rd field, utime the 14th, stime the 15th.
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// `VmRSS` of the server (its resident memory now).
     func residentKilobytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return 0 }

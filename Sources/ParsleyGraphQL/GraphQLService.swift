@@ -27,6 +27,8 @@ public final class GraphQLService: Sendable {
     private let plainCount = NIOLockedValueBox(0)
     /// Operations answered by `PlainQuery` since the start (the rest ran on the GraphQL library's executor).
     public var plainAnswers: Int { plainCount.withLockedValue { $0 } }
+    /// `enableSanitizedErrorResponse`: a sanitizable refusal a resolver met reads `Permission denied`, as on REST.
+    let sanitize: Bool
 
     /// The API over an app's services.
     public init(services: ParseServices) {
@@ -38,6 +40,7 @@ public final class GraphQLService: Sendable {
         self.schemas = services.schemas
         self.limits = options.graphQLLimits
         self.config = services.graphQLConfig
+        self.sanitize = options.enableSanitizedErrorResponse
     }
 
     /// An answer: its HTTP status and JSON text (`{"data":...,"errors":[...]}`).
@@ -147,14 +150,14 @@ public final class GraphQLService: Sendable {
                 variableValues: variables, operationName: operationName)
             // Nothing ran: the variables or the operation name were refused.
             if result.data == nil, !result.errors.isEmpty, result.errors.allSatisfy({ $0.path.elements.isEmpty && $0.originalError == nil }) {
-                return Self.answer(400, data: nil, errors: result.errors, code: "BAD_USER_INPUT", hints: hints)
+                return Self.answer(400, data: nil, errors: result.errors, code: "BAD_USER_INPUT", hints: hints, sanitize: sanitize)
             }
             for error in result.errors {
                 if let original = error.originalError, !(original is ParseError), !(original is GraphQLError) {
                     logger.error("GraphQL resolver failed: \(String(reflecting: original))")
                 }
             }
-            return Self.answer(200, data: result.data ?? .null, errors: result.errors, code: nil, hints: hints)
+            return Self.answer(200, data: result.data ?? .null, errors: result.errors, code: nil, hints: hints, sanitize: sanitize)
         } catch {
             logger.error("GraphQL request failed: \(String(reflecting: error))")
             return Self.failure(200, "Internal server error", code: "1")
@@ -225,11 +228,13 @@ public final class GraphQLService: Sendable {
     }
 
     /// `{"errors":[...],"data":...}`; `code` is the `extensions.code` of errors that are not a resolver's.
-    static func answer(_ status: Int, data: Map?, errors: [GraphQLError], code: String?, hints: (String) -> String) -> Answer {
+    static func answer(_ status: Int, data: Map?, errors: [GraphQLError], code: String?, hints: (String) -> String, sanitize: Bool = false)
+        -> Answer
+    {
         var body = "{"
         if !errors.isEmpty {
             body += "\"errors\":["
-            body += errors.map { error($0, code: code, hints: hints) }.joined(separator: ",")
+            body += errors.map { error($0, code: code, hints: hints, sanitize: sanitize) }.joined(separator: ",")
             body += "]"
         }
         if let data {
@@ -242,11 +247,12 @@ public final class GraphQLService: Sendable {
 
     /// One error: a Parse error as its message and numeric code, anything else a resolver threw as `Internal server
     /// error` (code 1), GraphQL's own errors (null where the schema says non-null, ...) as they are.
-    static func error(_ error: GraphQLError, code: String?, hints: (String) -> String) -> String {
+    static func error(_ error: GraphQLError, code: String?, hints: (String) -> String, sanitize: Bool = false) -> String {
         var message = hints(error.message)
         var extensionCode: JSONValue? = code.map { .string($0) }
         if let parse = error.originalError as? ParseError {
-            message = parse.message
+            message = parse.answered(sanitize: sanitize).message
+            if message != parse.message { Logger(label: "parsley.graphql").error("Sanitized error: \(parse.message)") }
             extensionCode = .int(Int64(parse.code.rawValue))
         } else if let original = error.originalError, !(original is GraphQLError) {
             message = "Internal server error"

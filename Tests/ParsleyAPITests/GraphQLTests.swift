@@ -154,10 +154,11 @@ struct GraphQLTests {
             try await p.setCLP("Locked", ["get": ["*": true], "create": ["*": true]])
             let find = try await p.graphQL("{ lockeds { edges { node { objectId } } } }")
             #expect(find.status == 200)
-            #expect(find.graphQLError.message == "Permission denied for action find on class Locked.", "\(find.json)")
+            // Sanitized as REST answers it (`enableSanitizedErrorResponse`, Parse Server 9's default).
+            #expect(find.graphQLError.message == "Permission denied", "\(find.json)")
             #expect(find.graphQLError.code == 119)
             // Only a count is a count, as `?count=1&limit=0` is on REST.
-            #expect(try await p.graphQL("{ lockeds { count } }").graphQLError.message == "Permission denied for action count on class Locked.")
+            #expect(try await p.graphQL("{ lockeds { count } }").graphQLError.code == 119)
             #expect(try await p.graphQL("{ lockeds { count } }", master: true).data("lockeds", "count") == 1)
 
             let noAppId = try await p.graphQL("{ health }", appId: false)

@@ -52,6 +52,8 @@ extension LiveQueryHub {
         var texts: [String: String] = [:]
         /// The object and original with their includes resolved, per view (`LiveQueryHub.included`).
         var included: [String: ([String: JSONValue], [String: JSONValue]?)] = [:]
+        /// The frame texts of object and original with their includes, per view, principals and include paths.
+        var includedTexts: [String: (object: String, original: String?)] = [:]
         /// `mayConcern` per distinct predicate.
         var concerns: [Int: Bool] = [:]
 
@@ -164,6 +166,29 @@ extension LiveQueryHub {
         }
         // With `include`, dotted keys (`owner.name`) keep their pointer, and the included objects are cut to the rest.
         let keys = s.include.isEmpty ? s.keys : QueryService.splitKeys(s.keys).0
+        // Subscribers who see the same fields, as the same principals, with the same includes share the frame's object
+        // text: shaped, included and written once per event (a burst to 1,000 subscribers is one read and one text).
+        if hook == nil, let base = Self.view(access, keys: s.keys, className: e.className) {
+            let versions = textKey(carried.object) + (carried.original.map(textKey) ?? "-")
+            let shared =
+                "include|" + versions + base + "|" + (auth.principals?.sorted().joined(separator: ",") ?? "*") + "|"
+                + s.include.joined(separator: ",")
+            let texts: (object: String, original: String?)
+            if let known = scope.includedTexts[shared] {
+                texts = known
+            } else {
+                let (object, original) = await included(
+                    shape(version(carried.object), scope, access: access, keys: keys),
+                    carried.original.map { shape(version($0), scope, access: access, keys: keys) }, s, view: versions + base, scope: scope,
+                    auth: auth)
+                texts = (JSONWriter.string(.object(object)), original.map { JSONWriter.string(.object($0)) })
+                scope.includedTexts[shared] = texts
+            }
+            if s.connection.send(eventText: kind.rawValue, requestId: s.key.requestId, object: texts.object, original: texts.original) {
+                counters.delivered.add(1, ordering: .relaxed)
+            }
+            return
+        }
         var object = shape(version(carried.object), scope, access: access, keys: keys)
         var original = carried.original.map { shape(version($0), scope, access: access, keys: keys) }
         if !s.include.isEmpty {

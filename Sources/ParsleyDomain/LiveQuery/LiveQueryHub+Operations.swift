@@ -44,7 +44,7 @@ extension LiveQueryHub {
             }
             c.send(.object(frame))
         } catch {
-            c.send(Self.refusal(error), requestId: m.requestId)
+            c.send(refusal(error), requestId: m.requestId)
         }
     }
 

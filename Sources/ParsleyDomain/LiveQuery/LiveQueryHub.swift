@@ -139,7 +139,7 @@ public final class LiveQueryHub: Sendable {
                     caller: try await caller(auth, address: c.address), clientId: c.clientId, sessionToken: m.sessionToken, log: cloud.logger)
                 try await CloudRuntime.answering { try await hook(request) }
             } catch {
-                return c.send(Self.refusal(error), requestId: nil)
+                return c.send(refusal(error), requestId: nil)
             }
         }
         c.connected = identity
@@ -155,7 +155,7 @@ public final class LiveQueryHub: Sendable {
             index.withLock { $0.insert(s) }
             c.send(.object(c.frame("subscribed", requestId: m.requestId)))
         } catch {
-            c.send(Self.refusal(error), requestId: m.requestId)
+            c.send(refusal(error), requestId: m.requestId)
         }
     }
 
@@ -254,10 +254,15 @@ public final class LiveQueryHub: Sendable {
 
     /// The `error` frame for a refused connect or subscription: its own code for LiveQuery and Parse errors, 141
     /// for anything else; not worth reconnecting for.
-    static func refusal(_ error: any Error) -> LiveQueryError {
+    /// With `enableSanitizedErrorResponse`, a sanitizable refusal reads `Permission denied` as on REST (the detail is
+    /// logged).
+    func refusal(_ error: any Error) -> LiveQueryError {
         switch error {
         case let e as LiveQueryError: return e
-        case let e as ParseError: return LiveQueryError(e)
+        case let e as ParseError:
+            let answered = e.answered(sanitize: options.enableSanitizedErrorResponse)
+            if answered.message != e.message { logger.error("Sanitized error: \(e.message)") }
+            return LiveQueryError(answered)
         default: return LiveQueryError(CloudRuntime.parseError(error))
         }
     }
