@@ -252,7 +252,7 @@ public final class GraphQLService: Sendable {
         var extensionCode: JSONValue? = code.map { .string($0) }
         if let parse = error.originalError as? ParseError {
             message = parse.answered(sanitize: sanitize).message
-            if message != parse.message { Logger(label: "parsley.graphql").error("Sanitized error: \(parse.message)") }
+            if message != parse.message { Logger(label: "parsley.graphql").info("Sanitized error: \(parse.message)") }
             extensionCode = .int(Int64(parse.code.rawValue))
         } else if let original = error.originalError, !(original is GraphQLError) {
             message = "Internal server error"

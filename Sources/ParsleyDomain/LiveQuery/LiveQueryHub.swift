@@ -261,7 +261,7 @@ public final class LiveQueryHub: Sendable {
         case let e as LiveQueryError: return e
         case let e as ParseError:
             let answered = e.answered(sanitize: options.enableSanitizedErrorResponse)
-            if answered.message != e.message { logger.error("Sanitized error: \(e.message)") }
+            if answered.message != e.message { logger.info("Sanitized error: \(e.message)") }
             return LiveQueryError(answered)
         default: return LiveQueryError(CloudRuntime.parseError(error))
         }

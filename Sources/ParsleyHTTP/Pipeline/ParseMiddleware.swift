@@ -33,7 +33,7 @@ struct AnswerErrors: RouterMiddleware {
 
     /// The detailed message of a sanitized refusal, for the operator (Parse Server logs it as an error).
     static func logDetail(_ message: String, logger: Logger) {
-        logger.error("Sanitized error: \(message)")
+        logger.info("Sanitized error: \(message)")
     }
 
     /// Hummingbird's "no route" as ours.

@@ -113,11 +113,11 @@ struct BatchRouter: Sendable {
                 return ["success": response.body]
             } catch let e as ParseError {
                 let answered = e.answered(sanitize: options.enableSanitizedErrorResponse)
-                if answered.message != e.message { Logger(label: "parsley.batch").error("Sanitized error: \(e.message)") }
+                if answered.message != e.message { Logger(label: "parsley.batch").info("Sanitized error: \(e.message)") }
                 return ["error": answered.json]
             } catch let e as AccessDenied {
                 let message = e.answered(sanitize: options.enableSanitizedErrorResponse)
-                if message != e.message { Logger(label: "parsley.batch").error("Sanitized error: \(e.message)") }
+                if message != e.message { Logger(label: "parsley.batch").info("Sanitized error: \(e.message)") }
                 return ["error": ParseError(.operationForbidden, message).json]
             } catch let e as RateLimitExceeded {
                 return ["error": ParseError(.connectionFailed, e.message).json]
