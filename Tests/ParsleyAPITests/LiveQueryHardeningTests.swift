@@ -183,6 +183,8 @@ struct LiveQueryHardeningTests {
             #expect(Set(ended.compactMap { $0["requestId"]?.integerValue }) == [1, 2])
             for e in ended {
                 #expect(e["code"] == 119)
+                // Sanitized as REST answers the same refusal (`enableSanitizedErrorResponse`, on by default).
+                #expect(e["error"] == "Permission denied")
                 #expect(e["reconnect"] == false)
             }
             _ = try await p.update("Secret", id, ["pin": "3", "code": "x"])

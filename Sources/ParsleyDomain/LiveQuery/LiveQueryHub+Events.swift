@@ -108,9 +108,8 @@ extension LiveQueryHub {
         let access = s.isMaster ? nil : readAccess(scope, auth: auth)
         // A field the query or the watch reads may have become protected since the subscription (a CLP changed, a
         // role was left): the subscription ends as it would now be refused.
-        if let access, !access.hidden.isDisjoint(with: s.readFields) {
-            let field = s.readFields.intersection(access.hidden).sorted()[0]
-            return end(s, LiveQueryError(ParseError(.operationForbidden, "This user is not allowed to query \(field) on class \(e.className)")))
+        if let access {
+            do { try Permissions.denyProtected(access.hidden, in: s.readFields, className: e.className) } catch { return end(s, refusal(error)) }
         }
         // Read permission (ACL, pointer permissions) on each version, then the query on the versions the subscriber
         // may read.
