@@ -25,7 +25,7 @@ public enum ParsleyApplication {
             server: LiveQuerySocket.server(
                 api.services.liveQuery, options: api.options.liveQuery, trustProxy: api.options.security.trustProxy, graphQL: graphQL),
             configuration: .init(address: .hostname(host, port: port), serverName: "parsley"),
-            services: [api.background],
+            services: [api.background, MetricsSampler(api: api, counters: transport.counters, history: transport.history)],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger
         )

@@ -14,6 +14,8 @@ struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the whole database as JSON lines (for parsley import).",
         discussion: """
+            With --class, writes one class instead (JSON lines or CSV, through find's rules, page by page) for \
+            `parsley import --class` or a spreadsheet.
             Reads the database `parsley serve` would use (--database-uri / PARSE_SERVER_DATABASE_URI, or \
             <data-dir>/parsley.sqlite) inside one read transaction, so a running server may keep writing. \
             With --files the files that objects refer to are read through the configured file store \
@@ -23,10 +25,16 @@ struct Export: AsyncParsableCommand {
 
     @Option(name: [.short, .long], help: "The file to write (must not exist; default standard output).") var output: String?
     @Flag(help: "Also export the files objects refer to.") var files = false
+    @Option(name: .customLong("class"), help: "Export only this class, as find answers it with the master key (see --format).")
+    var className: String?
+    @Option(help: "With --class: jsonl (an object a line) or csv (a header, then a record an object).") var format = "jsonl"
+    @Option(name: .customLong("where"), help: "With --class: only the objects this query matches (JSON, as find's where).")
+    var whereText: String?
     @OptionGroup(title: "Server settings (as for serve)") var settings: ServerSettings
 
     func run() async throws {
         try await Transfer.reportingErrors("export") {
+            if className != nil { return try await exportClass() }
             let setup = try Transfer.Setup(settings, createFolders: false)
             if let output, FileManager.default.fileExists(atPath: output) {
                 throw ServerSettings.Invalid(description: "\(output) already exists")

@@ -17,14 +17,26 @@ struct Import: AsyncParsableCommand {
             not hold objects unless --force is given (objects with the same objectId are then overwritten). \
             Files in the export go to the configured file store (PARSLEY_FILES_ADAPTER, PARSLEY_FILES_DIR).
             Example: parsley import app.jsonl --database-uri postgres://parse:secret@localhost:5432/parse
+            With --class, reads one class (what `parsley export --class` or the dashboard wrote, or a spreadsheet's CSV \
+            with a header of field names) into an existing app class: rows that do not fit the schema or that a write \
+            refuses are reported (line, code, error) and skipped, each batch is written in one transaction; the exit \
+            status is 3 when rows were refused. A running server may keep serving meanwhile.
+            Example: parsley import --class Post posts.csv
             """)
 
     @Argument(help: "The export to read (- for standard input).") var file: String
     @Flag(help: "Import into a database that already has objects.") var force = false
+    @Option(
+        name: .customLong("class"),
+        help: "Import JSON lines or CSV into this existing app class instead (checked against its schema, written in batches).")
+    var className: String?
+    @Option(help: "With --class: jsonl or csv (default: csv for a .csv file, else jsonl).") var format: String?
+    @Option(help: "With --class: rows written per transaction.") var batchSize = 100
     @OptionGroup(title: "Server settings (as for serve)") var settings: ServerSettings
 
     func run() async throws {
         try await Transfer.reportingErrors("import") {
+            if className != nil { return try await importClass() }
             let handle: FileHandle
             if file == "-" {
                 handle = .standardInput

@@ -1,5 +1,6 @@
 import Logging
 import ParsleyCore
+import Synchronization
 
 /// One node sending one leased push: each due part (the whole push, or for a local-time push each UTC offset whose
 /// time came), a page of installations at a time; after every page the counts, the cursor and a renewed lease are
@@ -180,6 +181,8 @@ struct PushDelivery {
         func increment(_ n: Int64) -> JSONValue { ["__op": "Increment", "amount": .int(n)] }
         let sent = tally.sent.values.reduce(0, +)
         let failed = tally.failed.values.reduce(0, +)
+        service.sentCount.add(Int(sent), ordering: .relaxed)
+        service.failedCount.add(Int(failed), ordering: .relaxed)
         var body: [String: JSONValue] = ["numSent": increment(sent), "numFailed": increment(failed), "count": increment(tally.targeted)]
         for (type, n) in tally.sent { body["sentPerType.\(type)"] = increment(n) }
         for (type, n) in tally.failed { body["failedPerType.\(type)"] = increment(n) }

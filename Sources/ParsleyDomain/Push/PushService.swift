@@ -18,6 +18,11 @@ public final class PushService: Sendable {
     let logger = Logger(label: "parsley.push")
     /// Set when this node queued a push, so the runner looks at once.
     private let wake = Atomic<Bool>(false)
+    /// Messages this process sent and failed to send since the start (the dashboard's health charts).
+    let sentCount = Atomic<Int>(0)
+    let failedCount = Atomic<Int>(0)
+    public var messagesSent: Int { sentCount.load(ordering: .relaxed) }
+    public var messagesFailed: Int { failedCount.load(ordering: .relaxed) }
 
     init(objects: ObjectService, queries: QueryService, settings: PushOptions) {
         self.objects = objects

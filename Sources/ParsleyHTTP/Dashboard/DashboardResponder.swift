@@ -12,6 +12,7 @@ struct DashboardResponder: Sendable {
     let api: ParseAPI
     let sessions: DashboardSessions
     let counters: RequestCounters
+    let history: MetricHistory
 
     static let prefix = "/dashboard"
 
@@ -31,10 +32,22 @@ struct DashboardResponder: Sendable {
             guard let id = cookie(request), let session = sessions.session(id) else { return Self.json(401, ["error": "not signed in"]) }
             return Self.json(200, description(session))
         case (.get, "/api/health"):
-            guard sessions.verified(cookie: request.headers[.cookie], csrf: request.headers[Self.csrfHeader]) != nil else {
-                return Self.json(401, ["error": "not signed in"])
-            }
+            guard verified(request) != nil else { return Self.json(401, ["error": "not signed in"]) }
             return Self.json(200, await health())
+        case (.get, "/api/metrics"):
+            guard verified(request) != nil else { return Self.json(401, ["error": "not signed in"]) }
+            let query = Self.query(request)
+            let up = Int((ContinuousClock.now - counters.started) / .seconds(1))
+            return Self.json(200, history.json(longRange: query["range"] == "all", since: query["since"].flatMap { Int64($0) }, upSeconds: up))
+        case (.get, "/api/logs"):
+            guard verified(request) != nil else { return Self.json(401, ["error": "not signed in"]) }
+            return Self.json(200, DashboardLogs.answer(LogRing.shared, DashboardLogs.Filter(query: Self.query(request))))
+        case (.get, _) where rest.hasPrefix("/api/classes/") && rest.hasSuffix("/export"):
+            guard let session = verified(request) else { return Self.json(401, ["error": "not signed in"]) }
+            return await export(request, className: Self.className(rest, suffix: "/export"), session: session)
+        case (.post, _) where rest.hasPrefix("/api/classes/") && rest.hasSuffix("/import"):
+            guard let session = verified(request) else { return Self.json(401, ["error": "not signed in"]) }
+            return await importing(request, className: Self.className(rest, suffix: "/import"), session: session)
         case (.post, "/api/logout"):
             if let id = cookie(request), sessions.verified(cookie: request.headers[.cookie], csrf: request.headers[Self.csrfHeader]) != nil {
                 await sessions.end(id)
@@ -69,6 +82,23 @@ struct DashboardResponder: Sendable {
                 "subscriptions": .int(Int64(api.services.liveQuery.subscriptionCount)),
             ],
         ]
+    }
+
+    /// The session of a request that carries its cookie together with its CSRF token.
+    func verified(_ request: Request) -> DashboardSessions.Session? {
+        sessions.verified(cookie: request.headers[.cookie], csrf: request.headers[Self.csrfHeader])
+    }
+
+    /// The query string's parameters (the last of a repeated one).
+    static func query(_ request: Request) -> [String: String] {
+        var out: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters { out[String(key)] = String(value) }
+        return out
+    }
+
+    /// `Post` of `/api/classes/Post/export`.
+    static func className(_ rest: String, suffix: String) -> String {
+        String(rest.dropFirst("/api/classes/".count).dropLast(suffix.count)).removingPercentEncoding()
     }
 
     func cookie(_ request: Request) -> String? { request.headers[.cookie].flatMap(DashboardSessions.cookieValue) }

@@ -12,6 +12,8 @@ struct AccessRecord: Sendable {
     var duration: Duration
     var requestId: String
     var ip: Client
+    /// The objectId of the session's user (nil: no session token); kept for the dashboard's log table, not written.
+    var user: String? = nil
 
     /// The client's address: an IPv4 address is kept as its number and written digit by digit (no `inet_ntop`, no
     /// string per request); others as text.
@@ -129,13 +131,13 @@ public enum AccessLog {
     static func log(_ record: AccessRecord, logger: Logger) {
         let index = direct.load(ordering: .relaxed)
         guard index >= 0 else {
-            logger.info(
-                "request",
-                metadata: [
-                    "method": .string(record.method), "path": .string(record.path), "status": .stringConvertible(record.status),
-                    "duration_ms": .string(record.durationText),
-                    "ip": .string(record.ip.text),
-                ])
+            var metadata: Logger.Metadata = [
+                "method": .string(record.method), "path": .string(record.path), "status": .stringConvertible(record.status),
+                "duration_ms": .string(record.durationText),
+                "ip": .string(record.ip.text),
+            ]
+            if let user = record.user { metadata["user"] = .string(user) }
+            logger.info("request", metadata: metadata)
             return
         }
         var record = record

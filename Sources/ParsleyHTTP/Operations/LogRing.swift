@@ -15,6 +15,8 @@ public final class LogRing: Sendable {
         var access: AccessRecord?
         /// Milliseconds since 1970.
         public var time: Int64
+        /// Its place among every line this process logged (the dashboard's live tail asks for those after one).
+        public var sequence: Int64 = 0
 
         /// `label: message key=value ...`, secrets removed.
         public var message: String {
@@ -36,6 +38,7 @@ public final class LogRing: Sendable {
         var entries: [Entry] = []
         var next = 0
         var capacity: Int
+        var appended: Int64 = 0
     }
     private let state: Mutex<State>
 
@@ -45,7 +48,7 @@ public final class LogRing: Sendable {
     public func resize(_ capacity: Int) {
         state.withLock { s in
             let kept = ordered(s).suffix(max(1, capacity))
-            s = State(entries: Array(kept), next: 0, capacity: max(1, capacity))
+            s = State(entries: Array(kept), next: 0, capacity: max(1, capacity), appended: s.appended)
         }
     }
 
@@ -58,7 +61,10 @@ public final class LogRing: Sendable {
     }
 
     private func append(_ entry: Entry) {
+        var entry = entry
         state.withLock { s in
+            s.appended += 1
+            entry.sequence = s.appended
             if s.entries.count < s.capacity {
                 s.entries.append(entry)
             } else {
@@ -76,6 +82,9 @@ public final class LogRing: Sendable {
         if !ascending { picked.reverse() }
         return Array(picked.prefix(max(0, limit)))
     }
+
+    /// Every line kept, oldest first.
+    func all() -> [Entry] { state.withLock { ordered($0) } }
 
     private func ordered(_ s: State) -> [Entry] {
         s.entries.count < s.capacity ? s.entries : Array(s.entries[s.next...] + s.entries[..<s.next])

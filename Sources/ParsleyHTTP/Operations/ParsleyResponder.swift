@@ -52,6 +52,8 @@ public struct ParsleyResponder: HTTPResponder {
 
     static let requestIdHeader = HTTPField.Name("X-Request-Id")!
     static let retryAfter = HTTPField.Name("Retry-After")!
+    /// The session's user, from `ResolveSession` to the access log; never sent to the client.
+    static let userHeader = HTTPField.Name("X-Parsley-Internal-User")!
 
     public func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
@@ -69,7 +71,9 @@ public struct ParsleyResponder: HTTPResponder {
         if segments == ["health"] {
             response = await health()
         } else if transport.options.dashboard.enabled, DashboardResponder.owns(path) {
-            response = await DashboardResponder(api: transport.api, sessions: transport.dashboardSessions, counters: transport.counters).respond(
+            response = await DashboardResponder(
+                api: transport.api, sessions: transport.dashboardSessions, counters: transport.counters, history: transport.history
+            ).respond(
                 to: request, context: inner)
         } else {
             response = try await transport.respond(to: request, context: inner)
@@ -78,14 +82,16 @@ public struct ParsleyResponder: HTTPResponder {
         if transport.cors.configured, response.headers[.accessControlAllowOrigin] != nil {
             transport.cors.apply(to: &response.headers, origin: request.headers[.origin])
         }
-        transport.counters.count(status: response.status.code)
         let elapsed = ContinuousClock.now - start
+        transport.counters.count(status: response.status.code, duration: elapsed)
         operations.metrics?.record(method: request.method.rawValue, route: Self.route(segments), status: response.status.code, duration: elapsed)
+        let user = response.headers[Self.userHeader]
+        if user != nil { response.headers[Self.userHeader] = nil }
         if operations.accessLog, logger.logLevel <= .info {
             AccessLog.log(
                 AccessRecord(
                     method: request.method.rawValue, path: path, status: response.status.code, duration: elapsed, requestId: requestId,
-                    ip: forwarded ? .text(inner.clientAddress ?? "-") : AccessRecord.Client(context.remoteAddress)),
+                    ip: forwarded ? .text(inner.clientAddress ?? "-") : AccessRecord.Client(context.remoteAddress), user: user),
                 logger: logger)
         }
         return response
@@ -210,19 +216,4 @@ final class HealthCheck: Sendable {
 
     func passed() { lastPassed.store(now, ordering: .relaxed) }
     func failed() { lastPassed.store(-1, ordering: .relaxed) }
-}
-
-/// Requests answered and those answered with a server error, since the start.
-final class RequestCounters: Sendable {
-    let started = ContinuousClock.now
-    private let answered = Atomic<Int>(0)
-    private let failed = Atomic<Int>(0)
-
-    func count(status: Int) {
-        answered.add(1, ordering: .relaxed)
-        if status >= 500 { failed.add(1, ordering: .relaxed) }
-    }
-
-    var total: Int { answered.load(ordering: .relaxed) }
-    var serverErrors: Int { failed.load(ordering: .relaxed) }
 }

@@ -20,6 +20,8 @@ public struct ParseTransport: HTTPResponder {
     let dashboardSessions: DashboardSessions
     /// Requests answered since the start (the dashboard's health page).
     let counters = RequestCounters()
+    /// Those counts and the pool's, LiveQuery's and push's, second by second (the dashboard's health charts).
+    let history = MetricHistory()
     /// `allowOrigin` and `allowHeaders`, applied to every answer by `ParsleyResponder`.
     let cors: CORSPolicy
     private let router = RouterHolder()
