@@ -202,7 +202,7 @@ let package = Package(
             // The embedded dashboard's pages, compiled into the binary (no files to ship beside it).
             resources: [
                 "index.html", "style.css", "dom.js", "api.js", "values.js", "app.js", "browser.js", "schema.js", "config.js", "console.js",
-                "people.js", "cloud.js", "push.js", "logs.js", "graphql.js",
+                "people.js", "cloud.js", "push.js", "logs.js", "graphql.js", "health.js", "charts.js", "transfer.js",
             ]
             .map { .embedInCode("Dashboard/Assets/\($0)") },
             swiftSettings: swiftSettings

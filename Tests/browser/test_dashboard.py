@@ -1,6 +1,8 @@
 """The embedded dashboard as a person uses it, in headless Chromium; every change is checked through the REST API."""
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
@@ -8,7 +10,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from conftest import MASTER_KEY, READ_ONLY_KEY
+from conftest import APP_ID, MASTER_KEY, READ_ONLY_KEY
 
 TYPES = ["String", "Number", "Boolean", "Date", "Object", "Array", "Pointer", "Relation", "File", "GeoPoint", "Polygon", "Bytes"]
 
@@ -245,6 +247,9 @@ def test_read_only_key(server, browser):
     open_class(browser, server, "Post")
     assert not [b for b in css(browser, ".toolbar button") if b.text in ("Add row", "Delete selected")]
     assert not [b for b in css(browser, "td.actions button")]
+    # Export is reading: offered; import is writing: not offered (and refused by the server: DashboardOperationsTests).
+    assert [b for b in css(browser, ".transfer button") if b.text == "Export"]
+    assert not css(browser, 'input[aria-label="file to import"]')
     # Whatever the page is made to send, the server refuses writes with this session.
     browser.get(server.url + "/dashboard#/console")
     Select(wait_for(lambda: css(browser, 'select[aria-label="method"]')[0])).select_by_visible_text("POST")
@@ -354,6 +359,126 @@ def test_cloud_push_logs_and_health(server, browser):
     assert wait_for(lambda: css(browser, ".error")[0].text).startswith("115:")
     # Logs and health.
     browser.get(server.url + "/dashboard#/logs")
-    assert "parsley serving" in wait_for(lambda: css(browser, "pre.log")[0].text, message="log lines")
+    wait_for(lambda: [c for c in css(browser, 'table.logs td[data-column="message"]') if "parsley serving" in c.text], message="log lines")
     browser.get(server.url + "/dashboard#/health")
     wait_for(lambda: "SQLite, answering" in css(browser, 'tr[data-figure="database"] td')[0].text, message="health")
+
+
+def request_with_id(server, path, request_id):
+    request = urllib.request.Request(server.url + "/parse" + path, headers={
+        "X-Parse-Application-Id": APP_ID, "X-Parse-Master-Key": MASTER_KEY, "X-Request-Id": request_id})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def console_errors(driver):
+    """Errors in the console since the last call (the sign-in page's 401 for the session it does not have yet is
+    drained by calling this once after signing in)."""
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def test_health_charts(server, browser):
+    server.rest("POST", "/classes/Post", {"title": "counted"})
+    assert request_with_id(server, "/classes/Post/missing", "chart-404") == 404
+    time.sleep(1.5)  # a sampled second or two
+    sign_in(browser, server)
+    console_errors(browser)
+    browser.get(server.url + "/dashboard#/health")
+    wait_for(lambda: "SQLite, answering" in css(browser, 'tr[data-figure="database"] td')[0].text, message="figures")
+    for chart in ["requests", "latency", "errors", "writes", "pool", "livequery", "push"]:
+        wait_for(lambda: css(browser, f'figure[data-chart="{chart}"] svg.chart polyline'), message=f"chart {chart}")
+    assert wait_for(lambda: css(browser, 'figure[data-chart="requests"] .readout')[0].text).startswith("now: requests/s")
+    # Since the start: the same charts (a young process has only its seconds).
+    click(browser, "Since start")
+    wait_for(lambda: [b for b in css(browser, "button[aria-pressed=true]") if b.text == "Since start"], message="range")
+    wait_for(lambda: css(browser, 'figure[data-chart="errors"] svg.chart polyline'), message="charts again")
+    # Each chart links to its log lines: the errors chart to the 4xx and 5xx requests of its span.
+    css(browser, 'figure[data-chart="errors"] a.logs-link')[0].click()
+    wait_for(lambda: "status=errors" in browser.current_url, message="logs link")
+    wait_for(lambda: [c for c in css(browser, 'table.logs td[data-column="path"]') if c.text == "/parse/classes/Post/missing"], message="the 404")
+    statuses = [c.text for c in css(browser, 'table.logs td[data-column="status"]')]
+    assert statuses and all(s.startswith(("4", "5")) for s in statuses), statuses
+    browser.get(server.url + "/dashboard#/health")
+    wait_for(lambda: css(browser, 'figure[data-chart="latency"] svg.chart polyline'), message="charts")
+    assert console_errors(browser) == []
+
+
+def test_logs_table(server, browser):
+    for i in range(3):
+        server.rest("POST", "/classes/Post", {"n": i})
+    assert request_with_id(server, "/classes/Post", "drill-down-1") == 200
+    assert request_with_id(server, "/classes/Post/nope", "not-found-1") == 404
+    sign_in(browser, server)
+    console_errors(browser)
+    browser.get(server.url + "/dashboard#/logs")
+    wait_for(lambda: len(css(browser, "table.logs tbody tr")) > 5, message="log rows")
+    # A filter per column: status.
+    Select(css(browser, 'select[aria-label="filter status"]')[0]).select_by_visible_text("4xx")
+    wait_for(lambda: "status=4xx" in browser.current_url, message="status filter")
+    wait_for(lambda: [c for c in css(browser, 'table.logs td[data-column="path"]') if c.text == "/parse/classes/Post/nope"], message="the 404")
+    statuses = [c.text for c in css(browser, 'table.logs td[data-column="status"]')]
+    assert statuses and all(s.startswith("4") for s in statuses), statuses
+    # Method and path.
+    browser.get(server.url + "/dashboard#/logs")
+    Select(wait_for(lambda: css(browser, 'select[aria-label="filter method"]'))[0]).select_by_visible_text("POST")
+    wait_for(lambda: "method=POST" in browser.current_url, message="method filter")
+    settled(browser)
+    path = wait_for(lambda: css(browser, 'input[aria-label="filter path"]'))[0]
+    path.send_keys("classes/Post", Keys.ENTER)
+    wait_for(lambda: "path=classes%2FPost" in browser.current_url, message="path filter")
+    wait_for(lambda: len(css(browser, "table.logs tbody tr")) == 3, message="the three creates")
+    assert {c.text for c in css(browser, 'table.logs td[data-column="method"]')} == {"POST"}
+    # Slowest first.
+    click(browser, "Slowest first")
+    wait_for(lambda: "sort=slow" in browser.current_url, message="slowest first")
+    settled(browser)
+    durations = [float(c.text) for c in css(browser, 'table.logs td[data-column="durationMs"]')]
+    assert durations == sorted(durations, reverse=True) and len(durations) == 3
+    # A click on a request id: every line of that request.
+    browser.get(server.url + "/dashboard#/logs")
+    wait_for(lambda: css(browser, 'button[aria-label="lines of request drill-down-1"]'))[0].click()
+    wait_for(lambda: "requestId=drill-down-1" in browser.current_url, message="drill-down")
+    wait_for(lambda: css(browser, "table.logs tbody tr"), message="its lines")
+    settled(browser)
+    assert {r.get_attribute("data-request-id") for r in css(browser, "table.logs tbody tr")} == {"drill-down-1"}
+    assert "request drill-down-1" in css(browser, ".chips .chip")[0].text
+    # Live tail: a new request shows up without a reload.
+    browser.get(server.url + "/dashboard#/logs")
+    wait_for(lambda: css(browser, "table.logs tbody tr"), message="rows")
+    click(browser, "Live tail")
+    assert request_with_id(server, "/classes/Post", "tail-1") == 200
+    wait_for(lambda: css(browser, 'table.logs tr[data-request-id="tail-1"]'), timeout=10, message="tailed line")
+    assert console_errors(browser) == []
+
+
+def test_export_and_import(server, browser, tmp_path):
+    server.rest("POST", "/schemas/Track", {"className": "Track", "fields": {"title": {"type": "String"}, "plays": {"type": "Number"}}})
+    for i in range(3):
+        server.rest("POST", "/classes/Track", {"title": f"track, {i}", "plays": i})
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    browser.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+    sign_in(browser, server)
+    console_errors(browser)
+    open_class(browser, server, "Track")
+    Select(css(browser, 'select[aria-label="export format"]')[0]).select_by_visible_text("CSV")
+    click(browser, "Export")
+    exported = wait_for(lambda: [p for p in downloads.glob("Track.csv")], message="downloaded CSV")[0]
+    text = wait_for(lambda: exported.read_text() if exported.read_text().count("\n") == 4 else None, message="whole file")
+    assert text.startswith("objectId,createdAt,updatedAt,ACL,plays,title\n")
+    assert '"track, 1"' in text
+    # Import: two good rows, one of the wrong type.
+    source = tmp_path / "more.jsonl"
+    source.write_text('{"title": "imported a", "plays": 10}\n{"title": "wrong", "plays": "ten"}\n{"title": "imported b"}\n')
+    css(browser, 'input[aria-label="file to import"]')[0].send_keys(str(source))
+    click(browser, "Import")
+    report = wait_for(lambda: css(browser, '[aria-label="import report"]')[0].text, message="import report")
+    assert "Imported 2 objects in 1 batch; 1 row refused." in report
+    refused = [c.text for c in css(browser, 'table[aria-label="refused rows"] tbody td')]
+    assert refused[:2] == ["2", "111"] and "plays" in refused[2]
+    wait_for(lambda: css(browser, ".total")[0].text == "5 objects", message="table reloaded")
+    assert server.rest("GET", "/classes/Track?count=1&limit=0")["count"] == 5
+    assert console_errors(browser) == []

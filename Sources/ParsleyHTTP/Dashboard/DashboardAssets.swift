@@ -17,5 +17,8 @@ enum DashboardAssets {
         "cloud.js": ("text/javascript; charset=utf-8", PackageResources.cloud_js),
         "push.js": ("text/javascript; charset=utf-8", PackageResources.push_js),
         "logs.js": ("text/javascript; charset=utf-8", PackageResources.logs_js),
+        "health.js": ("text/javascript; charset=utf-8", PackageResources.health_js),
+        "charts.js": ("text/javascript; charset=utf-8", PackageResources.charts_js),
+        "transfer.js": ("text/javascript; charset=utf-8", PackageResources.transfer_js),
     ]
 }

@@ -7,6 +7,7 @@ import ParsleyCore
 /// 4xx and 5xx, or a number), `method`, `path` (contained), `requestId`, `user` (exact), `text` (contained in the
 /// line, any case), `minMs`, `from`/`until` (milliseconds since 1970), `after` (lines logged after this `sequence`:
 /// the live tail), `sort=slow` (requests, slowest first; otherwise newest first), `limit` (default 200, at most 2000).
+/// The dashboard's own calls to this endpoint and to the metrics are left out unless `path` names `/dashboard`.
 struct DashboardLogs {
     /// One line as the table shows it.
     struct Row {
@@ -110,6 +111,10 @@ struct DashboardLogs {
             let e = row.entry
             guard e.level >= minimum, e.time >= (from ?? .min), e.time <= (until ?? .max), e.sequence > (after ?? .min) else { return false }
             guard statusMatches(row.status) else { return false }
+            // The dashboard's own polling (this table's live tail, the health charts) unless asked for by path.
+            if path?.contains("/dashboard") != true, let p = row.path, p.hasPrefix("/dashboard/api/logs") || p.hasPrefix("/dashboard/api/metrics") {
+                return false
+            }
             if let method, row.method != method { return false }
             if let path, row.path?.contains(path) != true { return false }
             if let requestId, row.requestId != requestId { return false }

@@ -94,3 +94,38 @@ export async function health() {
   const response = await fetch('/dashboard/api/health', { credentials: 'same-origin', headers: { 'X-Parsley-Dashboard-CSRF': session.csrfToken } });
   return json(response);
 }
+
+// The dashboard's own endpoints (same-origin, CSRF token in a header): `/dashboard/api/...` with query `params`.
+function query(params) {
+  const parts = Object.entries(params ?? {}).filter(([, v]) => v !== undefined && v !== null && v !== '')
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`);
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+async function dashboard(method, path, params, body) {
+  const init = { method, credentials: 'same-origin', headers: { 'X-Parsley-Dashboard-CSRF': session.csrfToken } };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/octet-stream';
+    init.body = body;
+  }
+  return fetch(`/dashboard/api${path}${query(params)}`, init);
+}
+
+// Per-second figures of this process: the last hour (range 'hour') or since the start ('all'), as columns.
+export async function metrics(range) { return json(await dashboard('GET', '/metrics', { range })); }
+
+// Log lines as table rows ({results, latest}); `params` filter them (level, status, method, path, requestId, user,
+// text, minMs, from, until, after, sort, limit).
+export async function logs(params) { return json(await dashboard('GET', '/logs', params)); }
+
+// A class as JSON lines or CSV (`where` as find takes it): a Blob to download.
+export async function exportClass(className, format, where) {
+  const response = await dashboard('GET', `/classes/${encodeURIComponent(className)}/export`, { format, where });
+  if (!response.ok) await json(response);
+  return response.blob();
+}
+
+// A JSON lines or CSV file into a class: the report {imported, batches, refusedCount, refused: [{line, code, error}]}.
+export async function importClass(className, format, file) {
+  return json(await dashboard('POST', `/classes/${encodeURIComponent(className)}/import`, { format }, file));
+}

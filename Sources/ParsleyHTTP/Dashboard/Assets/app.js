@@ -9,7 +9,8 @@ import { graphqlView } from './graphql.js';
 import { usersView, rolesView } from './people.js';
 import { functionsView, jobsView, webhooksView } from './cloud.js';
 import { pushView } from './push.js';
-import { logsView, healthView } from './logs.js';
+import { logsView } from './logs.js';
+import { healthView } from './health.js';
 
 const app = document.getElementById('app');
 
@@ -77,7 +78,7 @@ async function route() {
       case 'jobs': nav.remove(); await jobsView(main); break;
       case 'webhooks': nav.remove(); await webhooksView(main); break;
       case 'push': nav.remove(); await pushView(main); break;
-      case 'logs': nav.remove(); await logsView(main); break;
+      case 'logs': nav.remove(); await logsView(main, params); break;
       case 'health': nav.remove(); await healthView(main); break;
       default: {
         const wanted = decodeURIComponent(rest[0] ?? '');

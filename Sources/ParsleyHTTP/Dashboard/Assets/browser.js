@@ -1,9 +1,10 @@
 // The data browser: classes with their counts, a paged table of one class (keyset paging: each page continues after
 // the last row of the one before, so big classes cost no OFFSET), sorting, filters, type-aware editors, add,
-// duplicate and delete.
+// duplicate and delete, export and import (transfer.js).
 import { h, clear, button, busy, errorBox } from './dom.js';
 import * as api from './api.js';
 import { display, editor, filterValue } from './values.js';
+import { transferControls } from './transfer.js';
 
 const PAGE = 50;
 const BUILTIN = { objectId: 'String', createdAt: 'Date', updatedAt: 'Date', ACL: 'ACL' };
@@ -270,6 +271,8 @@ export function classView(root, className, schema, params) {
     }), { class: 'primary' }),
     readOnly ? null : button('Delete selected', () => remove([...state.selected]), { class: 'danger' }),
     button('Refresh', () => load()));
-  clear(root, toolbar, filterForm, chips, h('details', {}, h('summary', {}, 'where'), whereView), status, table, pager);
+  const report = h('div', {});
+  const transfer = h('div', { class: 'toolbar transfer' }, transferControls(className, () => where(null), () => load(), status, report));
+  clear(root, toolbar, transfer, filterForm, chips, h('details', {}, h('summary', {}, 'where'), whereView), status, report, table, pager);
   load();
 }
