@@ -445,6 +445,12 @@ def test_logs_table(server, browser):
     settled(browser)
     assert {r.get_attribute("data-request-id") for r in css(browser, "table.logs tbody tr")} == {"drill-down-1"}
     assert "request drill-down-1" in css(browser, ".chips .chip")[0].text
+    # Time: the last minutes.
+    browser.get(server.url + "/dashboard#/logs")
+    Select(wait_for(lambda: css(browser, 'select[aria-label="filter time"]'))[0]).select_by_visible_text("last 5 min")
+    wait_for(lambda: "from=" in browser.current_url, message="time filter")
+    wait_for(lambda: css(browser, 'table.logs tr[data-request-id="drill-down-1"]'), message="recent lines")
+    assert "–" in css(browser, ".chips .chip")[0].text
     # Live tail: a new request shows up without a reload.
     browser.get(server.url + "/dashboard#/logs")
     wait_for(lambda: css(browser, "table.logs tbody tr"), message="rows")

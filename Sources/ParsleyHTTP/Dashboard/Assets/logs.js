@@ -41,8 +41,12 @@ export async function logsView(root, params = {}) {
     el.addEventListener('change', () => go({ [key]: el.value }));
     return el;
   }
+  const since = h('select', { 'aria-label': 'filter time' },
+    [['', 'any time'], ['60', 'last minute'], ['300', 'last 5 min'], ['900', 'last 15 min'], ['3600', 'last hour']]
+      .map(([value, label]) => h('option', { value }, label)));
+  since.addEventListener('change', () => go({ from: since.value ? Date.now() - Number(since.value) * 1000 : '', until: '' }));
   const filterRow = h('tr', { class: 'filters' },
-    h('th', {}, ''),
+    h('th', {}, since),
     h('th', { class: 'wide' }, select('level', [['verbose', 'all'], ['info', 'info'], ['warn', 'warn'], ['error', 'error']])),
     h('th', {}, select('status', [['', 'any'], ['2xx', '2xx'], ['3xx', '3xx'], ['4xx', '4xx'], ['5xx', '5xx'], ['errors', '4xx+5xx']])),
     h('th', {}, select('method', [['', 'any'], ...['GET', 'POST', 'PUT', 'DELETE'].map((m) => [m, m])])),
