@@ -66,15 +66,14 @@ final class MetricHistory: Sendable {
                 s.recent[s.next] = sample
                 s.next = (s.next + 1) % Self.recentCapacity
             }
-            let spanStart = sample.time - sample.time % s.longStep
-            if var pending = s.pending, pending.time == spanStart {
+            if var pending = s.pending, pending.time == sample.time - sample.time % s.longStep {
                 pending.merge(sample)  // (its latency comes from the counts when it closes)
                 for i in 0..<64 { s.pendingLatency[i] += latency[i] }
                 s.pending = pending
             } else {
                 if let pending = s.pending { Self.close(pending, latency: s.pendingLatency, into: &s) }
                 var fresh = sample
-                fresh.time = spanStart
+                fresh.time = sample.time - sample.time % s.longStep  // (closing may have doubled the step)
                 s.pending = fresh
                 s.pendingLatency = latency
             }
