@@ -391,6 +391,10 @@ def test_health_charts(server, browser):
     for chart in ["requests", "latency", "errors", "writes", "pool", "livequery", "push"]:
         wait_for(lambda: css(browser, f'figure[data-chart="{chart}"] svg.chart polyline'), message=f"chart {chart}")
     assert wait_for(lambda: css(browser, 'figure[data-chart="requests"] .readout')[0].text).startswith("now: requests/s")
+    # Every 5 seconds the charts grow by the seconds since their last point.
+    points = lambda: len(css(browser, 'figure[data-chart="requests"] svg.chart polyline')[0].get_attribute("points").split())
+    before = points()
+    wait_for(lambda: points() > before, timeout=12, message="charts updated with the later seconds")
     # Since the start: the same charts (a young process has only its seconds).
     click(browser, "Since start")
     wait_for(lambda: [b for b in css(browser, "button[aria-pressed=true]") if b.text == "Since start"], message="range")

@@ -111,8 +111,9 @@ async function dashboard(method, path, params, body) {
   return fetch(`/dashboard/api${path}${query(params)}`, init);
 }
 
-// Per-second figures of this process: the last hour (range 'hour') or since the start ('all'), as columns.
-export async function metrics(range) { return json(await dashboard('GET', '/metrics', { range })); }
+// Per-second figures of this process: the last hour (range 'hour') or since the start ('all'), as columns; with
+// `since` (seconds), only the later points.
+export async function metrics(range, since) { return json(await dashboard('GET', '/metrics', { range, since })); }
 
 // Log lines as table rows ({results, latest}); `params` filter them (level, status, method, path, requestId, user,
 // text, minMs, from, until, after, sort, limit).

@@ -36,14 +36,29 @@ export async function healthView(root) {
   const table = h('table', { class: 'data figures' });
   const grid = h('div', { class: 'charts', 'aria-label': 'charts' });
   let range = 'hour';
+  let data = null;
   const ranges = [['hour', 'Last hour'], ['all', 'Since start']].map(([value, label]) => button(label, () => {
     range = value;
+    data = null;
     for (const b of ranges) b.setAttribute('aria-pressed', String(b.dataset.range === range));
     drawCharts();
   }, { 'aria-pressed': String(value === range), dataset: { range: value } }));
+  // The last hour is fetched once, then only the seconds after the last point.
   async function drawCharts() {
-    const m = await api.metrics(range);
-    clear(grid, charts(m));
+    const last = data?.time[data.time.length - 1];
+    if (range === 'hour' && data?.step === 1 && last !== undefined) {
+      const more = await api.metrics(range, last);
+      if (more.step === 1) {
+        for (const [key, values] of Object.entries(more)) {
+          if (Array.isArray(values)) data[key] = data[key].concat(values).slice(-3600);
+        }
+      } else {
+        data = more;
+      }
+    } else {
+      data = await api.metrics(range);
+    }
+    clear(grid, charts(data));
   }
   async function load() {
     await busy(table, status, async () => {
