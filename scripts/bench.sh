@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks, release build, each printing its figures beside a baseline measured in the same run.
-#   scripts/bench.sh              what users judge: the request edge and the access log (--edge), the journal app's
+#   scripts/bench.sh              what users judge: create and get by id against the shared bare server
+#                                 (../shared/perf-baseline, SQLite and PostgreSQL: scripts/bench-baseline.sh), the
+#                                 request edge and the access log (--edge), the journal app's
 #                                 workload on SQLite and PostgreSQL (--journal), cost by class size 10^4..10^7
 #                                 (--growth, table + docs/growth.png); then a summary of their ratios
 #   scripts/bench.sh --all        also the micro and feature benchmarks (core table, change events, cloud code, files,
@@ -25,14 +27,19 @@ if [[ $# -gt 0 ]]; then
   if [[ "$1" == "--all" ]]; then all=true; else exec "$bin/parsley-bench" "$@"; fi
 fi
 
+out="bench-results/$(date -u +%Y%m%d-%H%M%S)"
+mkdir -p "$out"
+# First, before the throwaway cluster below: it starts (and stops) one of its own on the same port.
+echo "== baseline: scripts/bench-baseline.sh"
+scripts/bench-baseline.sh | tee "$out/baseline.txt"
+echo
+
 pg="${PARSLEY_BENCH_POSTGRES_URL:-}"
 if [[ -z "$pg" ]]; then
   eval "$(scripts/pg-test-cluster.sh)"
   pg="$PARSLEY_TEST_POSTGRES_URL"
   trap 'scripts/pg-test-cluster.sh stop >/dev/null 2>&1 || true' EXIT
 fi
-out="bench-results/$(date -u +%Y%m%d-%H%M%S)"
-mkdir -p "$out"
 line=(stdbuf -oL)
 command -v stdbuf >/dev/null 2>&1 || line=()
 
@@ -59,7 +66,7 @@ if $all; then
 fi
 
 echo "== summary (ratios against the baselines measured in the same runs; full outputs in $out)"
-for name in edge journal growth; do
+for name in baseline edge journal growth; do
   echo "-- $name"
   grep -E '^\||^[A-Za-z].*: req/s' "$out/$name.txt" || true
 done

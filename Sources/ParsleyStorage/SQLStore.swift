@@ -133,12 +133,7 @@ extension SQLStore {
         let alias = "t0"
         var fields = spec.keys.map { keys in spec.schema.storedFields.filter { keys.contains($0.name) } } ?? spec.schema.storedFields
         if !spec.includeInternal, fields.contains(where: { $0.name.hasPrefix("_") }) { fields.removeAll { $0.name.hasPrefix("_") } }
-        var select = "SELECT "
-        for (i, name) in (["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"] + fields.map(\.name)).enumerated() {
-            if i > 0 { select += ", " }
-            select += compiler.column(alias, name)
-        }
-        var f = SQLFragment(unsafeSQL: select)
+        var f = SQLFragment(unsafeSQL: SelectLists.shared.text(className: spec.schema.className, fields: fields, alias: alias, compiler: compiler))
         var scoreColumn = false
         if spec.withTextScore, let (path, search) = spec.predicate.textSearch,
             case .column(let e, _) = compiler.target(path, schema: spec.schema, alias: alias)

@@ -205,6 +205,54 @@ public struct ParseTransport: HTTPResponder {
 
     /// The keys and tokens of a request: headers first, then the JS SDK's body fields.
     static func credentials(_ headers: HTTPFields, _ body: [String: String]) -> Credentials {
+        // One pass over the fields (a lookup per key name built HTTPFields' index on every request); a key sent twice
+        // is read the way HTTPFields' lookup reads it, below.
+        var found = Credentials()
+        var seen: UInt16 = 0
+        for field in headers {
+            let slot: UInt16
+            switch field.name.canonicalName {
+            case "x-parse-application-id": slot = 1 << 0
+            case "x-parse-master-key": slot = 1 << 1
+            case "x-parse-rest-api-key": slot = 1 << 2
+            case "x-parse-client-key": slot = 1 << 3
+            case "x-parse-javascript-key": slot = 1 << 4
+            case "x-parse-windows-key": slot = 1 << 5
+            case "x-parse-session-token": slot = 1 << 6
+            case "x-parse-installation-id": slot = 1 << 7
+            case "cookie": slot = 1 << 8
+            case "x-parsley-dashboard-csrf": slot = 1 << 9
+            case "x-parse-maintenance-key": slot = 1 << 10
+            default: continue
+            }
+            guard seen & slot == 0 else { return credentialsByLookup(headers, body) }
+            seen |= slot
+            let value = field.value
+            switch slot {
+            case 1 << 0: found.applicationId = value
+            case 1 << 1: found.masterKey = value
+            case 1 << 2: found.restKey = value
+            case 1 << 3: found.clientKey = value
+            case 1 << 4: found.javascriptKey = value
+            case 1 << 5: found.windowsKey = value
+            case 1 << 6: found.sessionToken = value
+            case 1 << 7: found.installationId = value
+            case 1 << 8: found.cookie = value
+            case 1 << 9: found.csrf = value
+            default: found.maintenanceKey = value
+            }
+        }
+        if !body.isEmpty {
+            found.applicationId = found.applicationId ?? body["_ApplicationId"]
+            found.masterKey = found.masterKey ?? body["_MasterKey"]
+            found.javascriptKey = found.javascriptKey ?? body["_JavaScriptKey"]
+            found.sessionToken = found.sessionToken ?? body["_SessionToken"]
+            found.installationId = found.installationId ?? body["_InstallationId"]
+        }
+        return found
+    }
+
+    static func credentialsByLookup(_ headers: HTTPFields, _ body: [String: String]) -> Credentials {
         Credentials(
             applicationId: headers[applicationId] ?? body["_ApplicationId"], masterKey: headers[masterKey] ?? body["_MasterKey"],
             restKey: headers[restKey], clientKey: headers[clientKey], javascriptKey: headers[javascriptKey] ?? body["_JavaScriptKey"],
