@@ -27,17 +27,8 @@ extension Export {
         var options = setup.options
         try ServerSettings.applyFileSettings(to: &options, dataDir: setup.dataDir, values: setup.values)
         let (database, shown) = try await setup.open()
-        let writer: LineWriter
-        if let output {
-            guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
-                try? await database.close()
-                throw ServerSettings.Invalid(description: "cannot create \(output)")
-            }
-            writer = LineWriter(handle)
-        } else {
-            writer = LineWriter(.standardOutput)
-        }
-        do {
+        let writer = try await Transfer.writer(to: output, database: database)
+        try await Transfer.removingOutputOnFailure(output) {
             let count = try await database.serving {
                 let services = try await ParseServices.open(options: options, database: database, adapters: .standard)
                 let count = try await ClassExport(queries: services.queries).run(className, format: chosen, where: whereValue, auth: .master) {
@@ -47,9 +38,6 @@ extension Export {
                 return count
             }
             Transfer.note("exported \(count) objects of \(className) from \(shown)\(output.map { " to \($0)" } ?? "")")
-        } catch {
-            if let output { try? FileManager.default.removeItem(atPath: output) }
-            throw error
         }
     }
 }
@@ -61,13 +49,7 @@ extension Import {
         guard let chosen = ClassExport.Format(rawValue: formatName) else {
             throw ServerSettings.Invalid(description: "--format must be jsonl or csv")
         }
-        let handle: FileHandle
-        if file == "-" {
-            handle = .standardInput
-        } else {
-            guard let h = FileHandle(forReadingAtPath: file) else { throw ServerSettings.Invalid(description: "cannot read \(file)") }
-            handle = h
-        }
+        let handle = try Transfer.input(file)
         let setup = try Transfer.Setup(settings, createFolders: false)
         if let path = setup.sqlitePath, !FileManager.default.fileExists(atPath: path) {
             throw ServerSettings.Invalid(description: "no database at \(path)")

@@ -45,18 +45,9 @@ struct Export: AsyncParsableCommand {
             var options = setup.options
             if files { try ServerSettings.applyFileSettings(to: &options, dataDir: setup.dataDir, values: setup.values) }
             let (database, shown) = try await setup.open()
-            let writer: LineWriter
-            if let output {
-                guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
-                    try? await database.close()
-                    throw ServerSettings.Invalid(description: "cannot create \(output)")
-                }
-                writer = LineWriter(handle)
-            } else {
-                writer = LineWriter(.standardOutput)
-            }
+            let writer = try await Transfer.writer(to: output, database: database)
             let start = ContinuousClock.now
-            do {
+            try await Transfer.removingOutputOnFailure(output) {
                 let summary = try await database.serving {
                     let store = SQLStore(database: database)
                     let exporter = TransferExporter(store: store, files: files ? Adapters.standard.fileStore(for: options, database: database) : nil)
@@ -65,9 +56,6 @@ struct Export: AsyncParsableCommand {
                     return summary
                 }
                 Transfer.note("exported \(summary) from \(shown)\(output.map { " to \($0)" } ?? "") in \(ContinuousClock.now - start)")
-            } catch {
-                if let output { try? FileManager.default.removeItem(atPath: output) }
-                throw error
             }
         }
     }
@@ -107,6 +95,33 @@ enum Transfer {
             var logger = Logger(label: "parsley")
             logger.logLevel = .warning
             return try await Serve.openDatabase(uri: uri, storage: storage, logger: logger)
+        }
+    }
+
+    /// The file an import reads (`-`: standard input).
+    static func input(_ file: String) throws -> FileHandle {
+        if file == "-" { return .standardInput }
+        guard let handle = FileHandle(forReadingAtPath: file) else { throw ServerSettings.Invalid(description: "cannot read \(file)") }
+        return handle
+    }
+
+    /// Where an export writes: a new file at `output` (the database is closed when it cannot be made), or standard output.
+    static func writer(to output: String?, database: any SQLDatabase) async throws -> LineWriter {
+        guard let output else { return LineWriter(.standardOutput) }
+        guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
+            try? await database.close()
+            throw ServerSettings.Invalid(description: "cannot create \(output)")
+        }
+        return LineWriter(handle)
+    }
+
+    /// Runs an export; a partly written `output` is removed when it fails.
+    static func removingOutputOnFailure<T>(_ output: String?, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            if let output { try? FileManager.default.removeItem(atPath: output) }
+            throw error
         }
     }
 

@@ -37,13 +37,7 @@ struct Import: AsyncParsableCommand {
     func run() async throws {
         try await Transfer.reportingErrors("import") {
             if className != nil { return try await importClass() }
-            let handle: FileHandle
-            if file == "-" {
-                handle = .standardInput
-            } else {
-                guard let h = FileHandle(forReadingAtPath: file) else { throw ServerSettings.Invalid(description: "cannot read \(file)") }
-                handle = h
-            }
+            let handle = try Transfer.input(file)
             let setup = try Transfer.Setup(settings, createFolders: true)
             var options = setup.options
             try ServerSettings.applyFileSettings(to: &options, dataDir: setup.dataDir, values: setup.values)

@@ -20,10 +20,11 @@ struct PushTransportFailureTests {
     let key = PushTestKeys.apnsKey()
 
     /// A client set as the providers' own (no re-dialling: a refused connection or a failed handshake fails at once, as
-    /// what it is), with a connect timeout long enough that a loaded machine does not turn those into timeouts.
+    /// what it is), with a connect timeout long enough that a loaded machine does not turn those into timeouts (5 s
+    /// was not: a CI run under full load counted a handshake that failed as a timeout).
     static func quickClient() -> HTTPClient {
         var settings = HTTPClient.Configuration()
-        settings.timeout = .init(connect: .seconds(5), read: .seconds(5))
+        settings.timeout = .init(connect: .seconds(20), read: .seconds(20))
         settings.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
     }
