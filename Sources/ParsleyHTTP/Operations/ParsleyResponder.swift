@@ -52,8 +52,6 @@ public struct ParsleyResponder: HTTPResponder {
 
     static let requestIdHeader = HTTPField.Name("X-Request-Id")!
     static let retryAfter = HTTPField.Name("Retry-After")!
-    /// The session's user, from `ResolveSession` to the access log; never sent to the client.
-    static let userHeader = HTTPField.Name("X-Parsley-Internal-User")!
 
     public func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
@@ -62,6 +60,8 @@ public struct ParsleyResponder: HTTPResponder {
         logger[metadataKey: "request_id"] = .string(requestId)
         var inner = context
         inner.logger = logger
+        let sessionUser = SessionUser()
+        inner.sessionUser = sessionUser
         let forwarded = transport.options.security.trustProxy != .none
         var request = request
         if forwarded { Self.applyTrustProxy(transport.options.security.trustProxy, &request, &inner) }
@@ -85,8 +85,7 @@ public struct ParsleyResponder: HTTPResponder {
         let elapsed = ContinuousClock.now - start
         transport.counters.count(status: response.status.code, duration: elapsed)
         operations.metrics?.record(method: request.method.rawValue, route: Self.route(segments), status: response.status.code, duration: elapsed)
-        let user = response.headers[Self.userHeader]
-        if user != nil { response.headers[Self.userHeader] = nil }
+        let user = sessionUser.id
         if operations.accessLog, logger.logLevel <= .info {
             AccessLog.log(
                 AccessRecord(

@@ -131,20 +131,16 @@ struct ResolveSession: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard !context.sessionResolved, let call = context.call, var auth = context.auth else { return try await next(request, context) }
         var context = context
-        var user: String?
         if !auth.isMaster, !auth.isMaintenance, let token = call.credentials.sessionToken, call.segments != ["login"] {
             let session = try await api.sessions.resolve(token)
             auth.userId = session.userId
             auth.sessionToken = token
             auth.roles = try await api.roleNames(session.userId)
             context.auth = auth
-            user = session.userId
+            context.sessionUser?.id = session.userId
         }
         context.sessionResolved = true
-        var response = try await next(request, context)
-        // For the access log's user column (`ParsleyResponder` takes the field off before the answer goes out).
-        if let user { response.headers[ParsleyResponder.userHeader] = user }
-        return response
+        return try await next(request, context)
     }
 }
 

@@ -27,6 +27,8 @@ public struct ParsleyRequestContext: RequestContext, RemoteAddressRequestContext
     var clientAddress: String?
     /// A trusted proxy said the client used HTTPS (`X-Forwarded-Proto`).
     var forwardedHTTPS = false
+    /// Set by `ParsleyResponder` for each request; `ResolveSession` fills it for the access log's user column.
+    var sessionUser: SessionUser?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -122,5 +124,15 @@ struct CopyOnWrite<Wrapped: Sendable>: Sendable {
             defer { box = value.map(Box.init) }
             yield &value
         }
+    }
+}
+
+/// The objectId of the user whose session token a request carried, from `ResolveSession` to the access log (the
+/// dashboard's log table). One per request, shared by the copies of its context.
+final class SessionUser: Sendable {
+    private let box = NIOLockedValueBox<String?>(nil)
+    var id: String? {
+        get { box.withLockedValue { $0 } }
+        set { box.withLockedValue { $0 = newValue } }
     }
 }
