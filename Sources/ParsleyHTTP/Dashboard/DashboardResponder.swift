@@ -44,10 +44,10 @@ struct DashboardResponder: Sendable {
             return Self.json(200, DashboardLogs.answer(LogRing.shared, DashboardLogs.Filter(query: Self.query(request))))
         case (.get, _) where rest.hasPrefix("/api/classes/") && rest.hasSuffix("/export"):
             guard let session = verified(request) else { return Self.json(401, ["error": "not signed in"]) }
-            return await export(request, className: Self.className(rest, suffix: "/export"), session: session)
+            return await export(request, className: Self.className(rest, suffix: "/export"), session: session, logger: context.logger)
         case (.post, _) where rest.hasPrefix("/api/classes/") && rest.hasSuffix("/import"):
             guard let session = verified(request) else { return Self.json(401, ["error": "not signed in"]) }
-            return await importing(request, className: Self.className(rest, suffix: "/import"), session: session)
+            return await importing(request, className: Self.className(rest, suffix: "/import"), session: session, logger: context.logger)
         case (.post, "/api/logout"):
             if let id = cookie(request), sessions.verified(cookie: request.headers[.cookie], csrf: request.headers[Self.csrfHeader]) != nil {
                 await sessions.end(id)

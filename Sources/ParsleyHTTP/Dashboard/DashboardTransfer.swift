@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import ParsleyCore
 import ParsleyDomain
@@ -20,12 +21,12 @@ extension DashboardResponder {
         return auth
     }
 
-    static func answer(_ error: any Error) -> Response {
-        if let e = error as? ParseError { return json(e.httpStatus, e.json) }
-        return json(500, ["code": 1, "error": "Internal server error."])
+    /// Refusals as every Parse route answers them (`AnswerErrors`): Parse's code and status, a 500 logged.
+    static func answer(_ error: any Error, _ request: Request, logger: Logger) -> Response {
+        AnswerErrors.answer(error, request: request, logger: logger)
     }
 
-    func export(_ request: Request, className: String, session: DashboardSessions.Session) async -> Response {
+    func export(_ request: Request, className: String, session: DashboardSessions.Session, logger: Logger) async -> Response {
         let query = Self.query(request)
         guard let format = Self.format(query) else { return Self.json(400, ["code": 107, "error": "format must be jsonl or csv"]) }
         var whereValue: JSONValue?
@@ -37,7 +38,7 @@ extension DashboardResponder {
         }
         let exporter = ClassExport(queries: api.queries)
         // Refusals known before the first byte (no such class) get their status; later failures cut the stream.
-        do { _ = try await exporter.schema(className) } catch { return Self.answer(error) }
+        do { _ = try await exporter.schema(className) } catch { return Self.answer(error, request, logger: logger) }
         var headers = Self.securityHeaders
         headers[.contentType] = format.contentType
         headers[.cacheControl] = "no-store"
@@ -64,7 +65,7 @@ extension DashboardResponder {
         return Response(status: .ok, headers: headers, body: body)
     }
 
-    func importing(_ request: Request, className: String, session: DashboardSessions.Session) async -> Response {
+    func importing(_ request: Request, className: String, session: DashboardSessions.Session, logger: Logger) async -> Response {
         guard !session.readOnly else {
             return Self.json(403, ["code": 119, "error": "read-only masterKey isn't allowed to perform the create operation."])
         }
@@ -75,7 +76,7 @@ extension DashboardResponder {
             for try await chunk in request.body { try await reader.feed(chunk.readableBytesView) }
             return Self.json(200, try await reader.finish().json)
         } catch {
-            return Self.answer(error)
+            return Self.answer(error, request, logger: logger)
         }
     }
 }
