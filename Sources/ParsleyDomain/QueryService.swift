@@ -127,9 +127,8 @@ public struct QueryService: Sendable {
             schema = targetSchema
             redirected = target
         }
-        let all = schemas.all()
         var parser = QueryParser(internalFields: Self.internalFields(auth), now: .now)
-        parser.schemas = all
+        parser.schemas = schemas.all()
         let predicate = try parser.parse(find.whereValue, className: schema.className)
         var order: [SortKey] = []
         for key in find.order {
@@ -143,6 +142,14 @@ public struct QueryService: Sendable {
             let path = try QueryParser(internalFields: Self.internalFields(auth), now: .now).fieldPath(name)
             order.append(SortKey(path: path, descending: descending))
         }
+        return try await execute(schema, predicate: predicate, order: order, redirected: redirected, find, auth: auth)
+    }
+
+    /// A find once its class, `where` and `order` are known: permissions, the statement, includes, the answer's shape.
+    private func execute(
+        _ schema: ClassSchema, predicate: QueryNode, order: [SortKey], redirected: String?, _ find: FindOptions, auth: Auth
+    ) async throws -> Page {
+        let all = schemas.all()
         var limit = find.limit ?? options.defaultLimit
         if let maxLimit = options.maxLimit { limit = min(limit, maxLimit) }
         let (topKeys, includeFromKeys) = Self.splitKeys(find.keys)
@@ -188,7 +195,13 @@ public struct QueryService: Sendable {
     {
         if !auth.isMaster { try Permissions.requireMasterOnlyAccess(.get, className) }
         guard Naming.isValidClassName(className) else { throw ParseError.invalidClassName(className) }
-        guard try await schemas.current(className) != nil else { throw ParseError.objectNotFound() }
+        guard let schema = try await schemas.current(className) else { throw ParseError.objectNotFound() }
+        if find.keys == nil, find.include.isEmpty, find.redirectClassNameForKey == nil,
+            !triggers || (hooks.beforeFind(className) == nil && hooks.afterFind(className) == nil)
+        {
+            guard let object = try await pointRead(schema, objectId: objectId, find, auth: auth) else { throw ParseError.objectNotFound() }
+            return object
+        }
         var f = find
         f.whereValue = ["objectId": .string(objectId)]
         f.limit = 1
@@ -216,6 +229,25 @@ public struct QueryService: Sendable {
         if triggers, let after = hooks.afterFind(className) { results = try await after(className, results, f, auth) }
         guard let object = results.first else { throw ParseError.objectNotFound() }
         return object
+    }
+
+    /// A get that names no keys or includes and runs no find trigger: the find of one id without parsing a `where`
+    /// or re-checking the schema for the fields a query names (it names only `objectId`); the same permissions,
+    /// statement and answer as the find it stands for.
+    private func pointRead(_ schema: ClassSchema, objectId: String, _ find: FindOptions, auth: Auth) async throws -> [String: JSONValue]? {
+        var f = find
+        f.whereValue = ["objectId": .string(objectId)]
+        f.limit = 1
+        f.skip = 0
+        f.count = false
+        f.order = []
+        let predicate = QueryNode.field(FieldPath(field: "objectId"), .equals(.string(objectId)))
+        do {
+            return try await execute(schema, predicate: predicate, order: [], redirected: nil, f, auth: auth).results.first
+        } catch  where SchemaService.isStale(error) {
+            try await schemas.compareVersions()
+            return try await self.find(schema.className, f, auth: auth, operation: .get).results.first
+        }
     }
 
     func run<T>(_ body: () async throws -> T) async throws -> T {

@@ -176,6 +176,23 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         }
     }
 
+    /// A statement alone is its own transaction in PostgreSQL (autocommit): no BEGIN and COMMIT round trips.
+    @discardableResult public func writeStatement(_ statement: SQLFragment) async throws -> [SQLRow] {
+        if let current = Transaction.current { return try await current.query(statement) }
+        busy.add(1, ordering: .relaxed)
+        writes.add(1, ordering: .relaxed)
+        defer {
+            busy.subtract(1, ordering: .relaxed)
+            writes.subtract(1, ordering: .relaxed)
+        }
+        let shared = self.shared
+        return try await mapErrors {
+            try await client.withConnection { connection in
+                try await PostgresExecutor(connection: connection, shared: shared).query(statement)
+            }
+        }
+    }
+
     public var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) {
         (busy.load(ordering: .relaxed), poolSize, writes.load(ordering: .relaxed))
     }

@@ -18,6 +18,10 @@ public protocol SQLDatabase: Sendable {
     /// entirely if `body` throws. Inside `Transaction.current` the body joins it. The backend sets
     /// `Transaction.current` for the body and calls `Transaction.committed()` right after its COMMIT.
     func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) async throws -> T) async throws -> T
+    /// Runs one statement as a write transaction of its own, with `write`'s guarantees (durable when this returns,
+    /// nothing stored if it fails; inside `Transaction.current` it joins it). PostgreSQL runs it without BEGIN and
+    /// COMMIT (one round trip instead of three): for a write that is one statement and has nothing to roll back after it.
+    @discardableResult func writeStatement(_ statement: SQLFragment) async throws -> [SQLRow]
     /// The backend's long-lived work (PostgreSQL's connection pool and change listener, SQLite's writer), until
     /// the calling task is cancelled: a service of the server's ServiceGroup (`DatabaseService`), or beside a
     /// command or a test (`serving`). Statements issued before it starts wait for it; once it has returned,
@@ -38,6 +42,9 @@ public protocol SQLDatabase: Sendable {
 
 extension SQLDatabase {
     public var pointReads: PointReadBatcher? { nil }
+    @discardableResult public func writeStatement(_ statement: SQLFragment) async throws -> [SQLRow] {
+        try await write { try await $0.query(statement) }
+    }
     public func prepare() async throws {}
 
     /// Runs `body` while `run()` works beside it in a child task, then stops it and closes the database: how

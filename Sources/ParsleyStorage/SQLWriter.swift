@@ -100,6 +100,15 @@ public struct SQLWriter: Sendable {
     public func insert(
         className: String, schema: ClassSchema, objectId: String, createdAt: ParseDate, values: [String: JSONValue], acl: ACL?
     ) async throws {
+        _ = try await db.query(
+            Self.insertStatement(dialect, className: className, schema: schema, objectId: objectId, createdAt: createdAt, values: values, acl: acl))
+    }
+
+    /// The INSERT of a new object (`insert`), for running alone (`SQLDatabase.writeStatement`) or in a transaction.
+    public static func insertStatement(
+        _ dialect: any SQLDialect, className: String, schema: ClassSchema, objectId: String, createdAt: ParseDate, values: [String: JSONValue],
+        acl: ACL?
+    ) -> SQLFragment {
         var names = ["objectId", "createdAt", "updatedAt", "_rperm", "_wperm"]
         var binds: [SQLValue] = [.text(objectId), .text(createdAt.iso), .text(createdAt.iso)]
         binds += permissionValues(acl)
@@ -107,15 +116,14 @@ public struct SQLWriter: Sendable {
             names.append(name)
             binds.append(StorageCodec.encode(value, as: schema.fields[name]))
         }
-        let f = SQLFragment(
+        return SQLFragment(
             unsafeSQL:
                 "INSERT INTO \(dialect.table(className)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES "
                 + "(\(Array(repeating: "?", count: binds.count).joined(separator: ", ")))",
             binds)
-        _ = try await db.query(f)
     }
 
-    func permissionValues(_ acl: ACL?) -> [SQLValue] {
+    static func permissionValues(_ acl: ACL?) -> [SQLValue] {
         guard let acl else { return [.null, .null] }
         return [
             .json(JSONWriter.string(.array(acl.readers.map { .string($0) }))),
@@ -149,7 +157,7 @@ public struct SQLWriter: Sendable {
                 f.append(bind: StorageCodec.encodeScalar(amount))
                 returning.append((name, .number))
             case .setACL(let acl):
-                let perms = permissionValues(acl)
+                let perms = Self.permissionValues(acl)
                 f.append(", \(dialect.quote("_rperm")) = ")
                 f.append(bind: perms[0])
                 f.append(", \(dialect.quote("_wperm")) = ")

@@ -70,6 +70,35 @@ struct BatchTests {
         }
     }
 
+    /// A plain create is one statement (on PostgreSQL without BEGIN/COMMIT of its own); inside a transactional batch it
+    /// must still join the batch's transaction: a later statement that fails in the database takes it back.
+    @Test("a create in a transaction is rolled back when a later write fails in the database", arguments: Backend.all)
+    func transactionRollsBackCreate(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, TestServer.options { $0.allowCustomObjectId = true }) { p in
+            _ = try await p.createId("Account", ["balance": 10])
+            let failing = try await p.request(
+                .post, "/batch",
+                [
+                    "transaction": true,
+                    "requests": [
+                        ["method": "POST", "path": "/parse/classes/Account", "body": ["objectId": "first0001", "balance": 5]],
+                        ["method": "POST", "path": "/parse/classes/Account", "body": ["objectId": "dup000001", "balance": 6]],
+                        ["method": "POST", "path": "/parse/classes/Account", "body": ["objectId": "dup000001", "balance": 7]],
+                    ],
+                ])
+            #expect(failing.status == 400)
+            #expect(failing.code == 137)
+            let after = try await p.find("Account")
+            #expect(after.results.count == 1)
+            let gone = try await p.request(.get, "/classes/Account/first0001")
+            #expect(gone.code == 101)
+            // Outside a batch the same create stands alone: stored once, its duplicate refused.
+            #expect(try await p.request(.post, "/classes/Account", ["objectId": "alone0001", "balance": 1]).status == 201)
+            #expect(try await p.request(.post, "/classes/Account", ["objectId": "alone0001", "balance": 2]).code == 137)
+            #expect(try await p.find("Account").results.count == 2)
+        }
+    }
+
     @Test("requests must be an array and within the limit", arguments: Backend.all)
     func validation(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, TestServer.options { $0.maxBatchSize = 2 }) { p in

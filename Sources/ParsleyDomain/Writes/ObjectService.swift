@@ -187,6 +187,26 @@ public struct ObjectService: Sendable {
         try schema.fillDefaults(patch, values: &values, echoed: &echoed)  // required / defaultValue (§10.5)
         let now = ParseDate.now
         let acl = try patch.acl ?? rules.defaultACL ?? Self.classDefaultACL(schema, auth: auth)
+        if relations.isEmpty, !changes.publishes(className) {
+            // The INSERT is the whole write: one statement, its own transaction.
+            let insert = SQLWriter.insertStatement(
+                store.dialect, className: className, schema: schema, objectId: objectId, createdAt: now, values: values, acl: acl)
+            try await Self.mappingDuplicateId { try await store.database.writeStatement(insert) }
+        } else {
+            try await insertInTransaction(
+                className, schema: schema, objectId: objectId, now: now, values: values, acl: acl, relations: relations, auth: auth)
+        }
+        Self.echoHookChanges(hookChanged, body: body, into: &echoed)
+        echoed["objectId"] = .string(objectId)
+        echoed["createdAt"] = .string(now.iso)
+        return withoutProtectedFields(echoed, className: className, objectId: objectId, auth: auth)
+    }
+
+    /// A create with relations to add or a change event to publish: the INSERT and the rest in one transaction.
+    private func insertInTransaction(
+        _ className: String, schema: ClassSchema, objectId: String, now: ParseDate, values: [String: JSONValue], acl: ACL?,
+        relations: [(String, [Pointer])], auth: Auth
+    ) async throws {
         let request = RequestInfo.current  // read before the transaction, whose body may run on another task
         try await store.transaction { [store, values, relations, changes] transaction in
             let writer = store.writer(transaction)
@@ -202,10 +222,6 @@ public struct ObjectService: Sendable {
                     event(className, .create, objectId, original: nil, object: saved, auth: auth, request: request, time: now), in: transaction)
             }
         }
-        Self.echoHookChanges(hookChanged, body: body, into: &echoed)
-        echoed["objectId"] = .string(objectId)
-        echoed["createdAt"] = .string(now.iso)
-        return withoutProtectedFields(echoed, className: className, objectId: objectId, auth: auth)
     }
 
     /// `protectedFieldsSaveResponseExempt: false` (Parse Server 9): a save's answer leaves out the fields the caller may

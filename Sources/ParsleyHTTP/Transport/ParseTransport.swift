@@ -24,12 +24,15 @@ public struct ParseTransport: HTTPResponder {
     let history = MetricHistory()
     /// `allowOrigin` and `allowHeaders`, applied to every answer by `ParsleyResponder`.
     let cors: CORSPolicy
+    /// The application id as file URLs name it.
+    let encodedApplicationId: String
     private let router = RouterHolder()
 
     public init(api: ParseAPI) {
         self.api = api
         self.options = api.options
         self.cors = CORSPolicy(api.options.security)
+        self.encodedApplicationId = FileNames.urlEncode(api.options.applicationId)
         self.dashboardSessions = DashboardSessions(
             idleTimeout: api.options.dashboard.idleTimeout, records: api.services.dashboardSessionRecords)
         var mount = api.options.mountPath
@@ -320,9 +323,11 @@ public struct ParseTransport: HTTPResponder {
         var headers = Self.baseHeaders
         if let location = response.location { headers[.location] = location }
         for (name, value) in response.headers { if let field = HTTPField.Name(name) { headers[field] = value } }
-        let base = "\(mountURL)/files/\(FileNames.urlEncode(options.applicationId))/"
         let store = api.services.fileStore
-        let answer = FileService.addingURLs(response.body) { store.directURL($0) ?? base + FileNames.urlEncode($0) } ?? response.body
+        let app = encodedApplicationId
+        // The URL is built only for the files an answer holds (most hold none).
+        let answer =
+            FileService.addingURLs(response.body) { store.directURL($0) ?? "\(mountURL)/files/\(app)/" + FileNames.urlEncode($0) } ?? response.body
         return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(answer))))
     }
 
