@@ -26,8 +26,10 @@ command -v wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq
 baseline_src="${PARSLEY_PERF_BASELINE:-$root/../shared/perf-baseline}"
 [[ -d "$baseline_src" ]] || { echo "bench-baseline: no bare server at $baseline_src (set PARSLEY_PERF_BASELINE)" >&2; exit 1; }
 swift build -c release --product hbserver --package-path "$baseline_src" --scratch-path /tmp/perf-baseline
-swift build -c release --product parsley
-bin="$(swift build -c release --show-bin-path)"
+# As the README starts it: the release build with the Swift runtime linked in (`--static-swift-stdlib`, as the container
+# image). PARSLEY_BIN_DIR: measure the `parsley` of another build instead.
+if [[ -z "${PARSLEY_BIN_DIR:-}" ]]; then swift build -c release --static-swift-stdlib --product parsley; fi
+bin="${PARSLEY_BIN_DIR:-$(swift build -c release --static-swift-stdlib --show-bin-path)}"
 hb=/tmp/perf-baseline/release/hbserver
 
 work=$(mktemp -d /tmp/parsley-bench-baseline.XXXXXX)

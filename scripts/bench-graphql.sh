@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
 connections=${2:-16}
-bin=${PARSLEY_BIN:-$(swift build -c release --show-bin-path)/parsley}
+bin=${PARSLEY_BIN:-$(swift build -c release --static-swift-stdlib --show-bin-path)/parsley}
 port=${PARSLEY_BENCH_PORT:-1461}
 work=$(mktemp -d /tmp/parsley-gqlbench.XXXXXX)
 pg=${PARSLEY_BENCH_POSTGRES_URL:-}

@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
 pg=${PARSLEY_BENCH_POSTGRES_URL:?set PARSLEY_BENCH_POSTGRES_URL to a PostgreSQL server the benchmark may create a database on}
-bin=${PARSLEY_BIN:-$(swift build -c release --show-bin-path)/parsley}
+bin=${PARSLEY_BIN:-$(swift build -c release --static-swift-stdlib --show-bin-path)/parsley}
 work=$(mktemp -d /tmp/parsley-ratebench.XXXXXX)
 db=parsley_ratebench
 base=${pg%/*}

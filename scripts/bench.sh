@@ -18,9 +18,9 @@ fi
 if ! python3 -c "import matplotlib" >/dev/null 2>&1; then
   python3 -m pip install -q matplotlib >/dev/null 2>&1 || echo "bench: matplotlib could not be installed; the growth plot will be skipped" >&2
 fi
-swift build -c release --product parsley-bench
-swift build -c release --product parsley
-bin="$(swift build -c release --show-bin-path)"
+swift build -c release --static-swift-stdlib --product parsley-bench
+swift build -c release --static-swift-stdlib --product parsley
+bin="$(swift build -c release --static-swift-stdlib --show-bin-path)"
 
 all=false
 if [[ $# -gt 0 ]]; then

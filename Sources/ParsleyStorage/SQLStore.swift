@@ -77,11 +77,21 @@ public struct FindSpec: Sendable {
 extension SQLStore {
     /// Runs a find; returns Parse objects (files without URLs, relations as placeholders).
     public func find(_ spec: FindSpec) async throws -> [[String: JSONValue]] {
-        var (statement, fields) = try selectStatement(spec)
+        var statement: SQLFragment
+        var fields: [(String, FieldType)]
         var pointId: String?
         if case .field(let path, .equals(.string(let id))) = spec.predicate, path.field == "objectId", path.subpath.isEmpty, spec.order.isEmpty {
+            if spec.skip == 0 {
+                (statement, fields) = try PointStatements.shared.statement(spec, id: id, dialect: dialect) { s throws(ParseError) in
+                    try selectStatement(s)
+                }
+            } else {
+                (statement, fields) = try selectStatement(spec)
+            }
             statement.isPointLookup = true
             pointId = id
+        } else {
+            (statement, fields) = try selectStatement(spec)
         }
         let finalStatement = statement
         let rows: [SQLRow]
