@@ -202,12 +202,7 @@ public struct QueryService: Sendable {
             guard let object = try await pointRead(schema, objectId: objectId, find, auth: auth) else { throw ParseError.objectNotFound() }
             return object
         }
-        var f = find
-        f.whereValue = ["objectId": .string(objectId)]
-        f.limit = 1
-        f.skip = 0
-        f.count = false
-        f.order = []
+        var f = Self.byId(find, objectId)
         var answered: [[String: JSONValue]]?
         if triggers, let before = hooks.beforeFind(className) {
             let outcome = try await before(className, f, true, auth)
@@ -235,12 +230,7 @@ public struct QueryService: Sendable {
     /// or re-checking the schema for the fields a query names (it names only `objectId`); the same permissions,
     /// statement and answer as the find it stands for.
     private func pointRead(_ schema: ClassSchema, objectId: String, _ find: FindOptions, auth: Auth) async throws -> [String: JSONValue]? {
-        var f = find
-        f.whereValue = ["objectId": .string(objectId)]
-        f.limit = 1
-        f.skip = 0
-        f.count = false
-        f.order = []
+        let f = Self.byId(find, objectId)
         let predicate = QueryNode.field(FieldPath(field: "objectId"), .equals(.string(objectId)))
         do {
             return try await execute(schema, predicate: predicate, order: [], redirected: nil, f, auth: auth).results.first
@@ -248,6 +238,17 @@ public struct QueryService: Sendable {
             try await schemas.compareVersions()
             return try await self.find(schema.className, f, auth: auth, operation: .get).results.first
         }
+    }
+
+    /// A get's options as the find of one id: `where` names the id; no order, skip or count; one object.
+    static func byId(_ find: FindOptions, _ objectId: String) -> FindOptions {
+        var f = find
+        f.whereValue = ["objectId": .string(objectId)]
+        f.limit = 1
+        f.skip = 0
+        f.count = false
+        f.order = []
+        return f
     }
 
     func run<T>(_ body: () async throws -> T) async throws -> T {

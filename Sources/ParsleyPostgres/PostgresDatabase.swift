@@ -150,35 +150,30 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) async throws -> T) async throws -> T {
         if let current = Transaction.current { return try await body(current) }
-        busy.add(1, ordering: .relaxed)
-        writes.add(1, ordering: .relaxed)
-        defer {
-            busy.subtract(1, ordering: .relaxed)
-            writes.subtract(1, ordering: .relaxed)
-        }
-        let shared = self.shared
-        return try await mapErrors {
-            try await client.withConnection { connection in
-                let executor = PostgresExecutor(connection: connection, shared: shared)
-                let transaction = Transaction(executor)
-                try await executor.run("BEGIN")
-                let result: T
-                do {
-                    result = try await Transaction.$current.withValue(transaction) { try await body(transaction) }
-                } catch {
-                    try? await executor.run("ROLLBACK")
-                    throw error
-                }
-                try await executor.run("COMMIT")
-                transaction.committed()
-                return result
+        return try await writing { executor in
+            let transaction = Transaction(executor)
+            try await executor.run("BEGIN")
+            let result: T
+            do {
+                result = try await Transaction.$current.withValue(transaction) { try await body(transaction) }
+            } catch {
+                try? await executor.run("ROLLBACK")
+                throw error
             }
+            try await executor.run("COMMIT")
+            transaction.committed()
+            return result
         }
     }
 
     /// A statement alone is its own transaction in PostgreSQL (autocommit): no BEGIN and COMMIT round trips.
     @discardableResult public func writeStatement(_ statement: SQLFragment) async throws -> [SQLRow] {
         if let current = Transaction.current { return try await current.query(statement) }
+        return try await writing { try await $0.query(statement) }
+    }
+
+    /// A write on a leased connection, counted in `poolUsage` while it runs.
+    private func writing<T>(_ body: (PostgresExecutor) async throws -> T) async throws -> T {
         busy.add(1, ordering: .relaxed)
         writes.add(1, ordering: .relaxed)
         defer {
@@ -187,9 +182,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         }
         let shared = self.shared
         return try await mapErrors {
-            try await client.withConnection { connection in
-                try await PostgresExecutor(connection: connection, shared: shared).query(statement)
-            }
+            try await client.withConnection { connection in try await body(PostgresExecutor(connection: connection, shared: shared)) }
         }
     }
 
