@@ -81,12 +81,8 @@ extension SQLStore {
         var fields: [(String, FieldType)]
         var pointId: String?
         if case .field(let path, .equals(.string(let id))) = spec.predicate, path.field == "objectId", path.subpath.isEmpty, spec.order.isEmpty {
-            if spec.skip == 0 {
-                (statement, fields) = try PointStatements.shared.statement(spec, id: id, dialect: dialect) { s throws(ParseError) in
-                    try selectStatement(s)
-                }
-            } else {
-                (statement, fields) = try selectStatement(spec)
+            (statement, fields) = try PointStatements.shared.statement(spec, id: id, dialect: dialect) { s throws(ParseError) in
+                try selectStatement(s)
             }
             statement.isPointLookup = true
             pointId = id

@@ -21,11 +21,6 @@ extension DashboardResponder {
         return auth
     }
 
-    /// Refusals as every Parse route answers them (`AnswerErrors`): Parse's code and status, a 500 logged.
-    static func answer(_ error: any Error, _ request: Request, logger: Logger) -> Response {
-        AnswerErrors.answer(error, request: request, logger: logger)
-    }
-
     func export(_ request: Request, className: String, session: DashboardSessions.Session, logger: Logger) async -> Response {
         let query = Self.query(request)
         guard let format = Self.format(query) else { return Self.json(400, ["code": 107, "error": "format must be jsonl or csv"]) }
@@ -38,7 +33,7 @@ extension DashboardResponder {
         }
         let exporter = ClassExport(queries: api.queries)
         // Refusals known before the first byte (no such class) get their status; later failures cut the stream.
-        do { _ = try await exporter.schema(className) } catch { return Self.answer(error, request, logger: logger) }
+        do { _ = try await exporter.schema(className) } catch { return AnswerErrors.answer(error, request: request, logger: logger) }
         var headers = Self.securityHeaders
         headers[.contentType] = format.contentType
         headers[.cacheControl] = "no-store"
@@ -76,7 +71,7 @@ extension DashboardResponder {
             for try await chunk in request.body { try await reader.feed(chunk.readableBytesView) }
             return Self.json(200, try await reader.finish().json)
         } catch {
-            return Self.answer(error, request, logger: logger)
+            return AnswerErrors.answer(error, request: request, logger: logger)
         }
     }
 }

@@ -35,7 +35,7 @@ final class PointStatements: Sendable {
         _ spec: FindSpec, id: String, dialect: any SQLDialect, build: (FindSpec) throws(ParseError) -> (SQLFragment, [(String, FieldType)])
     ) throws(ParseError) -> (SQLFragment, [(String, FieldType)]) {
         // Only plain ids: the compiler's text does not depend on them (it binds them), which the stand-in shows.
-        guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy(Self.isPlain), !spec.withTextScore else { return try build(spec) }
+        guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy(Self.isPlain), spec.skip == 0, !spec.withTextScore else { return try build(spec) }
         let key = Key(
             dialect: ObjectIdentifier(type(of: dialect)), tablePrefix: dialect.tablePrefix, className: spec.schema.className,
             principals: spec.readPrincipals, keys: spec.keys,
