@@ -1,4 +1,3 @@
-import Dispatch
 public import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
@@ -24,6 +23,7 @@ public final class SQLiteDatabase: SQLDatabase {
     let threadPool: NIOThreadPool
     let logger: Logger
     let statementTimeout: Duration
+    let watchdog: StatementWatchdog
     /// Whether `run()` is working, and who waits for it to end (`close`).
     private let writerState = NIOLockedValueBox<(running: Bool, ended: [CheckedContinuation<Void, Never>])>((false, []))
 
@@ -64,6 +64,7 @@ public final class SQLiteDatabase: SQLDatabase {
         self.readers = readers
         self.threadPool = threadPool
         self.statementTimeout = statementTimeout
+        self.watchdog = StatementWatchdog(readers: readers.all, timeout: statementTimeout)
         self.logger = logger
     }
 
@@ -129,6 +130,7 @@ public final class SQLiteDatabase: SQLDatabase {
             if resumeNow { c.resume() }
         }
         for job in queue.takeAll() { job.finish(StoreError.database("database is closed")) }
+        watchdog.stop()
         let (writer, readers) = (self.writer, self.readers)
         try await threadPool.runIfActive {
             writer.close()
@@ -203,13 +205,9 @@ struct ReaderExecutor: SQLExecutor {
     func query(_ fragment: SQLFragment) async throws -> [SQLRow] {
         if fragment.isPointLookup { return try handle.query(fragment.sql, fragment.binds) }
         let handle = self.handle
-        let running = NIOLockedValueBox(true)
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-            if running.withLockedValue({ $0 }) { handle.interrupt() }
+        return try await handle.withDeadline(timeout) {
+            try await threadPool.runIfActive { try handle.query(fragment.sql, fragment.binds) }
         }
-        defer { running.withLockedValue { $0 = false } }
-        return try await threadPool.runIfActive { try handle.query(fragment.sql, fragment.binds) }
     }
 }
 

@@ -1,4 +1,5 @@
 import CParsleySQLite
+import NIOConcurrencyHelpers
 import ParsleyStorage
 
 /// One connection to the SQLite engine, with a cache of prepared statements.
@@ -9,6 +10,8 @@ import ParsleyStorage
 final class SQLiteHandle: @unchecked Sendable {
     private let db: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
+    /// When the running read must stop (`DispatchTime` nanoseconds; 0 when none runs): `StatementWatchdog`.
+    let deadline = NIOLockedValueBox<UInt64>(0)
     static let statementCacheSize = 256
 
     init(path: String) throws {

@@ -88,6 +88,7 @@ extension SQLStore {
             pointId = id
         } else {
             (statement, fields) = try selectStatement(spec)
+            statement.isPointLookup = PointStatements.pinsOneObject(spec.predicate)
         }
         let finalStatement = statement
         let rows: [SQLRow]

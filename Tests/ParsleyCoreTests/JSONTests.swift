@@ -24,6 +24,40 @@ struct JSONTests {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse("\"a\u{01}\"") }
     }
 
+    @Test("file URLs are written into every File value, at any depth, and nowhere else")
+    func fileURLs() throws {
+        let value = try JSONParser.parse(
+            #"{"results":[{"pic":{"__type":"File","name":"a b.jpg"},"n":1},{"list":[{"__type":"File","name":"c","url":"old"}],"#
+                + #""meta":{"__type":"Pointer","className":"X","objectId":"y"}}],"f":{"__type":"File"}}"#)
+        let written = String(decoding: JSONWriter.bytes(value) { "http://h/files/app/" + $0 }, as: UTF8.self)
+        #expect(
+            written
+                == #"{"f":{"__type":"File"},"results":[{"n":1,"pic":{"__type":"File","name":"a b.jpg","url":"http://h/files/app/a b.jpg"}},"#
+                + #"{"list":[{"__type":"File","name":"c","url":"http://h/files/app/c"}],"meta":{"__type":"Pointer","className":"X","objectId":"y"}}]}"#
+        )
+        #expect(String(decoding: JSONWriter.bytes(.int(3)) { _ in "x" }, as: UTF8.self) == "3")
+    }
+
+    @Test("strings are escaped exactly where a byte needs it, wherever in an eight-byte word it falls")
+    func escapeScan() throws {
+        for length in 1...19 {
+            for position in 0..<length {
+                for byte: UInt8 in [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0xC3] {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = byte
+                    if byte == 0xC3 { bytes[position] = 0x41 }  // stays valid UTF-8
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    let written = JSONWriter.string(.string(text))
+                    // (The parser refuses NUL in strings, so that one is only counted.)
+                    if byte != 0 { #expect(try JSONParser.parse(written) == .string(text), "\(bytes)") }
+                    let extra = byte == 0x22 || byte == 0x5C ? 1 : byte < 0x20 ? 5 : 0
+                    #expect(written.utf8.count == length + 2 + extra, "\(bytes)")
+                }
+            }
+        }
+        #expect(JSONWriter.string(.string("é\u{1}\"")) == #""é\u0001\"""#)
+    }
+
     @Test("malformed documents and deep nesting are rejected")
     func malformed() {
         for text in ["", "{", "[1,]", "{\"a\":}", "tru", "01", "1.", "{\"a\" 1}", "[1] x", "NaN"] {

@@ -11,7 +11,20 @@ public enum JSONWriter {
         String(decoding: bytes(value), as: UTF8.self)
     }
 
+    /// As `bytes`, with `url` set in every File value (`{"__type":"File","name":...}`) to `fileURL(name)` as it is
+    /// written: an answer's files get their URLs without copying the objects that hold them.
+    public static func bytes(_ value: JSONValue, fileURL: (String) -> String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        withoutActuallyEscaping(fileURL) { write(value, into: &out, fileURL: $0) }
+        return out
+    }
+
     public static func write(_ value: JSONValue, into out: inout [UInt8]) {
+        write(value, into: &out, fileURL: nil)
+    }
+
+    private static func write(_ value: JSONValue, into out: inout [UInt8], fileURL: ((String) -> String)?) {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
@@ -22,21 +35,26 @@ public enum JSONWriter {
             out.append(UInt8(ascii: "["))
             for (i, element) in a.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                write(element, into: &out)
+                write(element, into: &out, fileURL: fileURL)
             }
             out.append(UInt8(ascii: "]"))
         case .object(let o):
+            if let fileURL, case .string("File")? = o["__type"], case .string(let name)? = o["name"] {
+                var file = o
+                file["url"] = .string(fileURL(name))
+                write(.object(file), into: &out, fileURL: nil)
+                return
+            }
             out.append(UInt8(ascii: "{"))
             if o.count == 1, let (key, member) = o.first {
-                writeMember(key, member, into: &out)
+                writeMember(key, member, into: &out, fileURL: fileURL)
             } else if o.count > 1 {
-                var first = true
-                // By UTF-8 bytes: Swift's `<` on strings is not a strict order across canonically equivalent forms
-                // ("\u{e9}=" and "e\u{301}" are neither less nor greater nor equal), so it could order keys by input.
-                for (key, member) in o.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-                    if !first { out.append(UInt8(ascii: ",")) }
-                    first = false
-                    writeMember(key, member, into: &out)
+                // The positions are sorted, not the members: no member is copied (retained) to be put in order.
+                var order = ContiguousArray(o.keys.indices)
+                order.sort { precedes(o.keys[$0], o.keys[$1]) }
+                for (n, i) in order.enumerated() {
+                    if n > 0 { out.append(UInt8(ascii: ",")) }
+                    writeMember(o.keys[i], o.values[i], into: &out, fileURL: fileURL)
                 }
             }
             out.append(UInt8(ascii: "}"))
@@ -61,7 +79,7 @@ public enum JSONWriter {
             }
             out.append(UInt8(ascii: "]"))
         case .object(let o):
-            let keys = keyOrders.order(of: o.keys, under: parent) ?? o.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let keys = keyOrders.order(of: o.keys, under: parent) ?? o.keys.sorted(by: precedes)
             out.append(UInt8(ascii: "{"))
             for (i, key) in keys.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -75,10 +93,29 @@ public enum JSONWriter {
         }
     }
 
-    private static func writeMember(_ key: String, _ value: JSONValue, into out: inout [UInt8]) {
+    /// Key order, by UTF-8 bytes: Swift's `<` on strings is not a strict order across canonically equivalent forms
+    /// ("\u{e9}=" and "e\u{301}" are neither less nor greater nor equal), so it could order keys by input.
+    /// Compared on the strings' contiguous bytes where they have them (native strings do).
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        let fast = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y -> Bool in
+                let n = min(x.count, y.count)
+                var i = 0
+                while i < n {
+                    if x[i] != y[i] { return x[i] < y[i] }
+                    i += 1
+                }
+                return x.count < y.count
+            }
+        }
+        if let fast, let ordered = fast { return ordered }
+        return a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
+    private static func writeMember(_ key: String, _ value: JSONValue, into out: inout [UInt8], fileURL: ((String) -> String)?) {
         writeString(key, into: &out)
         out.append(UInt8(ascii: ":"))
-        write(value, into: &out)
+        write(value, into: &out, fileURL: fileURL)
     }
 
     /// Numbers print the way JavaScript prints them where it matters to clients: integral doubles have no `.0`.
@@ -101,7 +138,7 @@ public enum JSONWriter {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copied in one piece.
         let plain = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+            if needsEscape(bytes) { return false }
             out.append(contentsOf: bytes)
             return true
         }
@@ -122,5 +159,29 @@ public enum JSONWriter {
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any byte is a control character, `"` or a backslash; eight bytes at a time (each test is the exact "some byte
+    /// is zero / less than n" bit trick, so a word without such a byte is never taken for one that has).
+    static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let raw = UnsafeRawPointer(base)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var i = 0
+        while i + 8 <= bytes.count {
+            let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let control = (word &- ones &* 0x20) & ~word & highs
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            if control | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs) != 0 { return true }
+            i += 8
+        }
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            i += 1
+        }
+        return false
     }
 }

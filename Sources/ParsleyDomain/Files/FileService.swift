@@ -161,47 +161,6 @@ public struct FileService: Sendable {
         store.directURL(name) ?? Self.url(mountURL: mountURL, applicationId: options.applicationId, name: name)
     }
 
-    /// `value` with `url` set in every File value (`{"__type":"File","name":...}`), or nil when it has none.
-    /// `base` is `<mount>/files/<appId>/`.
-    public static func addingURLs(_ value: JSONValue, base: String) -> JSONValue? {
-        addingURLs(value) { base + FileNames.urlEncode($0) }
-    }
-
-    /// `value` with `url(name)` set in every File value, or nil when it has none.
-    public static func addingURLs(_ value: JSONValue, url: (String) -> String) -> JSONValue? {
-        switch value {
-        case .object(let o):
-            if case .string("File")? = o["__type"], case .string(let name)? = o["name"] {
-                var file = o
-                file["url"] = .string(url(name))
-                return .object(file)
-            }
-            var changed: [String: JSONValue]?
-            for (key, item) in o {
-                switch item {
-                case .object, .array: break
-                default: continue
-                }
-                if let new = addingURLs(item, url: url) {
-                    if changed == nil { changed = o }
-                    changed![key] = new
-                }
-            }
-            return changed.map(JSONValue.object)
-        case .array(let items):
-            var changed: [JSONValue]?
-            for (i, item) in items.enumerated() {
-                if let new = addingURLs(item, url: url) {
-                    if changed == nil { changed = items }
-                    changed![i] = new
-                }
-            }
-            return changed.map(JSONValue.array)
-        default:
-            return nil
-        }
-    }
-
     /// Refuses a write whose body references a file that does not exist (the master key may reference any
     /// name, e.g. files migrated from elsewhere).
     /// - Throws: 111 `File <name> does not exist.`

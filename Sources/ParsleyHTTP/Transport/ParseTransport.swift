@@ -325,10 +325,9 @@ public struct ParseTransport: HTTPResponder {
         for (name, value) in response.headers { if let field = HTTPField.Name(name) { headers[field] = value } }
         let store = api.services.fileStore
         let app = encodedApplicationId
-        // The URL is built only for the files an answer holds (most hold none).
-        let answer =
-            FileService.addingURLs(response.body) { store.directURL($0) ?? "\(mountURL)/files/\(app)/" + FileNames.urlEncode($0) } ?? response.body
-        return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(answer))))
+        // Each File value gets its URL as it is written (built only for the files an answer holds; most hold none).
+        let bytes = JSONWriter.bytes(response.body) { store.directURL($0) ?? "\(mountURL)/files/\(app)/" + FileNames.urlEncode($0) }
+        return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// The master key from an address `masterKeyIps` allows, or the read-only master key from one

@@ -67,4 +67,29 @@ final class PointStatements: Sendable {
     private static func same(_ a: [(name: String, type: FieldType)], _ b: [(name: String, type: FieldType)]) -> Bool {
         a.count == b.count && zip(a, b).allSatisfy { $0.name == $1.name && $0.type == $1.type }
     }
+
+    /// Whether a predicate pins at most one object by primary key and asks nothing costly of it: `objectId` equal to
+    /// one id among its top-level conjuncts (as a pointer-permission or ACL'd get has), the other conditions plain
+    /// comparisons (no sub-query, relation, regex, text or geo test). Such a statement touches one row, whatever the
+    /// class's size, so a backend may run it without leaving the caller's thread.
+    static func pinsOneObject(_ predicate: QueryNode) -> Bool {
+        switch predicate {
+        case .field(let path, .equals(.string)) where path.field == "objectId" && path.subpath.isEmpty: return true
+        case .and(let nodes): return nodes.contains(where: pinsOneObject) && nodes.allSatisfy(isPlain)
+        default: return false
+        }
+    }
+
+    private static func isPlain(_ node: QueryNode) -> Bool {
+        switch node {
+        case .all: return true
+        case .and(let nodes), .or(let nodes), .nor(let nodes): return nodes.allSatisfy(isPlain)
+        case .relatedTo: return false
+        case .field(_, let condition):
+            switch condition {
+            case .equals, .notEquals, .compare, .isIn, .notIn, .containsAll, .containedBy, .exists: return true
+            default: return false
+            }
+        }
+    }
 }
