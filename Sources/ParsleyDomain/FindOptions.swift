@@ -73,12 +73,12 @@ public struct FindOptions: Sendable {
         switch value {
         case .string(let s):
             if s.hasPrefix("["), case .array(let items)? = try? JSONParser.parse(s) { return try list(.array(items), name) }
-            return s.split(separator: ",").map { $0.trimmingCharacters() }.filter { !$0.isEmpty }
+            return s.splitASCII(UInt8(ascii: ",")).map { $0.trimmingCharacters() }.filter { !$0.isEmpty }
         case .array(let items):
             var out: [String] = []
             for item in items {
                 guard case .string(let s) = item else { throw ParseError.invalidQuery("Invalid value for \(name)") }
-                out += s.split(separator: ",").map { $0.trimmingCharacters() }.filter { !$0.isEmpty }
+                out += s.splitASCII(UInt8(ascii: ",")).map { $0.trimmingCharacters() }.filter { !$0.isEmpty }
             }
             return out
         default:
@@ -113,5 +113,8 @@ extension Substring {
 }
 
 extension String {
-    func trimmingCharacters() -> String { Substring(self).trimmingCharacters() }
+    func trimmingCharacters() -> String {
+        guard utf8.first == UInt8(ascii: " ") || utf8.last == UInt8(ascii: " ") else { return self }
+        return Substring(self).trimmingCharacters()
+    }
 }

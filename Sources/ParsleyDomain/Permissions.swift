@@ -246,7 +246,7 @@ public struct Permissions: Sendable {
         let hidden = clp.protectedFields(userId: auth.userId, roles: auth.roles).union(Self.alwaysProtected(sub.className))
         if !hidden.isEmpty {
             var fields = sub.predicate.referencedFields
-            if let key, let top = key.split(separator: ".").first { fields.insert(String(top)) }
+            if let key, let top = key.splitASCII(UInt8(ascii: ".")).first { fields.insert(top) }
             try Self.denyProtected(hidden, in: fields, className: sub.className)
         }
         var predicate = try secureSubqueries(sub.predicate, auth: auth)

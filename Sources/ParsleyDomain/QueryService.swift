@@ -179,7 +179,8 @@ public struct QueryService: Sendable {
                 keys: find.keys.map { $0.map(Self.components) }, excludeKeys: find.excludeKeys.map(Self.components))
             try await include(&results, schema: schema, paths: includes.map(Self.components), keys: restriction, auth: auth, depth: 0)
         }
-        results = results.map { shape($0, schema: schema, keys: topKeys.map(Set.init), exclude: Set(find.excludeKeys)) }
+        let shaping = Shaping(schema: schema, keys: topKeys.map(Set.init), exclude: Set(find.excludeKeys))
+        if !shaping.isIdentity { results = results.map(shaping.apply) }
         if let redirected {
             results = results.map {
                 var o = $0; o["className"] = .string(redirected); return o
@@ -269,7 +270,7 @@ public struct QueryService: Sendable {
         return auth.isReadOnly ? QueryParser.readOnlyMasterInternalFields : QueryParser.masterInternalFields
     }
 
-    static func components(_ path: String) -> [String] { path.split(separator: ".").map(String.init) }
+    static func components(_ path: String) -> [String] { path.splitASCII(UInt8(ascii: ".")) }
 
     /// Include paths with `includeAll`'s `*` as the class's pointer and array fields (what `include` resolves for it).
     static func expandIncludeAll(_ paths: [[String]], schema: ClassSchema) -> [[String]] {
@@ -310,7 +311,7 @@ public struct QueryService: Sendable {
         var top: [String] = []
         var includes: [String] = []
         for k in keys {
-            let parts = k.split(separator: ".")
+            let parts = k.splitASCII(UInt8(ascii: "."))
             guard let first = parts.first else { continue }
             top.append(String(first))
             if parts.count > 1 { includes.append(parts.dropLast().joined(separator: ".")) }
@@ -320,14 +321,32 @@ public struct QueryService: Sendable {
 
     /// Relation placeholders, file URLs, `keys`/`excludeKeys` trimming.
     func shape(_ object: [String: JSONValue], schema: ClassSchema, keys: Set<String>?, exclude: Set<String>) -> [String: JSONValue] {
-        var o = object
-        for (name, type) in schema.fields {
-            if case .relation(let target) = type, keys?.contains(name) ?? true {
-                o[name] = ["__type": "Relation", "className": .string(target)]
+        Shaping(schema: schema, keys: keys, exclude: exclude).apply(object)
+    }
+
+    /// What `shape` does to each object of a page, worked out once for the page: the relation fields to show (as
+    /// `{"__type":"Relation"}`) and the keys to drop. Most pages need neither, and their objects are left as they are.
+    struct Shaping {
+        let relations: [(name: String, value: JSONValue)]
+        let drop: [String]
+
+        init(schema: ClassSchema, keys: Set<String>?, exclude: Set<String>) {
+            relations = schema.fields.compactMap { name, type in
+                guard case .relation(let target) = type, keys?.contains(name) ?? true else { return nil }
+                return (name, ["__type": "Relation", "className": .string(target)])
             }
+            drop = exclude.filter { !["objectId", "createdAt", "updatedAt", "ACL"].contains($0) }
         }
-        for key in exclude where !["objectId", "createdAt", "updatedAt", "ACL"].contains(key) { o[key] = nil }
-        return o
+
+        var isIdentity: Bool { relations.isEmpty && drop.isEmpty }
+
+        func apply(_ object: [String: JSONValue]) -> [String: JSONValue] {
+            if isIdentity { return object }
+            var o = object
+            for (name, value) in relations { o[name] = value }
+            for key in drop { o[key] = nil }
+            return o
+        }
     }
 
     /// Replaces pointers along each include path with the objects they name (readable ones only).
@@ -360,9 +379,10 @@ public struct QueryService: Sendable {
                     limit: ids.count, keys: access.columns(selected), readPrincipals: auth.principals, schemas: schemas.all())
                 var found = access.strip(try await store.find(spec))
                 if !sub.isEmpty { try await include(&found, schema: targetSchema, paths: sub, keys: subKeys, auth: auth, depth: depth + 1) }
+                let shaping = Shaping(schema: targetSchema, keys: subKeys.topKeys, exclude: subKeys.topExcluded)
                 for var o in found {
                     guard let id = o["objectId"]?.stringValue else { continue }
-                    o = shape(o, schema: targetSchema, keys: subKeys.topKeys, exclude: subKeys.topExcluded)
+                    o = shaping.apply(o)
                     o["__type"] = "Object"
                     o["className"] = .string(className)
                     fetched[Pointer(className: className, objectId: id)] = o

@@ -131,7 +131,7 @@ extension SchemaService {
     }
 
     static func topField(_ path: String) -> String {
-        path.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? path
+        path.prefixBeforeASCII(UInt8(ascii: "."))
     }
 
     /// The top-level fields a `where` names, and the classes its sub-queries and `$relatedTo` name.

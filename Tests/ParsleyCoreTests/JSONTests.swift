@@ -58,6 +58,23 @@ struct JSONTests {
         #expect(JSONWriter.string(.string("é\u{1}\"")) == #""é\u0001\"""#)
     }
 
+    @Test("splitASCII cuts where split(separator:) cuts, on every short text of letters, dots and accents")
+    func asciiSplit() {
+        let alphabet: [String] = ["a", ".", "é", "e\u{301}"]
+        var texts: [String] = [""]
+        for _ in 0..<4 { texts += texts.flatMap { t in alphabet.map { t + $0 } } }
+        for text in Set(texts) {
+            for omitting in [true, false] {
+                for maxSplits in [1, Int.max] {
+                    let expected = text.split(separator: ".", maxSplits: maxSplits, omittingEmptySubsequences: omitting).map(String.init)
+                    #expect(text.splitASCII(UInt8(ascii: "."), maxSplits: maxSplits, omittingEmptySubsequences: omitting) == expected, "\(text)")
+                }
+            }
+            let head = text.split(separator: ".", omittingEmptySubsequences: false).first.map(String.init) ?? text
+            #expect(text.prefixBeforeASCII(UInt8(ascii: ".")) == head)
+        }
+    }
+
     @Test("malformed documents and deep nesting are rejected")
     func malformed() {
         for text in ["", "{", "[1,]", "{\"a\":}", "tru", "01", "1.", "{\"a\" 1}", "[1] x", "NaN"] {

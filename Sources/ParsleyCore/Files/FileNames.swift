@@ -71,7 +71,8 @@ public enum FileNames {
     /// Percent-encodes a name for a URL path segment (everything but `A-Z a-z 0-9 - . _ ~`).
     public static func urlEncode(_ name: String) -> String {
         // Most names (Parsley's own are `<hex>_<name>`) need no escape: the same string back.
-        if name.utf8.allSatisfy(isUnreserved) { return name }
+        let plain = name.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isUnreserved) } ?? name.utf8.allSatisfy(isUnreserved)
+        if plain { return name }
         var out: [UInt8] = []
         out.reserveCapacity(name.utf8.count)
         for c in name.utf8 {
@@ -89,6 +90,7 @@ public enum FileNames {
     private static let upperHex: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     /// RFC 3986's unreserved characters: letters, digits, `-`, `.`, `_`, `~`.
+    @inline(__always)
     private static func isUnreserved(_ c: UInt8) -> Bool {
         (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x2E || c == 0x5F || c == 0x7E
     }

@@ -87,6 +87,7 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     public init(nilLiteral: ()) { self = .null }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         var o: [String: JSONValue] = [:]
+        o.reserveCapacity(elements.count)
         for (k, v) in elements { o[k] = v }
         self = .object(o)
     }

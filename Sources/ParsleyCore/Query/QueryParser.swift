@@ -81,7 +81,7 @@ public struct QueryParser: Sendable {
     /// Validates a where/order key into a `FieldPath`.
     public func fieldPath(_ key: String) throws(ParseError) -> FieldPath {
         if key == "ACL" { throw ParseError.invalidQuery("Cannot query on ACL.") }
-        let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let parts = key.splitASCII(UInt8(ascii: "."), omittingEmptySubsequences: false)
         let field = parts[0]
         let isInternal = field.hasPrefix("_")
         if isInternal {

@@ -39,7 +39,7 @@ public struct WriteParser: Sendable {
     }
 
     func fieldPath(_ key: String) throws(ParseError) -> FieldPath {
-        let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let parts = key.splitASCII(UInt8(ascii: "."), omittingEmptySubsequences: false)
         let field = parts[0]
         let validTop = allowInternalFields && field.hasPrefix("_") ? Naming.isIdentifier(String(field.dropFirst())) : Naming.isValidFieldName(field)
         guard validTop else { throw ParseError.invalidKeyName(key) }

@@ -9,8 +9,12 @@ public import ParsleyCore
 public struct KeywordDenylist: Sendable {
     /// A rule's pattern: a plain word (Parse Server's defaults) is found with a substring search, anything else
     /// with a regular expression.
-    struct Pattern: @unchecked Sendable {  // Regex is immutable once built; it is only read.
+    ///
+    /// A class: every key and string of every request is tested against every rule, and copying a rule (its generic
+    /// `Regex` above all) for each test cost a create about a tenth of its instructions; a reference is only retained.
+    final class Pattern: @unchecked Sendable {  // Regex is immutable once built; it is only read.
         let text: String
+        let isRegex: Bool
         let regex: Regex<AnyRegexOutput>?
         /// The word is ASCII (Parse Server's defaults are): found by a byte search, the check every key and string of
         /// every request goes through.
@@ -20,19 +24,27 @@ public struct KeywordDenylist: Sendable {
             self.text = text
             let plain = text.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_" }
             regex = plain ? nil : try? Regex(text)
+            isRegex = regex != nil
             ascii = plain && !text.isEmpty && text.utf8.allSatisfy { $0 < 128 }
         }
 
         func found(in s: String) -> Bool {
-            if let regex { return s.contains(regex) }
-            return ascii ? s.containsUTF8(text) : s.contains(text)
+            if ascii { return s.containsUTF8(text) }
+            if isRegex, let regex { return s.contains(regex) }
+            return s.contains(text)
         }
     }
 
-    struct Compiled: Sendable {
+    final class Compiled: Sendable {
         let rule: KeywordRule
         let key: Pattern?
         let value: Pattern?
+
+        init(rule: KeywordRule, key: Pattern?, value: Pattern?) {
+            self.rule = rule
+            self.key = key
+            self.value = value
+        }
     }
 
     let rules: [Compiled]
