@@ -13,9 +13,8 @@ final class StatementWatchdog: @unchecked Sendable {
     private let timer: any DispatchSourceTimer
 
     init(readers: [SQLiteHandle], timeout: Duration) {
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         // Interrupted at most a quarter of the timeout (and never more than a second) late.
-        let interval = DispatchTimeInterval.nanoseconds(Int(min(max(nanoseconds / 4, 10_000_000), 1_000_000_000)))
+        let interval = DispatchTimeInterval.nanoseconds(Int(min(max(Self.nanoseconds(timeout) / 4, 10_000_000), 1_000_000_000)))
         timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(5))
         timer.setEventHandler {
@@ -26,13 +25,16 @@ final class StatementWatchdog: @unchecked Sendable {
     }
 
     func stop() { timer.cancel() }
+
+    static func nanoseconds(_ d: Duration) -> UInt64 {
+        UInt64(max(d.components.seconds, 0)) * 1_000_000_000 + UInt64(max(d.components.attoseconds, 0) / 1_000_000_000)
+    }
 }
 
 extension SQLiteHandle {
     /// Runs `body` (a statement on this connection) under a deadline `timeout` from now.
     func withDeadline<T>(_ timeout: Duration, _ body: () async throws -> T) async throws -> T {
-        let nanoseconds = UInt64(timeout.components.seconds) * 1_000_000_000 + UInt64(timeout.components.attoseconds / 1_000_000_000)
-        let until = DispatchTime.now().uptimeNanoseconds &+ nanoseconds
+        let until = DispatchTime.now().uptimeNanoseconds &+ StatementWatchdog.nanoseconds(timeout)
         deadline.withLockedValue { $0 = until }
         defer { deadline.withLockedValue { $0 = 0 } }
         return try await body()

@@ -1,23 +1,16 @@
 /// Serialises `JSONValue` to compact UTF-8 JSON, object keys sorted.
 public enum JSONWriter {
-    public static func bytes(_ value: JSONValue) -> [UInt8] {
+    /// The JSON text's bytes. With `fileURL`, `url` is set in every File value (`{"__type":"File","name":...}`) to
+    /// `fileURL(name)` as it is written: an answer's files get their URLs without copying the objects that hold them.
+    public static func bytes(_ value: JSONValue, fileURL: ((String) -> String)? = nil) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)
-        write(value, into: &out)
+        write(value, into: &out, fileURL: fileURL)
         return out
     }
 
     public static func string(_ value: JSONValue) -> String {
         String(decoding: bytes(value), as: UTF8.self)
-    }
-
-    /// As `bytes`, with `url` set in every File value (`{"__type":"File","name":...}`) to `fileURL(name)` as it is
-    /// written: an answer's files get their URLs without copying the objects that hold them.
-    public static func bytes(_ value: JSONValue, fileURL: (String) -> String) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256)
-        withoutActuallyEscaping(fileURL) { write(value, into: &out, fileURL: $0) }
-        return out
     }
 
     public static func write(_ value: JSONValue, into out: inout [UInt8]) {

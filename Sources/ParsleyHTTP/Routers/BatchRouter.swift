@@ -132,32 +132,3 @@ struct BatchRouter: Sendable {
         }
     }
 }
-
-extension String {
-    /// Decodes `%XX` escapes (and leaves malformed ones as they are).
-    func removingPercentEncoding() -> String {
-        guard utf8.contains(UInt8(ascii: "%")) else { return self }
-        var out: [UInt8] = []
-        let b = Array(utf8)
-        var i = 0
-        while i < b.count {
-            if b[i] == UInt8(ascii: "%"), i + 2 < b.count, let h = hexValue(b[i + 1]), let l = hexValue(b[i + 2]) {
-                out.append(h << 4 | l)
-                i += 3
-            } else {
-                out.append(b[i])
-                i += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 65...70: return c - 55
-        case 97...102: return c - 87
-        default: return nil
-        }
-    }
-}

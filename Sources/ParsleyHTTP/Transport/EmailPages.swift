@@ -55,15 +55,3 @@ extension ParseTransport {
         return Response(status: .init(code: response.status), headers: headers, body: .init(byteBuffer: buffer))
     }
 }
-
-/// `application/x-www-form-urlencoded` (and query strings) as plain string pairs.
-enum FormEncoding {
-    static func decode(_ text: String) -> [(String, String)] {
-        text.split(separator: "&").compactMap { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = String(parts[0]).replacingPlus().removingPercentEncoding()
-            guard !key.isEmpty else { return nil }
-            return (key, parts.count > 1 ? String(parts[1]).replacingPlus().removingPercentEncoding() : "")
-        }
-    }
-}
