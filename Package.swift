@@ -46,8 +46,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         // Parse Server's GraphQL API (Sources/ParsleyGraphQL): parsing, validation and execution of GraphQL documents.
         .package(url: "https://github.com/GraphQLSwift/GraphQL", from: "4.3.0"),
-        // OrderedDictionary: the GraphQL library's field and value maps.
+        // OrderedDictionary: the GraphQL library's field and value maps; Deque: a WebSocket's waiting messages.
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        // HTTP/1 to HTTP types on the API port's own connection setup (LiveQuery sockets without a task each).
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
     ],
     targets: [
         // Pure Parse model: values, JSON, schema types, query AST, write operations, errors. No I/O.
@@ -195,8 +197,12 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             // The embedded dashboard's pages, compiled into the binary (no files to ship beside it).

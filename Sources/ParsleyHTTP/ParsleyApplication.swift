@@ -20,12 +20,14 @@ public enum ParsleyApplication {
                 return try await transport.authenticate(headers, [:], ignoresSession: false, clientAddress: address)
             }
         }
+        let inbox = SocketInbox()
         return Application(
             responder: ParsleyResponder(transport: transport, operations: operations),
             server: LiveQuerySocket.server(
-                api.services.liveQuery, options: api.options.liveQuery, trustProxy: api.options.security.trustProxy, graphQL: graphQL),
+                api.services.liveQuery, inbox: inbox, options: api.options.liveQuery, trustProxy: api.options.security.trustProxy,
+                graphQL: graphQL),
             configuration: .init(address: .hostname(host, port: port), serverName: "parsley"),
-            services: [api.background, MetricsSampler(api: api, counters: transport.counters, history: transport.history)],
+            services: [api.background, MetricsSampler(api: api, counters: transport.counters, history: transport.history), inbox],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger
         )

@@ -1,8 +1,21 @@
 import ParsleyCore
 import Synchronization
 
-/// One LiveQuery client: who it connected as, and the frames waiting for its socket in a bounded queue. A client
-/// that lets the queue fill is disconnected (`onOverflow`), so one slow reader never holds back the others.
+/// Where a connection's frames go: the socket's transport, which keeps them in order in a bounded queue.
+public protocol LiveOutlet: Sendable {
+    /// Queues a frame for the socket; `.overflow` when the client is `queueLimit` frames behind (the transport then
+    /// closes the socket at once), `.closed` once it is gone.
+    func push(_ text: String) -> LiveOutletResult
+    /// The hub lets the client go: the socket closes once what is queued is written.
+    func finish()
+}
+
+public enum LiveOutletResult: Sendable {
+    case queued, overflow, closed
+}
+
+/// One LiveQuery client: who it connected as, and its socket's outlet. A client that lets its queue fill is
+/// disconnected (`onOverflow`), so one slow reader never holds back the others.
 public final class LiveConnection: Sendable {
     /// Who a connection speaks for after `connect`.
     struct Identity: Sendable {
@@ -15,16 +28,15 @@ public final class LiveConnection: Sendable {
     /// Parse Server's `clientId`: a UUID.
     public let clientId: String
     /// Frames for the socket, in order.
-    public let frames: AsyncStream<String>
-    private let continuation: AsyncStream<String>.Continuation
+    private let outlet: any LiveOutlet
     private let identity = Mutex<Identity?>(nil)
-    /// Called once when the client fell `queueLimit` frames behind (the transport closes the socket).
+    /// Called once when the client fell too far behind (the transport closes the socket).
     private let overflow = Mutex<(@Sendable () -> Void)?>(nil)
     let address: String?
 
-    init(queueLimit: Int, address: String?) {
+    init(outlet: any LiveOutlet, address: String?) {
         clientId = Self.uuid()
-        (frames, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(max(1, queueLimit)))
+        self.outlet = outlet
         self.address = address
     }
 
@@ -58,17 +70,15 @@ public final class LiveConnection: Sendable {
     }
 
     private func send(text: String) -> Bool {
-        switch continuation.yield(text) {
-        case .enqueued: return true
-        case .dropped:
-            continuation.finish()
+        switch outlet.push(text) {
+        case .queued: return true
+        case .overflow:
             overflow.withLock { c in
                 c?()
                 c = nil
             }
             return false
-        case .terminated: return false
-        @unknown default: return false
+        case .closed: return false
         }
     }
 
@@ -88,8 +98,8 @@ public final class LiveConnection: Sendable {
         return f
     }
 
-    /// Ends the frame stream (the socket closes once what is queued is written).
-    public func finish() { continuation.finish() }
+    /// Lets the client go (the socket closes once what is queued is written).
+    public func finish() { outlet.finish() }
 
     static func uuid() -> String {
         var rng = SystemRandomNumberGenerator()

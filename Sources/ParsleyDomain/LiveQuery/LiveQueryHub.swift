@@ -73,9 +73,10 @@ public final class LiveQueryHub: Sendable {
 
     // MARK: Connections
 
-    /// A new client connection (before its `connect` message). `address` is the peer's, for cloud code.
-    public func open(address: String?) -> LiveConnection {
-        let c = LiveConnection(queueLimit: options.liveQuery.queueLimit, address: address)
+    /// A new client connection (before its `connect` message), whose frames go to `outlet`. `address` is the peer's,
+    /// for cloud code.
+    public func open(address: String?, outlet: any LiveOutlet) -> LiveConnection {
+        let c = LiveConnection(outlet: outlet, address: address)
         c.onOverflow { [counters] in counters.slowClients.add(1, ordering: .relaxed) }
         connections.withLock { $0[c.clientId] = c }
         return c

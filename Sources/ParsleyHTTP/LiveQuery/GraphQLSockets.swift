@@ -1,7 +1,4 @@
-import HTTPTypes
-import Hummingbird
-import HummingbirdWebSocket
-import NIOCore
+import NIOHTTP1
 import NIOWebSocket
 import ParsleyDomain
 import ParsleyGraphQL
@@ -14,52 +11,45 @@ struct GraphQLSockets: Sendable {
     /// `connection_init`'s keys, as REST headers, to the caller's `Auth` (the REST transport's own check).
     let authenticate: @Sendable ([String: String], String?) async throws -> Auth
 
-    func accepts(_ head: HTTPRequest) -> Bool {
-        let requestPath = head.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? $0 } ?? ""
-        guard requestPath == path else { return false }
-        return head.headerFields[values: .secWebSocketProtocol].contains { value in
-            value.split(separator: ",").contains { $0.filter { $0 != " " } == GraphQLWSSession.subprotocol }
+    /// Whether an upgrade request for `uri`, offering the subprotocols `protocols` (header values), is GraphQL's.
+    func accepts(uri: String, protocols: [String]) -> Bool {
+        guard (uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? uri) == path else {
+            return false
+        }
+        return protocols.contains { $0.filter { $0 != " " } == GraphQLWSSession.subprotocol }
+    }
+
+    /// The socket's answer (its subprotocol) and session: the hub's frames for its connection go through the session.
+    func accepted(_ hub: LiveQueryHub) -> SocketChannel.Accepted {
+        let authenticate = self.authenticate
+        let service = self.service
+        return SocketChannel.Accepted(headers: ["Sec-WebSocket-Protocol": GraphQLWSSession.subprotocol], translatesHubFrames: true) {
+            peer, address in
+            let connection = hub.open(address: address, outlet: peer)
+            let session = GraphQLWSSession(service: service, hub: hub, connection: connection) { keys in try await authenticate(keys, address) }
+            return Session(hub: hub, connection: connection, session: session)
         }
     }
 
-    func serve(
-        _ hub: LiveQueryHub, channel: any Channel, address: String?, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
-        maxMessage: Int
-    ) async {
-        let connection = hub.open(address: address)
-        connection.onOverflow { channel.close(promise: nil) }
-        defer { hub.close(connection) }
-        let authenticate = self.authenticate
-        let session = GraphQLWSSession(service: service, hub: hub, connection: connection) { keys in try await authenticate(keys, address) }
-        /// Sends what the session says; false once the socket is to close.
-        @Sendable func perform(_ outputs: [GraphQLWSSession.Output]) async -> Bool {
+    /// One GraphQL socket: the client's messages and the hub's frames through `GraphQLWSSession`, its outputs sent.
+    struct Session: SocketSession {
+        let hub: LiveQueryHub
+        let connection: LiveConnection
+        let session: GraphQLWSSession
+
+        func receive(_ text: String, peer: SocketPeer) async { perform(await session.receive(text), peer) }
+        func hubFrame(_ text: String, peer: SocketPeer) async { perform(await session.hubFrame(text), peer) }
+        func closed(peer: SocketPeer) async { hub.close(connection) }
+
+        private func perform(_ outputs: [GraphQLWSSession.Output], _ peer: SocketPeer) {
             for output in outputs {
                 switch output {
-                case .text(let text):
-                    do { try await outbound.write(.text(text)) } catch { return false }
+                case .text(let text): peer.send(text)
                 case .close(let code, let reason):
-                    try? await outbound.close(.init(codeNumber: code), reason: reason)
-                    return false
+                    peer.close(code: .init(codeNumber: code), reason: reason)
+                    return
                 }
             }
-            return true
-        }
-        await withTaskGroup(of: Void.self) { group in
-            // The hub's frames for this connection, translated, in order.
-            group.addTask {
-                for await frame in connection.frames {
-                    guard await perform(await session.hubFrame(frame)) else { break }
-                }
-                channel.close(promise: nil)
-            }
-            do {
-                for try await message in inbound.messages(maxSize: maxMessage) {
-                    guard case .text(let text) = message else { continue }
-                    guard await perform(await session.receive(text)) else { break }
-                }
-            } catch {}
-            connection.finish()
-            group.cancelAll()
         }
     }
 }

@@ -1,0 +1,141 @@
+import NIOCore
+import NIOWebSocket
+
+/// The WebSocket protocol of one upgraded socket, as a channel handler (RFC 6455): text messages, whole or in
+/// fragments, go to the peer once checked (UTF-8, `maxMessage`); pings are answered; a close is answered and closes
+/// the socket; binary messages are ignored. Every `pingInterval` the server pings, and a client that has not
+/// answered the previous ping is closed (Parse Server's `websocketTimeout`).
+final class SocketFrames: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let peer: SocketPeer
+    private let maxMessage: Int
+    private let pingInterval: TimeAmount
+    /// A message arriving in fragments, and whether it is text.
+    private var fragments: ByteBuffer?
+    private var fragmentsAreText = false
+    private var awaitingPong = false
+    private var pinger: RepeatedTask?
+
+    init(peer: SocketPeer, maxMessage: Int, pingInterval: TimeAmount) {
+        (self.peer, self.maxMessage, self.pingInterval) = (peer, maxMessage, pingInterval)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let context = NIOLoopBound(context, eventLoop: context.eventLoop)
+        pinger = context.value.eventLoop.scheduleRepeatedTask(initialDelay: pingInterval, delay: pingInterval) { _ in
+            handler.value.ping(context: context.value)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { stopPinging() }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stopPinging()
+        fragments = nil
+        peer.closedByChannel()
+        context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { peer.writable() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case is ChannelShouldQuiesceEvent:
+            // The server is shutting down: sockets close after what is queued.
+            peer.close(code: .goingAway, reason: nil)
+        case ChannelEvent.inputClosed:
+            // The client went away without a close frame (the server allows half-closed connections for HTTP).
+            context.close(promise: nil)
+        default: break
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? NIOWebSocketError {
+            peer.close(code: error == .invalidFrameLength ? .messageTooLarge : .protocolError, reason: nil)
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text, .binary:
+            guard fragments == nil else { return refuse(.protocolError) }
+            if frame.fin {
+                deliver(frame.unmaskedData, isText: frame.opcode == .text)
+            } else {
+                fragments = frame.unmaskedData
+                fragmentsAreText = frame.opcode == .text
+            }
+        case .continuation:
+            guard var message = fragments else { return refuse(.protocolError) }
+            var data = frame.unmaskedData
+            guard message.readableBytes + data.readableBytes <= maxMessage else { return refuse(.messageTooLarge) }
+            message.writeBuffer(&data)
+            if frame.fin {
+                fragments = nil
+                deliver(message, isText: fragmentsAreText)
+            } else {
+                fragments = message
+            }
+        case .ping:
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+        case .pong:
+            awaitingPong = false
+        case .connectionClose:
+            // Answer with the client's code (RFC 6455 5.5.1); the socket closes once it is written.
+            var data = frame.unmaskedData
+            let code = data.readWebSocketErrorCode() ?? .normalClosure
+            peer.close(code: code, reason: nil)
+        default:
+            refuse(.protocolError)
+        }
+    }
+
+    private func deliver(_ data: ByteBuffer, isText: Bool) {
+        guard isText else { return }
+        guard let text = String(validating: data.readableBytesView, as: UTF8.self) else { return refuse(.dataInconsistentWithMessage) }
+        peer.received(text)
+    }
+
+    private func refuse(_ code: WebSocketErrorCode) {
+        fragments = nil
+        peer.close(code: code, reason: nil)
+    }
+
+    private func ping(context: ChannelHandlerContext) {
+        guard !awaitingPong else {
+            stopPinging()
+            context.close(promise: nil)
+            return
+        }
+        awaitingPong = true
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer())), promise: nil)
+    }
+
+    private func stopPinging() {
+        pinger?.cancel()
+        pinger = nil
+    }
+}
+
+/// A connection before its first request, when it may still become a socket: closed if the client goes away or the
+/// server shuts down meanwhile (nothing else would: HTTP's handlers come with the first request). Removed once the
+/// request decides what the connection is.
+final class BeforeFirstRequest: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = Never
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent || event as? ChannelEvent == .inputClosed { context.close(promise: nil) }
+        context.fireUserInboundEventTriggered(event)
+    }
+}

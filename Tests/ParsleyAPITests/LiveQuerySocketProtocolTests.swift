@@ -1,0 +1,124 @@
+import Foundation
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
+import Testing
+
+/// The WebSocket protocol under LiveQuery (RFC 6455 as the server's own channel handler speaks it): pings,
+/// fragments, closes, refusals of bad frames, and the server's pings that close a client gone quiet.
+@Suite("LiveQuery sockets: the WebSocket protocol")
+struct LiveQuerySocketProtocolTests {
+    typealias T = LiveQueryTests
+    typealias W = RawWebSocket
+
+    static func connect(_ appId: String = TestServer.appId) -> String {
+        JSONWriter.string(["op": "connect", "applicationId": .string(appId), "masterKey": .string(TestServer.masterKey)])
+    }
+
+    @Test(
+        "pings are answered, fragments make one message (with a ping between them), binary is ignored, a close is answered with its code",
+        arguments: Backend.all)
+    func protocolFrames(_ backend: Backend) async throws {
+        try await TestServer.withAPI(backend: backend, TestServer.liveOptions(T.live)) { api, _, p in
+            let ws = try await W.open(port: try #require(p.port))
+            #expect(ws.response.hasPrefix("HTTP/1.1 101"), "\(ws.response)")
+            #expect(ws.response.lowercased().contains("sec-websocket-accept: s3pplmbitxaq9kygzzhzrbk+xoo="), "\(ws.response)")
+
+            try await ws.send(.init(opcode: W.ping, payload: Array("hi".utf8)))
+            #expect(try await ws.next() == .init(opcode: W.pong, payload: Array("hi".utf8)))
+
+            // `connect` in three fragments, a ping between the first two.
+            let connect = Array(Self.connect().utf8)
+            let thirds = [connect[..<10], connect[10..<30], connect[30...]].map(Array.init)
+            try await ws.send(.init(fin: false, opcode: W.text, payload: thirds[0]))
+            try await ws.send(.init(opcode: W.ping, payload: [7]))
+            try await ws.send(.init(fin: false, opcode: W.continuation, payload: thirds[1]))
+            try await ws.send(.init(opcode: W.continuation, payload: thirds[2]))
+            #expect(try await ws.next() == .init(opcode: W.pong, payload: [7]))
+            let connected = try JSONParser.parse(try await ws.next().text)
+            #expect(connected["op"] == "connected", "\(connected)")
+
+            // A binary message is ignored; the next text message is answered in its turn.
+            try await ws.send(.init(opcode: W.binary, payload: Array(#"{"op":"subscribe"}"#.utf8)))
+            try await ws.sendText(#"{"op":"subscribe","requestId":3,"query":{"className":"Message","where":{}}}"#)
+            let subscribed = try JSONParser.parse(try await ws.next().text)
+            #expect(subscribed["op"] == "subscribed" && subscribed["requestId"] == 3, "\(subscribed)")
+            #expect(api.services.liveQuery.subscriptionCount == 1)
+
+            // The client closes with 4000: the server answers 4000, closes, and the hub forgets the connection.
+            try await ws.send(.init(opcode: W.close, payload: [0x0F, 0xA0]))
+            let close = try await ws.next()
+            #expect(close.opcode == W.close && close.closeCode == 4000, "\(close)")
+            #expect(try await ws.closes())
+            for _ in 0..<200 where api.services.liveQuery.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(api.services.liveQuery.connectionCount == 0)
+            #expect(api.services.liveQuery.subscriptionCount == 0)
+        }
+    }
+
+    @Test(
+        "bad frames close the socket with RFC 6455's codes: invalid UTF-8 1007, too large 1009 (whole or in fragments), a stray continuation 1002",
+        arguments: Backend.all)
+    func refusals(_ backend: Backend) async throws {
+        let options = TestServer.liveOptions(T.live) { $0.liveQuery.maxMessageBytes = 1_000 }
+        try await TestServer.withAPI(backend: backend, options) { api, _, p in
+            let port = try #require(p.port)
+            let spaces = { (n: Int) in [UInt8](repeating: 0x20, count: n) }
+            let cases: [(String, [W.Frame], Int)] = [
+                ("invalid UTF-8", [.init(opcode: W.text, payload: [0x7B, 0xC3, 0x28, 0x7D])], 1007),
+                ("one frame too large", [.init(opcode: W.text, payload: spaces(1_500))], 1009),
+                (
+                    "fragments too large",
+                    [.init(fin: false, opcode: W.text, payload: spaces(600)), .init(opcode: W.continuation, payload: spaces(600))], 1009
+                ),
+                ("a continuation first", [.init(opcode: W.continuation, payload: Array("{}".utf8))], 1002),
+                (
+                    "a new message inside a fragmented one",
+                    [.init(fin: false, opcode: W.text, payload: [0x7B]), .init(opcode: W.text, payload: [0x7D])], 1002
+                ),
+            ]
+            for (name, frames, code) in cases {
+                let ws = try await W.open(port: port)
+                try await ws.sendText(Self.connect())
+                #expect(try JSONParser.parse(try await ws.next().text)["op"] == "connected", "\(name)")
+                for frame in frames { try await ws.send(frame) }
+                let close = try await ws.next()
+                #expect(close.opcode == W.close && close.closeCode == code, "\(name): \(close)")
+                #expect(try await ws.closes(), "\(name)")
+            }
+            for _ in 0..<200 where api.services.liveQuery.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(api.services.liveQuery.connectionCount == 0)
+        }
+    }
+
+    @Test("the server pings every pingInterval: a client that answers stays, one that does not is closed", arguments: Backend.all)
+    func serverPings(_ backend: Backend) async throws {
+        let options = TestServer.liveOptions(T.live) { $0.liveQuery.pingInterval = .milliseconds(300) }
+        try await TestServer.withAPI(backend: backend, options) { api, _, p in
+            let port = try #require(p.port)
+            let quiet = try await W.open(port: port)
+            let polite = try await W.open(port: port)
+            for ws in [quiet, polite] {
+                try await ws.sendText(Self.connect())
+                #expect(try JSONParser.parse(try await ws.next().text)["op"] == "connected")
+            }
+            // `polite` answers every ping; `quiet` reads its first ping and never answers.
+            #expect(try await quiet.next().opcode == W.ping)
+            var answered = 0
+            // Five intervals at least, and until `quiet` is closed (10 s at most, for a loaded machine).
+            let start = ContinuousClock.now
+            func going() -> Bool { !quiet.isClosed || ContinuousClock.now < start + .milliseconds(1_500) }
+            while ContinuousClock.now < start + .seconds(10), !polite.isClosed, going() {
+                guard let ping = try? await polite.next(timeout: .milliseconds(50)) else { continue }
+                #expect(ping.opcode == W.ping)
+                try await polite.send(.init(opcode: W.pong, payload: ping.payload))
+                answered += 1
+            }
+            #expect(quiet.isClosed)
+            #expect(!polite.isClosed)
+            #expect(answered >= 5, "\(answered)")
+            #expect(api.services.liveQuery.connectionCount == 1)
+            await polite.close()
+        }
+    }
+}
