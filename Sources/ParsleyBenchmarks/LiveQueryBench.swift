@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import HummingbirdWSClient
 import Logging
 import NIOCore
 import NIOPosix
@@ -57,12 +56,14 @@ enum LiveQueryBench {
         let idle = server.residentKilobytes()
         let stats = ClientStats()
         let url = "ws://127.0.0.1:\(arguments.port)/parse"
-        try await withThrowingTaskGroup(of: Void.self) { clients in
+        var channels: [any Channel] = []
+        do {
             // Connect and subscribe everyone (200 handshakes at a time).
             let started = ContinuousClock.now
             for i in 0..<connections {
                 while stats.subscribed.load(ordering: .relaxed) < i - 200 { try await Task.sleep(for: .milliseconds(2)) }
-                clients.addTask { try await client(url: url, index: i, include: arguments.include, stats: stats, logger: logger) }
+                let sends = messages(i, include: arguments.include)
+                channels.append(try await LiveQueryBenchClient.open(port: arguments.port, messages: sends, stats: stats))
             }
             while stats.subscribed.load(ordering: .relaxed) < connections { try await Task.sleep(for: .milliseconds(20)) }
             let connectSeconds = (ContinuousClock.now - started) / .seconds(1)
@@ -118,8 +119,8 @@ enum LiveQueryBench {
                 "| CPU, cores busy: server / clients (this process), during the live writes (baseline writes) | "
                     + "\(liveCPU.server) / \(liveCPU.clients) (\(baselineCPU.server) / \(baselineCPU.clients)) |")
             print("| server peak resident memory | \(peak / 1024) MiB |")
-            clients.cancelAll()
         }
+        for channel in channels { try? await channel.close().get() }
     }
 
     static func ms(_ seconds: Double) -> String { String(format: "%.1f", seconds * 1000) }
@@ -136,18 +137,12 @@ enum LiveQueryBench {
         }
     }
 
-    static func client(url: String, index: Int, include: Bool, stats: ClientStats, logger: Logger) async throws {
-        try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), logger: logger) { inbound, outbound, _ in
-            try await outbound.write(.text(#"{"op":"connect","applicationId":"bench-app"}"#))
-            var q: [String: JSONValue] = ["className": "Score", "where": query(index)]
-            if include { q["include"] = ["owner"] }
-            let m: JSONValue = ["op": "subscribe", "requestId": 1, "query": .object(q)]
-            try await outbound.write(.text(JSONWriter.string(m)))
-            for try await message in inbound.messages(maxSize: 1 << 16) {
-                guard case .text(let text) = message else { continue }
-                stats.record(text)
-            }
-        }
+    /// What client `index` sends once upgraded: `connect`, then its subscription.
+    static func messages(_ index: Int, include: Bool) -> [String] {
+        var q: [String: JSONValue] = ["className": "Score", "where": query(index)]
+        if include { q["include"] = ["owner"] }
+        let m: JSONValue = ["op": "subscribe", "requestId": 1, "query": .object(q)]
+        return [#"{"op":"connect","applicationId":"bench-app"}"#, JSONWriter.string(m)]
     }
 
     /// `rate` creates per second for `seconds`, from 16 writers (each object pointing to one of `owners`, if any);
@@ -199,22 +194,38 @@ final class ClientStats: Sendable {
     let subscribed = Atomic<Int>(0)
     private let events = Mutex<(count: Int, delays: [Double])>((0, []))
 
-    func record(_ text: String) {
-        if text.contains(#""op":"connected""#) {
+    /// One text frame: `connected`, `subscribed`, or an event whose delay is taken from its own `updatedAt` (the last
+    /// one: keys are written in order, so an included `owner` comes first).
+    func record(bytes: ByteBufferView) {
+        let frame = Array(bytes)
+        // (Answers are written with sorted keys, `clientId` first; events with `op` first.)
+        if Self.lastIndex(of: Self.connected, in: frame) != nil {
             connected.add(1, ordering: .relaxed)
-        } else if text.contains(#""op":"subscribed""#) {
+        } else if Self.lastIndex(of: Self.subscribed, in: frame) != nil {
             subscribed.add(1, ordering: .relaxed)
-        } else if let range = text.range(of: #""updatedAt":""#, options: .backwards) {
-            // The event's own `updatedAt` is the last one: keys are written in order, so an included `owner` comes first.
-            let iso = text[range.upperBound...].prefix(24)
+        } else if let at = Self.lastIndex(of: Self.updatedAt, in: frame), frame.count >= at + Self.updatedAt.count + 24 {
+            let start = at + Self.updatedAt.count
             let now = Date().timeIntervalSince1970
-            guard let date = ParseDate(iso: String(iso)) else { return }
+            guard let date = ParseDate(iso: String(decoding: frame[start..<start + 24], as: UTF8.self)) else { return }
             let delay = now - Double(date.milliseconds) / 1000
             events.withLock {
                 $0.count += 1
                 $0.delays.append(delay)
             }
         }
+    }
+
+    static let connected = Array(#""op":"connected""#.utf8)
+    static let subscribed = Array(#""op":"subscribed""#.utf8)
+    static let updatedAt = Array(#""updatedAt":""#.utf8)
+
+    static func lastIndex(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
+        var i = bytes.count - needle.count
+        while i >= 0 {
+            if bytes[i] == needle[0], bytes[i..<i + needle.count].elementsEqual(needle) { return i }
+            i -= 1
+        }
+        return nil
     }
 
     func reset() { events.withLock { $0 = (0, []) } }
