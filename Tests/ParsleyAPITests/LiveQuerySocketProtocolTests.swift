@@ -49,10 +49,11 @@ struct LiveQuerySocketProtocolTests {
             try await ws.send(.init(opcode: W.close, payload: [0x0F, 0xA0]))
             let close = try await ws.next()
             #expect(close.opcode == W.close && close.closeCode == 4000, "\(close)")
-            #expect(try await ws.closes())
-            for _ in 0..<200 where api.services.liveQuery.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            // (The server's side is checked: see `serverPings` on sockets a test process hands to a PostgreSQL.)
+            for _ in 0..<500 where api.services.liveQuery.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
             #expect(api.services.liveQuery.connectionCount == 0)
             #expect(api.services.liveQuery.subscriptionCount == 0)
+            await ws.close()
         }
     }
 
@@ -84,16 +85,16 @@ struct LiveQuerySocketProtocolTests {
                 for frame in frames { try await ws.send(frame) }
                 let close = try await ws.next()
                 #expect(close.opcode == W.close && close.closeCode == code, "\(name): \(close)")
-                #expect(try await ws.closes(), "\(name)")
+                for _ in 0..<500 where api.services.liveQuery.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+                #expect(api.services.liveQuery.connectionCount == 0, "\(name)")
+                await ws.close()
             }
-            for _ in 0..<200 where api.services.liveQuery.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(api.services.liveQuery.connectionCount == 0)
         }
     }
 
     @Test("the server pings every pingInterval: a client that answers stays, one that does not is closed", arguments: Backend.all)
     func serverPings(_ backend: Backend) async throws {
-        let options = TestServer.liveOptions(T.live) { $0.liveQuery.pingInterval = .milliseconds(300) }
+        let options = TestServer.liveOptions(T.live) { $0.liveQuery.pingInterval = .seconds(1) }
         try await TestServer.withAPI(backend: backend, options) { api, _, p in
             let port = try #require(p.port)
             let quiet = try await W.open(port: port)
@@ -105,19 +106,24 @@ struct LiveQuerySocketProtocolTests {
             // `polite` answers every ping; `quiet` reads its first ping and never answers.
             #expect(try await quiet.next().opcode == W.ping)
             var answered = 0
-            // Five intervals at least, and until `quiet` is closed (10 s at most, for a loaded machine).
+            // Four intervals at least, and until the hub has let `quiet` go (15 s at most, for a loaded machine; an
+            // interval of a second leaves `polite` time to answer while the whole suite runs). The server's side is
+            // what counts: a test process may hand its sockets to a PostgreSQL it starts meanwhile, which then keeps
+            // the closed socket's other end open.
+            let hub = api.services.liveQuery
             let start = ContinuousClock.now
-            func going() -> Bool { !quiet.isClosed || ContinuousClock.now < start + .milliseconds(1_500) }
-            while ContinuousClock.now < start + .seconds(10), !polite.isClosed, going() {
+            func going() -> Bool { hub.connectionCount > 1 || ContinuousClock.now < start + .seconds(4) }
+            while ContinuousClock.now < start + .seconds(15), !polite.isClosed, going() {
                 guard let ping = try? await polite.next(timeout: .milliseconds(50)) else { continue }
                 #expect(ping.opcode == W.ping)
                 try await polite.send(.init(opcode: W.pong, payload: ping.payload))
                 answered += 1
             }
-            #expect(quiet.isClosed)
+            #expect(hub.connectionCount == 1)
             #expect(!polite.isClosed)
-            #expect(answered >= 5, "\(answered)")
-            #expect(api.services.liveQuery.connectionCount == 1)
+            #expect(answered >= 3, "\(answered)")
+            // `polite` is still served: it is pinged again.
+            #expect(try await polite.next(timeout: .seconds(5)).opcode == W.ping)
             await polite.close()
         }
     }
