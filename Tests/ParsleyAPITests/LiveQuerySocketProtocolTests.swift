@@ -54,6 +54,17 @@ struct LiveQuerySocketProtocolTests {
             #expect(api.services.liveQuery.connectionCount == 0)
             #expect(api.services.liveQuery.subscriptionCount == 0)
             await ws.close()
+
+            // A client that only shuts its side (no close frame) is let go too, not left half-open.
+            let quiet = try await W.open(port: try #require(p.port))
+            try await quiet.sendText(Self.connect())
+            #expect(try JSONParser.parse(try await quiet.next().text)["op"] == "connected")
+            #expect(api.services.liveQuery.connectionCount == 1)
+            try await quiet.shutOutput()
+            for _ in 0..<500 where api.services.liveQuery.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(api.services.liveQuery.connectionCount == 0)
+            await quiet.close()
+
         }
     }
 

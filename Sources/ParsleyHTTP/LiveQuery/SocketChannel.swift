@@ -51,18 +51,15 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
         self.responder = Self.upgradeOnNewConnection(responder)
         (self.inbox, self.trustProxy, self.accept) = (inbox, trustProxy, accept)
         maxMessage = options.maxMessageBytes
-        let ping = options.pingInterval.components
-        pingInterval = .nanoseconds(ping.seconds * 1_000_000_000 + ping.attoseconds / 1_000_000_000)
+        pingInterval = TimeAmount(options.pingInterval)
         queueLimit = options.queueLimit
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let upgradeAsked = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
-            let waiting = BeforeFirstRequest()
-            let decided = NIOLoopBound(
-                { (channel: any Channel) in try channel.pipeline.syncOperations.removeHandler(waiting).whenFailure { _ in } },
-                eventLoop: channel.eventLoop)
+            // Until the first request decides what the connection is (then each side removes it).
+            let waiting = NIOLoopBound(BeforeFirstRequest(), eventLoop: channel.eventLoop)
             let upgrader = NIOTypedWebSocketServerUpgrader<Upgrade>(
                 maxFrameSize: maxMessage, enableAutomaticErrorHandling: false,
                 shouldUpgrade: { channel, head in
@@ -72,7 +69,7 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
                 upgradePipelineHandler: { channel, head in
                     channel.eventLoop.makeCompletedFuture {
                         guard let accepted = accept(head) else { throw NIOWebSocketUpgradeError.unsupportedWebSocketTarget }
-                        try decided.value(channel)
+                        _ = channel.pipeline.syncOperations.removeHandler(waiting.value)
                         let peer = SocketPeer(
                             channel: channel, inbox: inbox, translatesHubFrames: accepted.translatesHubFrames, queueLimit: queueLimit)
                         let address = trustProxy.clientAddress(
@@ -89,7 +86,7 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
                     notUpgradingCompletionHandler: { channel in
                         channel.eventLoop.makeCompletedFuture {
                             let sync = channel.pipeline.syncOperations
-                            try decided.value(channel)
+                            _ = channel.pipeline.syncOperations.removeHandler(waiting.value)
                             try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
                             try sync.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
                             let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
@@ -101,7 +98,7 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enableErrorHandling = false  // Hummingbird answers errors
             configuration.enableResponseHeaderValidation = false  // HTTPTypes validates them
             let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
-            try channel.pipeline.syncOperations.addHandler(waiting)
+            try channel.pipeline.syncOperations.addHandler(waiting.value)
             return Value(upgrade: upgrade, channel: channel)
         }
     }
@@ -138,5 +135,17 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
             try await writer.writeResponse(HTTPResponse(status: .temporaryRedirect, headerFields: [.connection: "close", .location: location]))
             throw Redirected()
         }
+    }
+}
+
+/// A connection before its first request, when it may still become a socket: closed if the client goes away or the
+/// server shuts down meanwhile (nothing else would: HTTP's handlers come with the first request). Removed once the
+/// request decides what the connection is.
+final class BeforeFirstRequest: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = Never
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent || event as? ChannelEvent == .inputClosed { context.close(promise: nil) }
+        context.fireUserInboundEventTriggered(event)
     }
 }

@@ -127,15 +127,3 @@ final class SocketFrames: ChannelInboundHandler, RemovableChannelHandler {
         pinger = nil
     }
 }
-
-/// A connection before its first request, when it may still become a socket: closed if the client goes away or the
-/// server shuts down meanwhile (nothing else would: HTTP's handlers come with the first request). Removed once the
-/// request decides what the connection is.
-final class BeforeFirstRequest: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = Never
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent || event as? ChannelEvent == .inputClosed { context.close(promise: nil) }
-        context.fireUserInboundEventTriggered(event)
-    }
-}

@@ -111,6 +111,9 @@ final class RawWebSocket: Sendable {
 
     func close() async { try? await channel.close().get() }
 
+    /// Shuts the client's sending side only (TCP half-close), without a close frame.
+    func shutOutput() async throws { try await channel.close(mode: .output).get() }
+
     /// Takes one whole (unmasked, server-sent) frame off the front of `bytes`, if one is there.
     static func parse(_ bytes: inout [UInt8]) -> Frame? {
         guard bytes.count >= 2 else { return nil }
