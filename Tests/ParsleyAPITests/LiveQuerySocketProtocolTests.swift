@@ -103,6 +103,45 @@ struct LiveQuerySocketProtocolTests {
         }
     }
 
+    @Test(
+        "an upgrade the server cannot perform is answered 400 naming version 13 (version 8, no key, another protocol); one asked on a kept-alive connection is sent back 307",
+        arguments: Backend.all)
+    func upgradeAnswers(_ backend: Backend) async throws {
+        try await TestServer.withAPI(backend: backend, TestServer.liveOptions(T.live)) { api, _, p in
+            let port = try #require(p.port)
+            let head = "GET /parse HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+            let key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            let refused = [
+                ("version 8", head + "Upgrade: websocket\r\n" + key + "Sec-WebSocket-Version: 8\r\n\r\n"),
+                ("no key", head + "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\r\n"),
+                ("another protocol", head + "Upgrade: h2c\r\n\r\n"),
+            ]
+            for (name, request) in refused {
+                let ws = try await W.open(port: port, request: request)
+                #expect(ws.response.hasPrefix("HTTP/1.1 400"), "\(name): \(ws.response)")
+                #expect(ws.response.lowercased().contains("sec-websocket-version: 13"), "\(name): \(ws.response)")
+                // (Whether the client sees the close is not checked: see `serverPings` on inherited sockets.)
+                #expect(ws.response.lowercased().contains("connection: close"), "\(name): \(ws.response)")
+                await ws.close()
+            }
+            #expect(api.services.liveQuery.connectionCount == 0)
+
+            // A plain request first, then an upgrade on the same connection: sent back to the same URL, closed.
+            let plain = "GET /parse/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            let kept = try await W.open(port: port, request: plain + W.upgradeRequest(path: "/parse?from=kept"))
+            #expect(kept.response.hasPrefix("HTTP/1.1 200"), "\(kept.response)")
+            let rest = try await kept.receivedText(containing: "HTTP/1.1 307").lowercased()
+            #expect(rest.contains("location: /parse?from=kept"), "\(rest)")
+            #expect(rest.contains("connection: close"), "\(rest)")
+            await kept.close()
+
+            // And a fresh connection is upgraded.
+            let ws = try await W.open(port: port)
+            #expect(ws.response.hasPrefix("HTTP/1.1 101"), "\(ws.response)")
+            await ws.close()
+        }
+    }
+
     @Test("the server pings every pingInterval: a client that answers stays, one that does not is closed", arguments: Backend.all)
     func serverPings(_ backend: Backend) async throws {
         let options = TestServer.liveOptions(T.live) { $0.liveQuery.pingInterval = .seconds(1) }

@@ -57,13 +57,11 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            let upgradeAsked = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
             // Until the first request decides what the connection is (then each side removes it).
             let waiting = NIOLoopBound(BeforeFirstRequest(), eventLoop: channel.eventLoop)
             let upgrader = NIOTypedWebSocketServerUpgrader<Upgrade>(
                 maxFrameSize: maxMessage, enableAutomaticErrorHandling: false,
                 shouldUpgrade: { channel, head in
-                    upgradeAsked.value = true
                     return channel.eventLoop.makeSucceededFuture(accept(head)?.headers)
                 },
                 upgradePipelineHandler: { channel, head in
@@ -91,14 +89,16 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
                             try sync.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
                             let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                                 wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
-                            return upgradeAsked.value ? .refused(http) : .http(http)
+                            return waiting.value.upgradeAsked ? .refused(http) : .http(http)
                         }
                     }))
             configuration.enablePipelining = false  // HTTP is pipelined by NIOAsyncChannel
             configuration.enableErrorHandling = false  // Hummingbird answers errors
             configuration.enableResponseHeaderValidation = false  // HTTPTypes validates them
             let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
-            try channel.pipeline.syncOperations.addHandler(waiting.value)
+            // Before NIO's upgrade handler, which drops the head of a request whose upgrade it cannot perform.
+            let upgrading = try channel.pipeline.syncOperations.context(handlerType: NIOTypedHTTPServerUpgradeHandler<Upgrade>.self)
+            try channel.pipeline.syncOperations.addHandler(waiting.value, position: .before(upgrading.handler))
             return Value(upgrade: upgrade, channel: channel)
         }
     }
@@ -117,10 +117,11 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
-    /// A refused upgrade: 400, and the connection closes.
+    /// A refused upgrade: 400 naming the one WebSocket version served (RFC 6455 4.4), and the connection closes.
     private func refuse(_ http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>) async {
         try? await http.executeThenClose { _, outbound in
-            let head = HTTPResponse(status: .badRequest, headerFields: [.connection: "close", .contentLength: "0"])
+            let head = HTTPResponse(
+                status: .badRequest, headerFields: [.connection: "close", .contentLength: "0", .secWebSocketVersion: "13"])
             try await outbound.write(contentsOf: [.head(head), .end(nil)])
         }
     }
@@ -142,7 +143,17 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
 /// server shuts down meanwhile (nothing else would: HTTP's handlers come with the first request). Removed once the
 /// request decides what the connection is.
 final class BeforeFirstRequest: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = Never
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    /// The first request asked for an upgrade (of any protocol). If it is not upgraded it is refused: NIO's upgrade
+    /// handler does not pass such a request's head on, so it cannot be served as plain HTTP. (Parse Server's `ws`
+    /// answers 400 to an upgrade it does not perform, too.)
+    private(set) var upgradeAsked = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data), head.headers.contains(name: "upgrade") { upgradeAsked = true }
+        context.fireChannelRead(data)
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent || event as? ChannelEvent == .inputClosed { context.close(promise: nil) }

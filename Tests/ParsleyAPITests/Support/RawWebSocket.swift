@@ -51,15 +51,23 @@ final class RawWebSocket: Sendable {
 
     /// Connects and asks for the upgrade at `path`; `response` holds the server's answer.
     static func open(port: Int, path: String = "/parse", headers: [String] = []) async throws -> RawWebSocket {
+        try await open(port: port, request: upgradeRequest(path: path, headers: headers))
+    }
+
+    /// A well-formed upgrade request for `path`, with extra header lines.
+    static func upgradeRequest(path: String = "/parse", headers: [String] = []) -> String {
+        "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n"
+    }
+
+    /// Connects and sends `request` as it is; `response` holds the head of the server's first answer.
+    static func open(port: Int, request: String) async throws -> RawWebSocket {
         let received = Received()
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(received)) }
             }
             .connect(host: "127.0.0.1", port: port).get()
-        let request =
-            "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n"
         try await channel.writeAndFlush(channel.allocator.buffer(string: request)).get()
         let end = Array("\r\n\r\n".utf8)
         for _ in 0..<500 {
@@ -104,6 +112,17 @@ final class RawWebSocket: Sendable {
             try await Task.sleep(for: .milliseconds(5))
         }
         throw Failure("no frame within \(timeout)")
+    }
+
+    /// Waits until what the server sent after `response` contains `text`; returns all of it as text.
+    func receivedText(containing text: String, timeout: Duration = .seconds(10)) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let sofar = received.bytes.withLock { String(decoding: $0, as: UTF8.self) }
+            if sofar.contains(text) { return sofar }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw Failure("no \(text) within \(timeout)")
     }
 
     /// Whether the socket closed (a closed server side may not show here while a child process holds the socket).
