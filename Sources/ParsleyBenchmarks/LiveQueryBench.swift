@@ -156,15 +156,19 @@ enum LiveQueryBench {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for w in 0..<16 {
                 group.addTask {
+                    // The same writes in every run (the events a run delivers depend on them: a write with points >= 990
+                    // goes to a thousand range subscriptions).
+                    var random = SeededRandom(seed: UInt64(w + 1))
                     var n = w
                     while n < total {
                         // Paced: write n is due at n / rate seconds.
                         let due = start + .milliseconds(n * 1000 / rate)
                         if due > .now { try await Task.sleep(until: due) }
                         var body: [String: JSONValue] = [
-                            "room": .string("r\(Int.random(in: 0..<rooms))"), "points": .int(Int64.random(in: 0...1000)),
+                            "room": .string("r\(Int.random(in: 0..<rooms, using: &random))"),
+                            "points": .int(Int64.random(in: 0...1000, using: &random)),
                         ]
-                        if let owner = owners.randomElement() { body["owner"] = owner }
+                        if let owner = owners.randomElement(using: &random) { body["owner"] = owner }
                         let t = ContinuousClock.now
                         _ = try await server.call("POST", "/classes/\(className)", .object(body))
                         let elapsed = (ContinuousClock.now - t) / .seconds(1)
@@ -297,5 +301,20 @@ struct CPUWatch {
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let seconds = { (t: timeval) in Double(t.tv_sec) + Double(t.tv_usec) / 1_000_000 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
+
+/// SplitMix64: a small generator whose sequence depends only on its seed.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -103,6 +103,64 @@ struct LiveQuerySecurityTests {
         }
     }
 
+    @Test(
+        "one event to many subscribers of one unindexed query: each gets what its own rights allow (ACL, role, protected fields), in subscription order",
+        arguments: Backend.all)
+    func sharedQueryDifferentRights(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend, TestServer.liveOptions(T.live)) { p in
+            let (ann, annToken) = try await p.newUser("ann")
+            let (bob, bobToken) = try await p.newUser("bob")
+            let (cy, cyToken) = try await p.newUser("cy")
+            let (_, danToken) = try await p.newUser("dan")
+            _ = try await p.createRole("Staff", users: [bob, cy])
+            _ = try await p.createId("Secret", ["n": 0, "pin": "0"])
+            let open: JSONValue = ["*": true]
+            try await p.setCLP(
+                "Secret",
+                [
+                    "find": open, "get": open, "create": open, "update": open, "delete": open, "addField": open,
+                    "protectedFields": ["*": ["pin"], "role:Staff": []],
+                ])
+            let clients = [
+                ("anonymous", try await T.client(p)), ("ann", try await T.client(p, token: annToken)),
+                ("bob", try await T.client(p, token: bobToken)), ("cy", try await T.client(p, token: cyToken)),
+                ("dan", try await T.client(p, token: danToken)), ("master", try await T.client(p, master: true)),
+            ]
+            try await T.warmUp(p, clients[5].1)
+            // The same range query (no equality to index it) for everyone; ann subscribes twice, to a wider range too.
+            for (_, lq) in clients { #expect(try await lq.subscribe(1, "Secret", where: ["n": ["$gt": 5]])["op"] == "subscribed") }
+            #expect(try await clients[1].1.subscribe(2, "Secret", where: ["n": ["$gt": 1]])["op"] == "subscribed")
+            // Readable by ann and by the role; dan and the anonymous client may not read it.
+            let acl: JSONValue = [ann: ["read": true], "role:Staff": ["read": true]]
+            let id = try await p.createId("Secret", ["n": 7, "pin": "1234", "ACL": acl])
+            for (name, lq) in clients where name == "bob" || name == "cy" || name == "master" {
+                let created = try await lq.expect("create")
+                #expect(created["object"]?["objectId"] == .string(id), "\(name)")
+                #expect(created["object"]?["pin"] == "1234", "\(name) may see pin")
+            }
+            // ann: both subscriptions, in the order they were made, neither with the protected pin.
+            let first = try await clients[1].1.expect("create")
+            let second = try await clients[1].1.expect("create")
+            #expect(first["requestId"] == 1 && second["requestId"] == 2)
+            #expect(first["object"]?["pin"] == nil && second["object"]?["pin"] == nil)
+            #expect(first["object"]?["n"] == 7)
+            for (name, lq) in clients where name == "anonymous" || name == "dan" { try await lq.nothing() }
+            // Not matching the range: only ann's wider subscription hears it.
+            _ = try await p.createId("Secret", ["n": 3, "ACL": ["*": ["read": true]]])
+            #expect(try await clients[1].1.expect("create")["requestId"] == 2)
+            // A subscription given up is not served, the others with the same query still are.
+            clients[2].1.send(["op": "unsubscribe", "requestId": 1])
+            try await clients[2].1.expect("unsubscribed")
+            _ = try await p.createId("Secret", ["n": 9, "ACL": ["*": ["read": true]]])
+            for (name, lq) in clients where name != "bob" {
+                #expect(try await lq.expect("create")["object"]?["n"] == 9, "\(name)")
+            }
+            try await clients[1].1.expect("create")
+            for (_, lq) in clients { try await lq.nothing() }
+            for (_, lq) in clients { await lq.close() }
+        }
+    }
+
     @Test("protected fields and credentials never leave: _User email, authData, sessionToken; a user's own _Session only", arguments: Backend.all)
     func protectedFields(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, TestServer.liveOptions(T.live)) { p in

@@ -34,12 +34,12 @@ extension LiveQueryHub {
         if e.className == "_Session", e.operation == .delete, let token = e.original?["sessionToken"]?.stringValue {
             endSubscriptions(usingSession: token)
         }
-        guard isLive(e.className) else { return }
-        let candidates = index.withLock { $0.candidates(e.className, objects: [e.original, e.object]) }
+        guard isLive(e.className), index.withLock({ $0.listens(to: e.className) }) else { return }
         // A class another node just created is read from the database, not dropped for want of a cache entry.
-        guard !candidates.isEmpty, let schema = try? await schemas.current(e.className) else { return }
+        guard let schema = try? await schemas.current(e.className) else { return }
         let scope = EventScope(event: e, schema: schema, matcher: QueryMatcher(schema: schema), clp: permissions.classLevelPermissions(e.className))
-        for c in candidates where scope.mayConcern(c) { await deliver(scope, to: c.subscription) }
+        let candidates = index.withLock { $0.candidates(e.className, objects: [e.original, e.object], mayConcern: scope.mayConcern) }
+        for c in candidates where scope.mayConcern(c.predicateId, c.subscription.predicate) { await deliver(scope, to: c.subscription) }
     }
 
     /// What every subscriber of one event shares, and the JSON text of the object as each distinct view of it
@@ -56,6 +56,17 @@ extension LiveQueryHub {
         var includedTexts: [String: (object: String, original: String?)] = [:]
         /// `mayConcern` per distinct predicate.
         var concerns: [Int: Bool] = [:]
+        /// What the CLP and protected fields give each distinct reader (user and roles), nil when `find` is denied:
+        /// a burst to many subscribers reading as the same principals decides it once.
+        var rights: [String: Rights?] = [:]
+
+        struct Rights {
+            /// The pointer-permission condition the object must meet (nil: none).
+            let pointerRule: QueryNode?
+            let access: Permissions.ReadAccess
+            /// `LiveQueryHub.view`'s part that depends on the reader, nil when objects are shaped per subscriber.
+            let hiddenView: String?
+        }
 
         init(event: ChangeEvent, schema: ClassSchema, matcher: QueryMatcher, clp: ClassLevelPermissions) {
             self.event = event
@@ -66,15 +77,14 @@ extension LiveQueryHub {
 
         /// Whether the subscription's query alone can match the object before or after the write (what storage must
         /// decide counts as a maybe): the cheap test that spares most candidates the permission checks.
-        func mayConcern(_ c: SubscriptionIndex.Entry) -> Bool {
-            if let known = concerns[c.predicateId] { return known }
-            let s = c.subscription
+        func mayConcern(_ predicateId: Int, _ predicate: QueryNode) -> Bool {
+            if let known = concerns[predicateId] { return known }
             func may(_ o: [String: JSONValue]?) -> Bool {
                 guard let o else { return false }
-                return matcher.matches(s.predicate, o) ?? true
+                return matcher.matches(predicate, o) ?? true
             }
             let answer = may(event.original) || may(event.object)
-            concerns[c.predicateId] = answer
+            concerns[predicateId] = answer
             return answer
         }
 
@@ -101,11 +111,13 @@ extension LiveQueryHub {
         }
         let auth = Auth(isMaster: s.isMaster, userId: s.userId, roles: roleNames, installationId: s.installationId, sessionToken: s.sessionToken)
         // The CLP as it is now (it may have changed since the subscription): `find`, and its pointer permissions.
-        var pointerRule: QueryNode?
+        var rights: EventScope.Rights?
         if !s.isMaster {
-            do { pointerRule = try permissions.authorize(.find, e.className, auth: auth, clp: scope.clp) } catch { return }
+            guard let known = self.rights(scope, auth: auth) else { return }
+            rights = known
         }
-        let access = s.isMaster ? nil : readAccess(scope, auth: auth)
+        let pointerRule = rights?.pointerRule
+        let access = rights?.access
         // A field the query or the watch reads may have become protected since the subscription (a CLP changed, a
         // role was left): the subscription ends as it would now be refused.
         if let access {
@@ -153,7 +165,7 @@ extension LiveQueryHub {
         let hook = triggers.afterEvent[e.className]
         guard hook != nil || !s.include.isEmpty else {
             // Subscribers who see the same fields share the object's JSON text.
-            let view = Self.view(access, keys: s.keys, className: e.className)
+            let view = Self.view(rights.map { $0.hiddenView }, keys: s.keys)
             let object = scope.text(view.map { textKey(carried.object) + $0 }) { shape(version(carried.object), scope, access: access, keys: s.keys) }
             let original = carried.original.map { v in
                 scope.text(view.map { textKey(v) + $0 }) { shape(version(v), scope, access: access, keys: s.keys) }
@@ -167,7 +179,7 @@ extension LiveQueryHub {
         let keys = s.include.isEmpty ? s.keys : QueryService.splitKeys(s.keys).0
         // Subscribers who see the same fields, as the same principals, with the same includes share the frame's object
         // text: shaped, included and written once per event (a burst to 1,000 subscribers is one read and one text).
-        if hook == nil, let base = Self.view(access, keys: s.keys, className: e.className) {
+        if hook == nil, let base = Self.view(rights.map { $0.hiddenView }, keys: s.keys) {
             let versions = textKey(carried.object) + (carried.original.map(textKey) ?? "-")
             let shared =
                 "include|" + versions + base + "|" + (auth.principals?.sorted().joined(separator: ",") ?? "*") + "|"
@@ -192,7 +204,7 @@ extension LiveQueryHub {
         var original = carried.original.map { shape(version($0), scope, access: access, keys: keys) }
         if !s.include.isEmpty {
             let versions = textKey(carried.object) + (carried.original.map(textKey) ?? "-")
-            let view = Self.view(access, keys: s.keys, className: e.className).map { versions + $0 }
+            let view = Self.view(rights.map { $0.hiddenView }, keys: s.keys).map { versions + $0 }
             (object, original) = await included(object, original, s, view: view, scope: scope, auth: auth)
         }
         guard let hook else {
@@ -227,6 +239,24 @@ extension LiveQueryHub {
         return principals.contains { acl[$0]?["read"]?.boolValue == true }
     }
 
+    /// What the CLP gives a subscriber who is not the master (`find` and its pointer permissions, protected fields),
+    /// decided once per event for each distinct user and roles; nil when `find` is denied.
+    func rights(_ scope: EventScope, auth: Auth) -> EventScope.Rights? {
+        let reader = (auth.userId ?? "") + "|" + auth.roles.joined(separator: ",")
+        if let known = scope.rights[reader] { return known }
+        var decided: EventScope.Rights?
+        do {
+            let pointerRule = try permissions.authorize(.find, scope.schema.className, auth: auth, clp: scope.clp)
+            let access = readAccess(scope, auth: auth)
+            let hiddenView = Self.hiddenView(access, className: scope.schema.className)
+            decided = EventScope.Rights(pointerRule: pointerRule, access: access, hiddenView: hiddenView)
+        } catch {
+            decided = nil
+        }
+        scope.rights[reader] = decided
+        return decided
+    }
+
     /// The protected fields the subscriber may not see (as a find strips them).
     func readAccess(_ scope: EventScope, auth: Auth) -> Permissions.ReadAccess {
         var access = Permissions.ReadAccess(predicate: .all, className: scope.schema.className, userId: auth.userId, isMaster: false)
@@ -249,12 +279,18 @@ extension LiveQueryHub {
     }
 
     /// A name for what `shape` makes for this subscriber when it depends only on the hidden fields and the keys (nil
-    /// when a rule looks at the object's owner: such objects are shaped per subscriber).
-    static func view(_ access: Permissions.ReadAccess?, keys: [String]?, className: String) -> String? {
+    /// when a rule looks at the object's owner: such objects are shaped per subscriber). `hiddenView` is the reader's
+    /// part (`hiddenView(_:className:)`), nil (not .some(nil)) for the master.
+    static func view(_ hiddenView: String??, keys: [String]?) -> String? {
         let keyPart = keys.map { $0.joined(separator: ",") } ?? "*"
-        guard let access else { return "master|" + keyPart }
+        guard let hiddenView else { return "master|" + keyPart }
+        return hiddenView.map { $0 + "|" + keyPart }
+    }
+
+    /// The reader's part of `view`: the hidden fields, or nil when a rule looks at the object's owner.
+    static func hiddenView(_ access: Permissions.ReadAccess, className: String) -> String? {
         guard access.userFieldRules.isEmpty, className != "_User" else { return nil }
-        return access.hidden.sorted().joined(separator: ",") + "|" + keyPart
+        return access.hidden.sorted().joined(separator: ",")
     }
 
     /// Credentials that no event carries, whoever subscribes.

@@ -63,7 +63,9 @@ struct SubscriptionIndex: Sendable {
     struct ClassEntry: Sendable {
         /// field -> value key -> subscriptions.
         var byEquality: [String: [String: Set<Int>]] = [:]
-        var unindexed: Set<Int> = []
+        /// The subscriptions without an equality, by predicate: an event tests each distinct query once and gathers
+        /// only the subscriptions of the queries that may concern it.
+        var unindexed: [Int: Set<Int>] = [:]
         var count = 0
     }
 
@@ -75,6 +77,8 @@ struct SubscriptionIndex: Sendable {
     private var byClient: [String: Set<Int>] = [:]
     /// Distinct predicates: their number and how many subscriptions use each.
     private var predicateIds: [QueryNode: (id: Int, uses: Int)] = [:]
+    /// Each distinct predicate by its number.
+    private var predicates: [Int: QueryNode] = [:]
     private var nextPredicateId = 0
 
     var count: Int { entries.count }
@@ -90,6 +94,7 @@ struct SubscriptionIndex: Sendable {
             nextPredicateId += 1
             predicateId = nextPredicateId
             predicateIds[s.predicate] = (predicateId, 1)
+            predicates[predicateId] = s.predicate
         }
         nextSerial += 1
         let serial = nextSerial
@@ -101,7 +106,7 @@ struct SubscriptionIndex: Sendable {
         if let (field, value) = s.equality {
             entry.byEquality[field, default: [:]][value, default: []].insert(serial)
         } else {
-            entry.unindexed.insert(serial)
+            entry.unindexed[predicateId, default: []].insert(serial)
         }
         entry.count += 1
         classes[s.className] = entry
@@ -118,14 +123,18 @@ struct SubscriptionIndex: Sendable {
     mutating func remove(_ key: LiveSubscription.Key) -> LiveSubscription? {
         guard let serial = serials.removeValue(forKey: key), let removed = entries.removeValue(forKey: serial) else { return nil }
         let s = removed.subscription
-        if let known = predicateIds[s.predicate] { predicateIds[s.predicate] = known.uses > 1 ? (known.id, known.uses - 1) : nil }
+        if let known = predicateIds[s.predicate] {
+            predicateIds[s.predicate] = known.uses > 1 ? (known.id, known.uses - 1) : nil
+            if known.uses == 1 { predicates[known.id] = nil }
+        }
         if var entry = classes.removeValue(forKey: s.className) {
             if let (field, value) = s.equality {
                 entry.byEquality[field]?[value]?.remove(serial)
                 if entry.byEquality[field]?[value]?.isEmpty == true { entry.byEquality[field]?[value] = nil }
                 if entry.byEquality[field]?.isEmpty == true { entry.byEquality[field] = nil }
             } else {
-                entry.unindexed.remove(serial)
+                entry.unindexed[removed.predicateId]?.remove(serial)
+                if entry.unindexed[removed.predicateId]?.isEmpty == true { entry.unindexed[removed.predicateId] = nil }
             }
             entry.count -= 1
             if entry.count > 0 { classes[s.className] = entry }
@@ -135,10 +144,18 @@ struct SubscriptionIndex: Sendable {
         return s
     }
 
-    /// Every subscription whose equality the object before or after the write satisfies, and those without one.
-    func candidates(_ className: String, objects: [[String: JSONValue]?]) -> [Entry] {
+    /// Whether any subscription listens to `className`.
+    func listens(to className: String) -> Bool { classes[className] != nil }
+
+    /// Every subscription whose equality the object before or after the write satisfies, and those without one whose
+    /// query `mayConcern` (asked once per distinct query, with its number and the query).
+    func candidates(_ className: String, objects: [[String: JSONValue]?], mayConcern: (Int, QueryNode) -> Bool) -> [Entry] {
         guard let entry = classes[className] else { return [] }
-        var found: [Int] = Array(entry.unindexed)
+        var found: [Int] = []
+        for (predicateId, serials) in entry.unindexed {
+            guard let predicate = predicates[predicateId], mayConcern(predicateId, predicate) else { continue }
+            found.append(contentsOf: serials)
+        }
         var seen = Set<Int>()
         for (field, byValue) in entry.byEquality {
             for object in objects {

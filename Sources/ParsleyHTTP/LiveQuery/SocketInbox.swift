@@ -5,6 +5,8 @@ import ServiceLifecycle
 /// what keeps 10,000 idle LiveQuery connections small. A service of the server's ServiceGroup.
 final class SocketInbox: Service {
     private let (peers, continuation) = AsyncStream<SocketPeer>.makeStream()
+    /// Where the sockets' frames are written, per event loop.
+    let flushers = SocketFlushers()
 
     init() {}
 

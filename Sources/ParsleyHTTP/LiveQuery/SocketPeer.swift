@@ -43,6 +43,8 @@ final class SocketPeer: LiveOutlet, Sendable {
 
     let channel: any Channel
     let inbox: SocketInbox
+    /// Writes this socket's frames on its event loop, among the loop's other sockets.
+    private let flusher: SocketFlusher
     /// Whether the hub's frames go through `SocketSession.hubFrame` (GraphQL) rather than straight out (LiveQuery).
     let translatesHubFrames: Bool
     let queueLimit: Int
@@ -53,6 +55,7 @@ final class SocketPeer: LiveOutlet, Sendable {
 
     init(channel: any Channel, inbox: SocketInbox, translatesHubFrames: Bool, queueLimit: Int) {
         (self.channel, self.inbox) = (channel, inbox)
+        flusher = inbox.flushers.flusher(for: channel.eventLoop)
         (self.translatesHubFrames, self.queueLimit) = (translatesHubFrames, max(1, queueLimit))
     }
 
@@ -165,7 +168,7 @@ final class SocketPeer: LiveOutlet, Sendable {
             return (.queued, true)
         }
         switch result {
-        case .queued: if schedule { channel.eventLoop.execute { self.flush() } }
+        case .queued: if schedule { flusher.schedule(self) }
         case .overflow: abort()
         case .closed: break
         }
