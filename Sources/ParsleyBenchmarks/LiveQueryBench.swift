@@ -158,7 +158,7 @@ enum LiveQueryBench {
                 group.addTask {
                     // The same writes in every run (the events a run delivers depend on them: a write with points >= 990
                     // goes to a thousand range subscriptions).
-                    var random = SeededRandom(seed: UInt64(w + 1))
+                    var random = SplitMix64(seed: UInt64(w + 1))
                     var n = w
                     while n < total {
                         // Paced: write n is due at n / rate seconds.
@@ -301,20 +301,5 @@ struct CPUWatch {
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let seconds = { (t: timeval) in Double(t.tv_sec) + Double(t.tv_usec) / 1_000_000 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-    }
-}
-
-/// SplitMix64: a small generator whose sequence depends only on its seed.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
