@@ -85,11 +85,9 @@ struct LiveQueryNodesTests {
             let subscriptions: [JSONValue] = (1...50).map { i in
                 ["op": "subscribe", "requestId": .int(Int64(i)), "query": ["className": "Message", "where": [:]]]
             }
-            let stuck = try await StuckWebSocket.open(
-                port: port,
-                messages: [
-                    ["op": "connect", "applicationId": .string(TestServer.appId), "masterKey": .string(TestServer.masterKey)]
-                ] + subscriptions)
+            let stuck = try await RawWebSocket.openNeverReading(port: port)
+            let connect: JSONValue = ["op": "connect", "applicationId": .string(TestServer.appId), "masterKey": .string(TestServer.masterKey)]
+            for m in [connect] + subscriptions { try await stuck.sendText(JSONWriter.string(m)) }
             for _ in 0..<200 where api.services.liveQuery.subscriptionCount < 51 { try await Task.sleep(for: .milliseconds(20)) }
             #expect(api.services.liveQuery.subscriptionCount == 51)
             let text = String(repeating: "x", count: 20_000)
@@ -104,7 +102,7 @@ struct LiveQueryNodesTests {
             for _ in 0..<created { try await reader.expect("create") }
             for _ in 0..<100 where api.services.liveQuery.connectionCount > 1 { try await Task.sleep(for: .milliseconds(20)) }
             #expect(api.services.liveQuery.connectionCount == 1)
-            try await stuck.close()
+            await stuck.close()
             await reader.close()
         }
     }
@@ -149,41 +147,5 @@ struct LiveQueryNodesTests {
             #expect(event["object"]?["sessionToken"] == nil)
             await lq.close()
         }
-    }
-}
-
-/// A WebSocket client that sends its messages and then never reads: the server's frames pile up.
-struct StuckWebSocket {
-    let channel: any Channel
-
-    static func open(port: Int, messages: [JSONValue]) async throws -> StuckWebSocket {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.autoRead, value: false)
-            .channelOption(.socketOption(.so_rcvbuf), value: 4096)
-            .connect(host: "127.0.0.1", port: port).get()
-        var buffer = channel.allocator.buffer(
-            string: "GET /parse HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-        try await channel.writeAndFlush(buffer).get()
-        try await Task.sleep(for: .milliseconds(200))
-        buffer.clear()
-        for m in messages {
-            let payload = Array(JSONWriter.string(m).utf8)
-            buffer.writeInteger(UInt8(0x81))
-            if payload.count < 126 {
-                buffer.writeInteger(UInt8(0x80 | payload.count))
-            } else {
-                buffer.writeInteger(UInt8(0x80 | 126))
-                buffer.writeInteger(UInt16(payload.count))
-            }
-            buffer.writeInteger(UInt32(0))  // mask key 0: the payload goes as it is
-            buffer.writeBytes(payload)
-        }
-        try await channel.writeAndFlush(buffer).get()
-        return StuckWebSocket(channel: channel)
-    }
-
-    func close() async throws {
-        try? await channel.close().get()
     }
 }

@@ -82,6 +82,23 @@ final class RawWebSocket: Sendable {
         throw Failure("no answer to the upgrade")
     }
 
+    /// A client that asks for the upgrade and then never reads (reading off, a 4 KB receive buffer): the server's
+    /// frames pile up in its way. Messages sent after the upgrade reach the server.
+    static func openNeverReading(port: Int) async throws -> RawWebSocket {
+        let received = Received()
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.autoRead, value: false)
+            .channelOption(.socketOption(.so_rcvbuf), value: 4096)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(received)) }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        try await channel.writeAndFlush(channel.allocator.buffer(string: upgradeRequest())).get()
+        // Not reading, it cannot see the 101: the server upgrades within this.
+        try await Task.sleep(for: .milliseconds(200))
+        return RawWebSocket(channel: channel, received: received, response: "")
+    }
+
     /// Sends one frame, masked with a random key.
     func send(_ frame: Frame) async throws {
         var buffer = channel.allocator.buffer(capacity: frame.payload.count + 14)
