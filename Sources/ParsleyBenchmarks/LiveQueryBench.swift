@@ -85,13 +85,15 @@ enum LiveQueryBench {
             // class cost the writes to another.
             let pointers = owners
             async let beside = write(server, className: "Other", rate: max(1, arguments.rate / 10), seconds: arguments.seconds, owners: pointers)
-            let writes = try await write(server, className: "Score", rate: arguments.rate, seconds: arguments.seconds, owners: owners)
+            let acks = AckLog()
+            let writes = try await write(server, className: "Score", rate: arguments.rate, seconds: arguments.seconds, owners: owners, acks: acks)
             let other = try await beside
             let liveCPU = cpu.lap()
             // Let the last events arrive.
             try await Task.sleep(for: .seconds(2))
             let seconds = (ContinuousClock.now - measured) / .seconds(1) - 2
             let (delivered, delays) = stats.snapshot()
+            let afterAnswer = stats.delaysAfterAnswer(acks)
             let peak = server.peakKilobytes(reset: false)
             print("")
             print("| figure | value |")
@@ -108,6 +110,9 @@ enum LiveQueryBench {
             print("| writes/s asked, done | \(arguments.rate), \(Int(Double(writes.count) / Double(arguments.seconds))) |")
             print("| events delivered/s | \(Int(Double(delivered) / seconds)) |")
             print("| commit to delivery, p50 / p99 | \(ms(percentile(delays, 0.5))) ms / \(ms(percentile(delays, 0.99))) ms |")
+            print(
+                "| the write's answer to delivery (0 when the event came first), p50 / p99 | \(ms(percentile(afterAnswer, 0.5))) ms / "
+                    + "\(ms(percentile(afterAnswer, 0.99))) ms |")
             print(
                 "| write latency p50 / p99, live class (baseline: class not live) | \(ms(writes.p50)) / \(ms(writes.p99)) ms (\(ms(baseline.p50)) "
                     + "/ \(ms(baseline.p99)) ms) |"
@@ -147,7 +152,7 @@ enum LiveQueryBench {
 
     /// `rate` creates per second for `seconds`, from 16 writers (each object pointing to one of `owners`, if any);
     /// the latencies of the writes.
-    static func write(_ server: ServerProcess, className: String, rate: Int, seconds: Int, owners: [JSONValue]) async throws -> (
+    static func write(_ server: ServerProcess, className: String, rate: Int, seconds: Int, owners: [JSONValue], acks: AckLog? = nil) async throws -> (
         count: Int, p50: Double, p99: Double
     ) {
         let total = rate * seconds
@@ -170,8 +175,9 @@ enum LiveQueryBench {
                         ]
                         if let owner = owners.randomElement(using: &random) { body["owner"] = owner }
                         let t = ContinuousClock.now
-                        _ = try await server.call("POST", "/classes/\(className)", .object(body))
+                        let (made, _) = try await server.call("POST", "/classes/\(className)", .object(body))
                         let elapsed = (ContinuousClock.now - t) / .seconds(1)
+                        if let acks, let id = made["objectId"]?.stringValue { acks.add(id) }
                         latencies.add(elapsed)
                         n += 16
                     }
@@ -196,7 +202,7 @@ enum LiveQueryBench {
 final class ClientStats: Sendable {
     let connected = Atomic<Int>(0)
     let subscribed = Atomic<Int>(0)
-    private let events = Mutex<(count: Int, delays: [Double])>((0, []))
+    private let events = Mutex<(count: Int, delays: [Double], reads: [(id: String, at: Double)])>((0, [], []))
 
     /// One text frame: `connected`, `subscribed`, or an event whose delay is taken from its own `updatedAt` (the last
     /// one: keys are written in order, so an included `owner` comes first).
@@ -212,9 +218,16 @@ final class ClientStats: Sendable {
             let now = Date().timeIntervalSince1970
             guard let date = ParseDate(iso: String(decoding: frame[start..<start + 24], as: UTF8.self)) else { return }
             let delay = now - Double(date.milliseconds) / 1000
+            // The object's own id comes first (keys are sorted: `objectId` before an included `owner`).
+            let id = Self.firstIndex(of: Self.objectId, in: frame).flatMap { at -> String? in
+                let start = at + Self.objectId.count
+                guard let end = frame[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+                return String(decoding: frame[start..<end], as: UTF8.self)
+            }
             events.withLock {
                 $0.count += 1
                 $0.delays.append(delay)
+                if let id { $0.reads.append((id, now)) }
             }
         }
     }
@@ -222,6 +235,20 @@ final class ClientStats: Sendable {
     static let connected = Array(#""op":"connected""#.utf8)
     static let subscribed = Array(#""op":"subscribed""#.utf8)
     static let updatedAt = Array(#""updatedAt":""#.utf8)
+    static let objectId = Array(#""objectId":""#.utf8)
+
+    static func firstIndex(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= needle.count else { return nil }
+        return (0...bytes.count - needle.count).first { bytes[$0] == needle[0] && bytes[$0..<$0 + needle.count].elementsEqual(needle) }
+    }
+
+    /// For each event of a write whose answer came back: how long after the answer the event was read (0 when it came
+    /// first). This leaves out the write's own time, which the delay from `updatedAt` (stamped before the commit)
+    /// includes.
+    func delaysAfterAnswer(_ acks: AckLog) -> [Double] {
+        let answered = acks.all
+        return events.withLock { e in e.reads.compactMap { read in answered[read.id].map { max(0, read.at - $0) } } }
+    }
 
     static func lastIndex(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
         var i = bytes.count - needle.count
@@ -232,8 +259,15 @@ final class ClientStats: Sendable {
         return nil
     }
 
-    func reset() { events.withLock { $0 = (0, []) } }
+    func reset() { events.withLock { $0 = (0, [], []) } }
     func snapshot() -> (Int, [Double]) { events.withLock { ($0.count, $0.delays) } }
+}
+
+/// When each write's answer came back (seconds since 1970), by the objectId it made.
+final class AckLog: Sendable {
+    private let answered = Mutex<[String: Double]>([:])
+    func add(_ id: String) { answered.withLock { $0[id] = Date().timeIntervalSince1970 } }
+    var all: [String: Double] { answered.withLock { $0 } }
 }
 
 /// Latencies added from many tasks.
