@@ -165,7 +165,7 @@ extension LiveQueryHub {
         let hook = triggers.afterEvent[e.className]
         guard hook != nil || !s.include.isEmpty else {
             // Subscribers who see the same fields share the object's JSON text.
-            let view = Self.view(rights.map { $0.hiddenView }, keys: s.keys)
+            let view = Self.view(rights, keys: s.keys)
             let object = scope.text(view.map { textKey(carried.object) + $0 }) { shape(version(carried.object), scope, access: access, keys: s.keys) }
             let original = carried.original.map { v in
                 scope.text(view.map { textKey(v) + $0 }) { shape(version(v), scope, access: access, keys: s.keys) }
@@ -179,7 +179,7 @@ extension LiveQueryHub {
         let keys = s.include.isEmpty ? s.keys : QueryService.splitKeys(s.keys).0
         // Subscribers who see the same fields, as the same principals, with the same includes share the frame's object
         // text: shaped, included and written once per event (a burst to 1,000 subscribers is one read and one text).
-        if hook == nil, let base = Self.view(rights.map { $0.hiddenView }, keys: s.keys) {
+        if hook == nil, let base = Self.view(rights, keys: s.keys) {
             let versions = textKey(carried.object) + (carried.original.map(textKey) ?? "-")
             let shared =
                 "include|" + versions + base + "|" + (auth.principals?.sorted().joined(separator: ",") ?? "*") + "|"
@@ -204,7 +204,7 @@ extension LiveQueryHub {
         var original = carried.original.map { shape(version($0), scope, access: access, keys: keys) }
         if !s.include.isEmpty {
             let versions = textKey(carried.object) + (carried.original.map(textKey) ?? "-")
-            let view = Self.view(rights.map { $0.hiddenView }, keys: s.keys).map { versions + $0 }
+            let view = Self.view(rights, keys: s.keys).map { versions + $0 }
             (object, original) = await included(object, original, s, view: view, scope: scope, auth: auth)
         }
         guard let hook else {
@@ -279,12 +279,11 @@ extension LiveQueryHub {
     }
 
     /// A name for what `shape` makes for this subscriber when it depends only on the hidden fields and the keys (nil
-    /// when a rule looks at the object's owner: such objects are shaped per subscriber). `hiddenView` is the reader's
-    /// part (`hiddenView(_:className:)`), nil (not .some(nil)) for the master.
-    static func view(_ hiddenView: String??, keys: [String]?) -> String? {
+    /// when a rule looks at the object's owner: such objects are shaped per subscriber). `rights` is nil for the master.
+    static func view(_ rights: EventScope.Rights?, keys: [String]?) -> String? {
         let keyPart = keys.map { $0.joined(separator: ",") } ?? "*"
-        guard let hiddenView else { return "master|" + keyPart }
-        return hiddenView.map { $0 + "|" + keyPart }
+        guard let rights else { return "master|" + keyPart }
+        return rights.hiddenView.map { $0 + "|" + keyPart }
     }
 
     /// The reader's part of `view`: the hidden fields, or nil when a rule looks at the object's owner.

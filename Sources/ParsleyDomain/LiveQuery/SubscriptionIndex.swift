@@ -63,10 +63,16 @@ struct SubscriptionIndex: Sendable {
     struct ClassEntry: Sendable {
         /// field -> value key -> subscriptions.
         var byEquality: [String: [String: Set<Int>]] = [:]
-        /// The subscriptions without an equality, by predicate: an event tests each distinct query once and gathers
-        /// only the subscriptions of the queries that may concern it.
-        var unindexed: [Int: Set<Int>] = [:]
+        /// The subscriptions without an equality, by predicate number: an event tests each distinct query once and
+        /// gathers only the subscriptions of the queries that may concern it.
+        var unindexed: [Int: Unindexed] = [:]
         var count = 0
+    }
+
+    /// The subscriptions of one class without an equality that share one query.
+    struct Unindexed: Sendable {
+        let predicate: QueryNode
+        var serials: Set<Int> = []
     }
 
     private var entries: [Int: Entry] = [:]
@@ -77,8 +83,6 @@ struct SubscriptionIndex: Sendable {
     private var byClient: [String: Set<Int>] = [:]
     /// Distinct predicates: their number and how many subscriptions use each.
     private var predicateIds: [QueryNode: (id: Int, uses: Int)] = [:]
-    /// Each distinct predicate by its number.
-    private var predicates: [Int: QueryNode] = [:]
     private var nextPredicateId = 0
 
     var count: Int { entries.count }
@@ -94,7 +98,6 @@ struct SubscriptionIndex: Sendable {
             nextPredicateId += 1
             predicateId = nextPredicateId
             predicateIds[s.predicate] = (predicateId, 1)
-            predicates[predicateId] = s.predicate
         }
         nextSerial += 1
         let serial = nextSerial
@@ -106,7 +109,7 @@ struct SubscriptionIndex: Sendable {
         if let (field, value) = s.equality {
             entry.byEquality[field, default: [:]][value, default: []].insert(serial)
         } else {
-            entry.unindexed[predicateId, default: []].insert(serial)
+            entry.unindexed[predicateId, default: Unindexed(predicate: s.predicate)].serials.insert(serial)
         }
         entry.count += 1
         classes[s.className] = entry
@@ -123,18 +126,15 @@ struct SubscriptionIndex: Sendable {
     mutating func remove(_ key: LiveSubscription.Key) -> LiveSubscription? {
         guard let serial = serials.removeValue(forKey: key), let removed = entries.removeValue(forKey: serial) else { return nil }
         let s = removed.subscription
-        if let known = predicateIds[s.predicate] {
-            predicateIds[s.predicate] = known.uses > 1 ? (known.id, known.uses - 1) : nil
-            if known.uses == 1 { predicates[known.id] = nil }
-        }
+        if let known = predicateIds[s.predicate] { predicateIds[s.predicate] = known.uses > 1 ? (known.id, known.uses - 1) : nil }
         if var entry = classes.removeValue(forKey: s.className) {
             if let (field, value) = s.equality {
                 entry.byEquality[field]?[value]?.remove(serial)
                 if entry.byEquality[field]?[value]?.isEmpty == true { entry.byEquality[field]?[value] = nil }
                 if entry.byEquality[field]?.isEmpty == true { entry.byEquality[field] = nil }
             } else {
-                entry.unindexed[removed.predicateId]?.remove(serial)
-                if entry.unindexed[removed.predicateId]?.isEmpty == true { entry.unindexed[removed.predicateId] = nil }
+                entry.unindexed[removed.predicateId]?.serials.remove(serial)
+                if entry.unindexed[removed.predicateId]?.serials.isEmpty == true { entry.unindexed[removed.predicateId] = nil }
             }
             entry.count -= 1
             if entry.count > 0 { classes[s.className] = entry }
@@ -152,10 +152,7 @@ struct SubscriptionIndex: Sendable {
     func candidates(_ className: String, objects: [[String: JSONValue]?], mayConcern: (Int, QueryNode) -> Bool) -> [Entry] {
         guard let entry = classes[className] else { return [] }
         var found: [Int] = []
-        for (predicateId, serials) in entry.unindexed {
-            guard let predicate = predicates[predicateId], mayConcern(predicateId, predicate) else { continue }
-            found.append(contentsOf: serials)
-        }
+        for (predicateId, group) in entry.unindexed where mayConcern(predicateId, group.predicate) { found.append(contentsOf: group.serials) }
         var seen = Set<Int>()
         for (field, byValue) in entry.byEquality {
             for object in objects {
