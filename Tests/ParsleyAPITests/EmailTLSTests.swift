@@ -14,7 +14,7 @@ struct TestCertificates {
     var pair: (cert: String, key: String) { (certFile, keyFile) }
 
     /// A CA, and a server certificate for `names` (`IP:127.0.0.1`, `DNS:localhost`).
-    static func make(names: String = "IP:127.0.0.1,DNS:localhost") throws -> TestCertificates {
+    static func make(names: String = "IP:127.0.0.1,DNS:localhost") async throws -> TestCertificates {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-certs-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let script = """
@@ -26,9 +26,9 @@ struct TestCertificates {
             printf 'subjectAltName=\(names)\\nextendedKeyUsage=serverAuth\\nbasicConstraints=CA:FALSE\\n' > ext.cnf
             openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile ext.cnf
             """
-        // posix_spawn and waitpid (spawnAndWait), not Foundation's Process, whose end may never be noticed on Linux
+        // posix_spawn and waitpid (spawned), not Foundation's Process, whose end may never be noticed on Linux
         // once this process has many descriptors open.
-        guard spawnAndWait(["/bin/sh", "-c", script]) == 0 else { throw Failure("openssl could not make the test certificates") }
+        guard await spawned(["/bin/sh", "-c", script]) == 0 else { throw Failure("openssl could not make the test certificates") }
         return TestCertificates(dir: dir)
     }
 
@@ -45,7 +45,7 @@ struct EmailTLSTests {
 
     @Test("STARTTLS: the connection is upgraded before AUTH; the message and the login arrive over TLS")
     func starttls() async throws {
-        let certs = try TestCertificates.make()
+        let certs = try await TestCertificates.make()
         defer { certs.remove() }
         try await SMTPTestServer.with(.starttls, certificate: certs.pair) { smtp in
             let adapter = smtp.adapter(username: Self.login.username, password: Self.login.password, security: .starttls, caFile: certs.caFile)
@@ -61,7 +61,7 @@ struct EmailTLSTests {
 
     @Test("implicit TLS (port 465 style): TLS from the first byte")
     func implicitTLS() async throws {
-        let certs = try TestCertificates.make()
+        let certs = try await TestCertificates.make()
         defer { certs.remove() }
         try await SMTPTestServer.with(.tls, certificate: certs.pair) { smtp in
             let adapter = smtp.adapter(username: Self.login.username, password: Self.login.password, security: .tls, caFile: certs.caFile)
@@ -93,8 +93,8 @@ struct EmailTLSTests {
 
     @Test("an unknown CA or a certificate for another name: nothing is sent")
     func certificateChecks() async throws {
-        let certs = try TestCertificates.make()
-        let other = try TestCertificates.make(names: "DNS:mail.example.test")
+        let certs = try await TestCertificates.make()
+        let other = try await TestCertificates.make(names: "DNS:mail.example.test")
         defer {
             certs.remove()
             other.remove()
@@ -116,7 +116,7 @@ struct EmailTLSTests {
     @Test("PARSLEY_SMTP_SECURITY and PARSLEY_SMTP_CA_FILE: the parsley process mails over TLS; bad values stop the start")
     func options() async throws {
         typealias Config = ParseServerConfigProcessTests
-        let certs = try TestCertificates.make()
+        let certs = try await TestCertificates.make()
         let dir = try ProcessTests.tempDir()
         defer {
             certs.remove()

@@ -78,9 +78,9 @@ final class SMTPTestServer: @unchecked Sendable {
 
     /// aiosmtpd, installed from PyPI once per test process when python3 lacks it, so that
     /// `swift test` on a fresh machine needs no step by hand.
-    static let aiosmtpdReady: Bool = {
-        spawnAndWait(["/bin/sh", "-c", "python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd >/dev/null 2>&1"]) == 0
-    }()
+    static let aiosmtpdReady = Task {
+        await spawned(["/bin/sh", "-c", "python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd >/dev/null 2>&1"]) == 0
+    }
 
     enum Mode: String { case plain, starttls, tls }
 
@@ -89,7 +89,7 @@ final class SMTPTestServer: @unchecked Sendable {
     static func with(
         _ mode: Mode = .plain, certificate: (cert: String, key: String)? = nil, _ body: (SMTPTestServer) async throws -> Void
     ) async throws {
-        _ = aiosmtpdReady
+        _ = await aiosmtpdReady.value
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-smtp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -196,19 +196,13 @@ final class RawConnection: @unchecked Sendable {
     }
 
     func send(_ bytes: [UInt8]) async throws {
-        try await Self.offload { try self.sendBlocking(bytes) }
+        try await offThread { try self.sendBlocking(bytes) }
     }
 
     func send(_ text: String) async throws { try await send(Array(text.utf8)) }
 
     func readResponse() async -> String {
-        (try? await Self.offload { self.readBlocking() }) ?? ""
-    }
-
-    static func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
+        (try? await offThread { self.readBlocking() }) ?? ""
     }
 
     func sendBlocking(_ bytes: [UInt8]) throws {

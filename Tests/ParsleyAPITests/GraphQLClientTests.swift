@@ -9,20 +9,20 @@ import Testing
 @Suite("GraphQL through Python's gql client")
 struct GraphQLClientTests {
     /// `gql` with its requests transport, installed from PyPI once per test process when python3 lacks it.
-    static let gqlReady: Bool = {
-        spawnAndWait([
+    static let gqlReady = Task {
+        await spawned([
             "/bin/sh", "-c", "python3 -c 'import gql, requests' 2>/dev/null || python3 -m pip install --quiet 'gql[requests]' >/dev/null 2>&1",
         ])
             == 0
-    }()
+    }
 
     /// `gql` with its websockets transport (subscriptions).
-    static let websocketsReady: Bool = {
-        spawnAndWait([
+    static let websocketsReady = Task {
+        await spawned([
             "/bin/sh", "-c", "python3 -c 'import gql, websockets' 2>/dev/null || python3 -m pip install --quiet 'gql[websockets]' >/dev/null 2>&1",
         ])
             == 0
-    }()
+    }
 
     static func script(_ name: String) -> String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("graphql-client/\(name)")
@@ -31,7 +31,7 @@ struct GraphQLClientTests {
 
     @Test("gql: introspected schema, create, find with variables, node, update, refused documents, Parse error codes, delete", arguments: Backend.all)
     func client(_ backend: Backend) async throws {
-        try #require(Self.gqlReady, "python3 with gql[requests] (python3 -m pip install 'gql[requests]')")
+        try #require(await Self.gqlReady.value, "python3 with gql[requests] (python3 -m pip install 'gql[requests]')")
         try await TestServer.with(backend: backend, TestServer.options { $0.mountGraphQL = true }) { p in
             // The class and its fields exist (the schema shows them); no object is left.
             let seed = try await p.createId("GameScore", ["score": 1, "playerName": "seed"])
@@ -49,7 +49,7 @@ struct GraphQLClientTests {
         "subscriptions over graphql-transport-ws (gql's websockets transport): matching, readable events only, with the selection",
         arguments: Backend.all)
     func subscriptions(_ backend: Backend) async throws {
-        try #require(Self.websocketsReady, "python3 with gql[websockets] (python3 -m pip install 'gql[websockets]')")
+        try #require(await Self.websocketsReady.value, "python3 with gql[websockets] (python3 -m pip install 'gql[websockets]')")
         let options = TestServer.options {
             $0.mountGraphQL = true
             $0.liveQuery = LiveQueryOptions(classNames: ["GameScore"])

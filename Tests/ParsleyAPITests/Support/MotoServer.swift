@@ -37,7 +37,7 @@ actor MotoServer {
 
     /// A server of its own (for a test that stops it), on `port` when given.
     static func launch(port: Int? = nil) async throws -> (ChildProcess, String) {
-        try ensureInstalled()
+        try await ensureInstalled()
         let port = try port ?? LocalCluster.freePort()
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-moto-\(port).log")
         let child = try ChildProcess("/usr/bin/env", ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)], output: log)
@@ -60,11 +60,11 @@ actor MotoServer {
     }
 
     /// moto with its server extras, else `pip install 'moto[server]'`.
-    static func ensureInstalled() throws {
+    static func ensureInstalled() async throws {
         let check = ["/usr/bin/env", "python3", "-c", "import moto.server, flask, flask_cors"]
-        if spawnAndWait(check) == 0 { return }
-        _ = spawnAndWait(["/usr/bin/env", "python3", "-m", "pip", "install", "--quiet", "moto[server]"])
-        guard spawnAndWait(check) == 0 else {
+        if await spawned(check) == 0 { return }
+        _ = await spawned(["/usr/bin/env", "python3", "-m", "pip", "install", "--quiet", "moto[server]"])
+        guard await spawned(check) == 0 else {
             throw Unavailable(description: "the S3 files tests need moto's server (pip install 'moto[server]'), and installing it failed")
         }
     }

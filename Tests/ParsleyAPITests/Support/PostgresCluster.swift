@@ -225,11 +225,7 @@ actor PostgresCluster {
         case nil: return nil
         case .url(let url): return url
         case .initdb(let bin):
-            return try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(with: Result { try LocalCluster.start(bin: bin) })
-                }
-            }
+            return try await offThread { try LocalCluster.start(bin: bin) }
         }
     }
 }
