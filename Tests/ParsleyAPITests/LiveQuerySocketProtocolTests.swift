@@ -16,7 +16,7 @@ struct LiveQuerySocketProtocolTests {
     }
 
     @Test(
-        "pings are answered, fragments make one message (with a ping between them), binary is ignored, a close is answered with its code",
+        "pings are answered, fragments make one message (with a ping between them), binary is ignored, frames of every length, a close is answered with its code",
         arguments: Backend.all)
     func protocolFrames(_ backend: Backend) async throws {
         try await TestServer.withAPI(backend: backend, TestServer.liveOptions(T.live)) { api, _, p in
@@ -44,6 +44,19 @@ struct LiveQuerySocketProtocolTests {
             let subscribed = try JSONParser.parse(try await ws.next().text)
             #expect(subscribed["op"] == "subscribed" && subscribed["requestId"] == 3, "\(subscribed)")
             #expect(api.services.liveQuery.subscriptionCount == 1)
+
+            // Events whose frames need a 16-bit and a 64-bit length arrive whole, as one final text frame each; a ping
+            // with the largest control payload (125 bytes) is answered with all of it.
+            for size in [1_000, 70_000] {
+                _ = try await p.createId("Message", ["body": .string(String(repeating: "x", count: size))])
+                let event = try await ws.next()
+                #expect(event.fin && event.opcode == W.text && event.payload.count > size)
+                let json = try JSONParser.parse(event.text)
+                #expect(json["op"] == "create" && json["object"]?["body"]?.stringValue?.count == size, "\(event.payload.count) bytes")
+            }
+            let largest = [UInt8](repeating: 0x61, count: 125)
+            try await ws.send(.init(opcode: W.ping, payload: largest))
+            #expect(try await ws.next() == .init(opcode: W.pong, payload: largest))
 
             // The client closes with 4000: the server answers 4000, closes, and the hub forgets the connection.
             try await ws.send(.init(opcode: W.close, payload: [0x0F, 0xA0]))

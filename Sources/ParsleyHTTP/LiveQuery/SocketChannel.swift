@@ -68,13 +68,16 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
                     channel.eventLoop.makeCompletedFuture {
                         guard let accepted = accept(head) else { throw NIOWebSocketUpgradeError.unsupportedWebSocketTarget }
                         _ = channel.pipeline.syncOperations.removeHandler(waiting.value)
+                        // Frames leave encoded (`ServerFrame`), header and payload in one buffer.
+                        let outlet = FrameOutlet()
+                        try channel.pipeline.syncOperations.addHandler(outlet, position: .first)
                         let peer = SocketPeer(
-                            channel: channel, inbox: inbox, translatesHubFrames: accepted.translatesHubFrames, queueLimit: queueLimit)
+                            channel: channel, outlet: outlet, inbox: inbox, translatesHubFrames: accepted.translatesHubFrames, queueLimit: queueLimit)
                         let address = trustProxy.clientAddress(
                             peer: channel.remoteAddress?.ipAddress, forwardedFor: head.headers[ParsleyResponder.forwardedFor.rawName])
                         peer.attach(accepted.attach(peer, address))
                         try channel.pipeline.syncOperations.addHandler(
-                            SocketFrames(peer: peer, maxMessage: maxMessage, pingInterval: pingInterval))
+                            SocketFrames(peer: peer, outlet: outlet, maxMessage: maxMessage, pingInterval: pingInterval))
                         return Upgrade.socket
                     }
                 })

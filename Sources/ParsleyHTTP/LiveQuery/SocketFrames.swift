@@ -7,9 +7,9 @@ import NIOWebSocket
 /// answered the previous ping is closed (Parse Server's `websocketTimeout`).
 final class SocketFrames: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
 
     private let peer: SocketPeer
+    private let outlet: FrameOutlet
     private let maxMessage: Int
     private let pingInterval: TimeAmount
     /// A message arriving in fragments, and whether it is text.
@@ -18,8 +18,8 @@ final class SocketFrames: ChannelInboundHandler, RemovableChannelHandler {
     private var awaitingPong = false
     private var pinger: RepeatedTask?
 
-    init(peer: SocketPeer, maxMessage: Int, pingInterval: TimeAmount) {
-        (self.peer, self.maxMessage, self.pingInterval) = (peer, maxMessage, pingInterval)
+    init(peer: SocketPeer, outlet: FrameOutlet, maxMessage: Int, pingInterval: TimeAmount) {
+        (self.peer, self.outlet, self.maxMessage, self.pingInterval) = (peer, outlet, maxMessage, pingInterval)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -88,7 +88,8 @@ final class SocketFrames: ChannelInboundHandler, RemovableChannelHandler {
                 fragments = message
             }
         case .ping:
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+            outlet.write(ServerFrame.frame(.pong, payload: frame.unmaskedData, allocator: context.channel.allocator))
+            outlet.flush()
         case .pong:
             awaitingPong = false
         case .connectionClose:
@@ -119,7 +120,8 @@ final class SocketFrames: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         awaitingPong = true
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer())), promise: nil)
+        outlet.write(ServerFrame.frame(.ping, payload: ByteBuffer(), allocator: context.channel.allocator))
+        outlet.flush()
     }
 
     private func stopPinging() {

@@ -29,8 +29,8 @@ final class SocketPeer: LiveOutlet, Sendable {
         /// Work waiting for the session, and whether an inbox task is on it.
         var inbox = Deque<Work>()
         var running = false
-        /// Frames waiting for the event loop, and whether a flush is scheduled there.
-        var outbox: [WebSocketFrame] = []
+        /// Frames (encoded) waiting for the event loop, and whether a flush is scheduled there.
+        var outbox: [ByteBuffer] = []
         var flushScheduled = false
         /// Set when the client stopped reading fast enough: frames wait here until the channel is writable again.
         var paused = false
@@ -42,6 +42,8 @@ final class SocketPeer: LiveOutlet, Sendable {
     }
 
     let channel: any Channel
+    /// Where encoded frames leave (on the channel's event loop).
+    private let outlet: NIOLoopBound<FrameOutlet>
     let inbox: SocketInbox
     /// Writes this socket's frames on its event loop, among the loop's other sockets.
     private let flusher: SocketFlusher
@@ -53,8 +55,9 @@ final class SocketPeer: LiveOutlet, Sendable {
     /// Messages waiting beyond this stop reading the socket until the session catches up.
     static let readLimit = 32
 
-    init(channel: any Channel, inbox: SocketInbox, translatesHubFrames: Bool, queueLimit: Int) {
+    init(channel: any Channel, outlet: FrameOutlet, inbox: SocketInbox, translatesHubFrames: Bool, queueLimit: Int) {
         (self.channel, self.inbox) = (channel, inbox)
+        self.outlet = NIOLoopBound(outlet, eventLoop: channel.eventLoop)
         flusher = inbox.flushers.flusher(for: channel.eventLoop)
         (self.translatesHubFrames, self.queueLimit) = (translatesHubFrames, max(1, queueLimit))
     }
@@ -141,9 +144,7 @@ final class SocketPeer: LiveOutlet, Sendable {
     /// Queues a text frame; `.overflow` (and the socket is cut off) when `queueLimit` frames already wait.
     @discardableResult
     func send(_ text: String) -> LiveOutletResult {
-        var data = channel.allocator.buffer(capacity: text.utf8.count)
-        data.writeString(text)
-        return send(WebSocketFrame(fin: true, opcode: .text, data: data))
+        send(frame: ServerFrame.text(text, allocator: channel.allocator))
     }
 
     /// Sends a close frame after what is queued, then closes the socket.
@@ -155,7 +156,7 @@ final class SocketPeer: LiveOutlet, Sendable {
         if first { channel.eventLoop.execute { self.flush(thenClose: (code, reason)) } }
     }
 
-    private func send(_ frame: WebSocketFrame) -> LiveOutletResult {
+    private func send(frame: ByteBuffer) -> LiveOutletResult {
         let (result, schedule) = state.withLock { s -> (LiveOutletResult, Bool) in
             if s.finished { return (.closed, false) }
             if s.outbox.count >= queueLimit {
@@ -198,15 +199,16 @@ final class SocketPeer: LiveOutlet, Sendable {
     /// follows and the socket closes once it is written.
     func flush(thenClose: (WebSocketErrorCode, String?)? = nil) {
         while true {
-            let frames = state.withLock { s -> [WebSocketFrame] in
+            let frames = state.withLock { s -> [ByteBuffer] in
                 s.flushScheduled = false
                 if s.paused, thenClose == nil { return [] }
                 defer { s.outbox.removeAll(keepingCapacity: false) }
                 return s.outbox
             }
             if frames.isEmpty { break }
-            for frame in frames { channel.write(frame, promise: nil) }
-            channel.flush()
+            let outlet = self.outlet.value
+            for frame in frames { outlet.write(frame) }
+            outlet.flush()
             if thenClose == nil, !channel.isWritable {
                 state.withLock { $0.paused = true }
                 break
@@ -217,7 +219,8 @@ final class SocketPeer: LiveOutlet, Sendable {
         data.write(webSocketErrorCode: code)
         if let reason { data.writeString(reason) }
         let channel = self.channel
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).whenComplete { _ in
+        let frame = ServerFrame.frame(.connectionClose, payload: data, allocator: channel.allocator)
+        outlet.value.writeAndFlush(frame, on: channel.eventLoop).whenComplete { _ in
             channel.close(promise: nil)
         }
     }
