@@ -190,4 +190,59 @@ struct LiveQuerySocketProtocolTests {
             await polite.close()
         }
     }
+
+    @Test("one ping timer per event loop: sockets that connect at different moments are each pinged every interval", arguments: Backend.all)
+    func pingsForManySockets(_ backend: Backend) async throws {
+        let options = TestServer.liveOptions(T.live) { $0.liveQuery.pingInterval = .seconds(1) }
+        try await TestServer.withAPI(backend: backend, options) { api, _, p in
+            let port = try #require(p.port)
+            // 24 sockets over most of a second: they fall in different slots of the loops' wheels (20 ticks of 50 ms).
+            var sockets: [W] = []
+            for _ in 0..<24 {
+                let ws = try await W.open(port: port)
+                try await ws.sendText(Self.connect())
+                #expect(try JSONParser.parse(try await ws.next().text)["op"] == "connected")
+                sockets.append(ws)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            // For 3.5 s every socket answers its pings; the even ones then stop answering.
+            let answering = ContinuousClock.now + .milliseconds(3_500)
+            let pings = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+                for (i, ws) in sockets.enumerated() {
+                    group.addTask {
+                        var count = 0
+                        while ContinuousClock.now < answering {
+                            guard let frame = try? await ws.next(timeout: .milliseconds(100)) else { continue }
+                            if frame.opcode == W.ping {
+                                count += 1
+                                try await ws.send(.init(opcode: W.pong, payload: frame.payload))
+                            }
+                        }
+                        return (i, count)
+                    }
+                }
+                return try await group.reduce(into: [Int: Int]()) { $0[$1.0] = $1.1 }
+            }
+            // Pinged about once a second from a second after connecting: 3 or 4 times each, never a burst.
+            for (i, count) in pings.sorted(by: { $0.key < $1.key }) { #expect((2...5).contains(count), "socket \(i): \(count) pings") }
+            #expect(api.services.liveQuery.connectionCount == 24)
+            // The odd ones keep answering; the even ones are let go within two intervals (closed from inside the wheel's
+            // turn, which leaves their slots meanwhile).
+            let hub = api.services.liveQuery
+            let until = ContinuousClock.now + .seconds(10)
+            await withTaskGroup(of: Void.self) { group in
+                for (i, ws) in sockets.enumerated() where i % 2 == 1 {
+                    group.addTask {
+                        while ContinuousClock.now < until, hub.connectionCount > 12 {
+                            guard let frame = try? await ws.next(timeout: .milliseconds(100)), frame.opcode == W.ping else { continue }
+                            try? await ws.send(.init(opcode: W.pong, payload: frame.payload))
+                        }
+                    }
+                }
+            }
+            #expect(hub.connectionCount == 12)
+            for (i, ws) in sockets.enumerated() where i % 2 == 1 { #expect(!ws.isClosed, "socket \(i)") }
+            for ws in sockets { await ws.close() }
+        }
+    }
 }
