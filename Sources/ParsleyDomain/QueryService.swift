@@ -100,7 +100,7 @@ public struct QueryService: Sendable {
     /// A find, or the find behind a get (`operation` `.get`).
     func find(_ className: String, _ find: FindOptions, auth: Auth, operation: ClassLevelPermissions.Operation) async throws -> Page {
         do {
-            return try await findOnce(className, find, auth: auth, operation: operation)
+            return try await unskewed { try await findOnce(className, find, auth: auth, operation: operation) }
         } catch  where SchemaService.isStale(error) {
             // A table or column another node dropped a moment ago: the schemas as the database holds them, then again.
             try await schemas.compareVersions()
@@ -200,7 +200,10 @@ public struct QueryService: Sendable {
         if find.keys == nil, find.include.isEmpty, find.redirectClassNameForKey == nil,
             !triggers || (hooks.beforeFind(className) == nil && hooks.afterFind(className) == nil)
         {
-            guard let object = try await pointRead(schema, objectId: objectId, find, auth: auth) else { throw ParseError.objectNotFound() }
+            let object = try await unskewed { [schemas] in
+                try await pointRead(schemas.schema(className) ?? schema, objectId: objectId, find, auth: auth)
+            }
+            guard let object else { throw ParseError.objectNotFound() }
             return object
         }
         var f = Self.byId(find, objectId)
@@ -239,6 +242,19 @@ public struct QueryService: Sendable {
             try await schemas.compareVersions()
             return try await self.find(schema.className, f, auth: auth, operation: .get).results.first
         }
+    }
+
+    /// Runs a read again when a schema changed while it ran. A read takes the class's schema first and its rows after,
+    /// and a write that adds a field publishes the schema before its own transaction: a read whose schema came before
+    /// that and whose rows after would show the write's other fields without the new one. When no schema changed from
+    /// the start of the read to its end, every row it saw was written under a schema it had.
+    func unskewed<T>(_ read: () async throws -> T) async throws -> T {
+        for _ in 0..<2 {
+            let stamp = schemas.cacheStamp()
+            let result = try await read()
+            if schemas.cacheStamp() == stamp { return result }
+        }
+        return try await read()
     }
 
     /// A get's options as the find of one id: `where` names the id; no order, skip or count; one object.
