@@ -38,8 +38,7 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let inbox: SocketInbox
     let maxMessage: Int
-    /// The sockets' pings, one timer per event loop.
-    let pings: SocketPingWheels
+    let pingInterval: TimeAmount
     let queueLimit: Int
     let trustProxy: TrustProxy
     /// Whether (and how) a request asking for an upgrade is accepted.
@@ -52,7 +51,7 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
         self.responder = Self.upgradeOnNewConnection(responder)
         (self.inbox, self.trustProxy, self.accept) = (inbox, trustProxy, accept)
         maxMessage = options.maxMessageBytes
-        pings = SocketPingWheels(interval: TimeAmount(options.pingInterval))
+        pingInterval = TimeAmount(options.pingInterval)
         queueLimit = options.queueLimit
     }
 
@@ -78,7 +77,7 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
                             peer: channel.remoteAddress?.ipAddress, forwardedFor: head.headers[ParsleyResponder.forwardedFor.rawName])
                         peer.attach(accepted.attach(peer, address))
                         try channel.pipeline.syncOperations.addHandler(
-                            SocketFrames(peer: peer, outlet: outlet, maxMessage: maxMessage, pings: pings))
+                            SocketFrames(peer: peer, outlet: outlet, maxMessage: maxMessage, pingInterval: pingInterval))
                         return Upgrade.socket
                     }
                 })
