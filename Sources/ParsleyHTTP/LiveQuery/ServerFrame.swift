@@ -42,9 +42,9 @@ enum ServerFrame {
     }
 }
 
-/// The socket's way out for encoded frames, first after the channel's head: what is written here does not pass NIO's
-/// `WebSocketFrameEncoder`, which the upgrader puts in the pipeline and which cannot be removed. Used on the
-/// channel's event loop only.
+/// The socket's way out for encoded frames, right after NIO's `WebSocketFrameEncoder` on the way to the socket: what
+/// is written here does not pass the encoder (which the upgrader puts in the pipeline and which cannot be removed),
+/// and passes every handler nearer the socket. Used on the channel's event loop only.
 final class FrameOutlet: ChannelOutboundHandler {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer

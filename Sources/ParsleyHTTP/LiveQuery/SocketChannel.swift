@@ -68,9 +68,11 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
                     channel.eventLoop.makeCompletedFuture {
                         guard let accepted = accept(head) else { throw NIOWebSocketUpgradeError.unsupportedWebSocketTarget }
                         _ = channel.pipeline.syncOperations.removeHandler(waiting.value)
-                        // Frames leave encoded (`ServerFrame`), header and payload in one buffer.
+                        // Frames leave encoded (`ServerFrame`), header and payload in one buffer, where NIO's encoder
+                        // would pass them on (anything nearer the socket still sees them).
                         let outlet = FrameOutlet()
-                        try channel.pipeline.syncOperations.addHandler(outlet, position: .first)
+                        let encoder = try channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
+                        try channel.pipeline.syncOperations.addHandler(outlet, position: .before(encoder.handler))
                         let peer = SocketPeer(
                             channel: channel, outlet: outlet, inbox: inbox, translatesHubFrames: accepted.translatesHubFrames, queueLimit: queueLimit)
                         let address = trustProxy.clientAddress(
