@@ -1,7 +1,7 @@
 public import AsyncHTTPClient
 import Foundation
 public import Logging
-import NIOCore
+public import NIOCore
 import NIOHTTP1
 public import ParsleyCore
 public import ParsleyDomain
@@ -27,10 +27,11 @@ public final class APNsProvider: PushProvider {
     let failures: PushTransportFailures
 
     /// Reads each configuration's key. Without `httpClient`, creates one (HTTP/2 by ALPN, trusting the
-    /// configurations' `caFile`s too) that `shutdown()` closes. `now` replaces the wall clock (tests).
+    /// configurations' `caFile`s too) that `shutdown()` closes, with `connectTimeout`. `now` replaces the wall clock (tests).
     public init(
         configurations: [APNsConfiguration], name: String = "ios", deviceTypes: Set<String> = APNsProvider.appleDeviceTypes,
-        httpClient: HTTPClient? = nil, logger: Logger = Logger(label: "parsley.push.apns"), now: (@Sendable () -> ParseDate)? = nil
+        httpClient: HTTPClient? = nil, connectTimeout: TimeAmount = .seconds(10), logger: Logger = Logger(label: "parsley.push.apns"),
+        now: (@Sendable () -> ParseDate)? = nil
     ) throws {
         precondition(!configurations.isEmpty, "APNsProvider needs at least one configuration")
         routes = try configurations.map { configuration in
@@ -39,7 +40,7 @@ public final class APNsProvider: PushProvider {
         }
         self.name = name
         self.deviceTypes = deviceTypes
-        client = try httpClient ?? PushHTTP.makeClient(caFiles: configurations.compactMap(\.caFile))
+        client = try httpClient ?? PushHTTP.makeClient(caFiles: configurations.compactMap(\.caFile), connectTimeout: connectTimeout)
         ownsClient = httpClient == nil
         self.logger = logger
         self.now = now ?? PushHTTP.now

@@ -1,6 +1,6 @@
 public import AsyncHTTPClient
 public import Logging
-import NIOCore
+public import NIOCore
 import NIOHTTP1
 public import ParsleyCore
 public import ParsleyDomain
@@ -20,14 +20,15 @@ public final class FCMProvider: PushProvider {
     let failures: PushTransportFailures
 
     /// Reads the service account's RSA key. Without `httpClient`, creates one (trusting `caFile` too) that
-    /// `shutdown()` closes. `now` replaces the wall clock (tests).
+    /// `shutdown()` closes, with `connectTimeout`. `now` replaces the wall clock (tests).
     public init(
         configuration: FCMConfiguration, name: String = "android", httpClient: HTTPClient? = nil,
-        logger: Logger = Logger(label: "parsley.push.fcm"), now: (@Sendable () -> ParseDate)? = nil
+        connectTimeout: TimeAmount = .seconds(10), logger: Logger = Logger(label: "parsley.push.fcm"),
+        now: (@Sendable () -> ParseDate)? = nil
     ) throws {
         let now = now ?? PushHTTP.now
         let key = try _RSA.Signing.PrivateKey(pemRepresentation: configuration.serviceAccount.privateKeyPEM)
-        let client = try httpClient ?? PushHTTP.makeClient(caFiles: configuration.caFile.map { [$0] } ?? [])
+        let client = try httpClient ?? PushHTTP.makeClient(caFiles: configuration.caFile.map { [$0] } ?? [], connectTimeout: connectTimeout)
         tokens = FCMAccessTokens(account: configuration.serviceAccount, key: key, tokenURI: configuration.effectiveTokenURI, client: client, now: now)
         self.name = name
         self.configuration = configuration

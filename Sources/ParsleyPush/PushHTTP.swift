@@ -14,13 +14,14 @@ enum PushHTTP {
     static let maxBodyBytes = 64 * 1024
 
     /// A client that speaks HTTP/2 when the server offers it (ALPN) and trusts the system roots plus the
-    /// certificates in `caFiles` (PEM), for test servers and TLS-intercepting proxies.
-    static func makeClient(caFiles: [String]) throws -> HTTPClient {
+    /// certificates in `caFiles` (PEM), for test servers and TLS-intercepting proxies. `connectTimeout` bounds making a
+    /// connection (TCP, TLS, HTTP/2 settings): past it the request fails as a timeout.
+    static func makeClient(caFiles: [String], connectTimeout: TimeAmount) throws -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.additionalTrustRoots = try caFiles.map { .certificates(try NIOSSLCertificate.fromPEMFile($0)) }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = .automatic
-        configuration.timeout = .init(connect: .seconds(10), read: requestTimeout)
+        configuration.timeout = .init(connect: connectTimeout, read: requestTimeout)
         // A refused connection or a failed TLS handshake fails the request at once (its kind logged and counted as it
         // is): the delivery retries transient failures itself, with its own back-off, instead of the client re-dialling
         // until the connect timeout (which made every such message take 10 s and report a timeout).

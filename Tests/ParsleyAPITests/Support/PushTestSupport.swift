@@ -1,3 +1,4 @@
+import NIOCore
 import ParsleyCore
 import ParsleyDomain
 import ParsleyPushFakes
@@ -17,6 +18,10 @@ final class PushTestClock: Sendable {
 }
 
 enum PushTest {
+    /// The providers' connect timeout here. Their 10 s (the production value) was once too short for a TLS connection
+    /// to a fake on loopback while the whole suite started at once on CI's two cores.
+    static let connectTimeout: TimeAmount = .seconds(60)
+
     static let pushTime = ParseDate(milliseconds: 1_750_000_000_000)
 
     /// A message for one installation.
@@ -43,7 +48,7 @@ enum PushTest {
     ) throws -> APNsProvider {
         let configuration = APNsConfiguration(
             privateKeyPEM: key.pem, keyId: key.keyId, teamId: key.teamId, topic: topic, host: fake.url, caFile: fake.certificateFile)
-        return try APNsProvider(configurations: [configuration], now: clock?.now)
+        return try APNsProvider(configurations: [configuration], connectTimeout: connectTimeout, now: clock?.now)
     }
 
     /// An FCM provider for the fake.
@@ -52,6 +57,7 @@ enum PushTest {
     ) throws -> FCMProvider {
         let json = account.json(tokenURI: fake.tokenURI)
         let serviceAccount = try FCMServiceAccount(json: json)
-        return try FCMProvider(configuration: FCMConfiguration(serviceAccount: serviceAccount, endpoint: fake.url), now: clock?.now)
+        return try FCMProvider(
+            configuration: FCMConfiguration(serviceAccount: serviceAccount, endpoint: fake.url), connectTimeout: connectTimeout, now: clock?.now)
     }
 }
