@@ -27,8 +27,11 @@ struct AdaptersTests {
             -> WebhookReply
         {
             let json = try? body.withUnsafeReadableBytes { try JSONParser.parse($0) }
-            sent.withLock { $0.append(Sent(url: url, headers: Dictionary(uniqueKeysWithValues: headers.map { ($0.name, $0.value) }), body: json)) }
-            return try answers.withLock { $0.removeFirst() }.get()
+            // A repeated header is joined (as HTTP does), an unscripted call throws: a failing test, not a trap.
+            let fields = Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { "\($0), \($1)" })
+            sent.withLock { $0.append(Sent(url: url, headers: fields, body: json)) }
+            guard let answer = answers.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { throw Failure("no answer scripted for \(url)") }
+            return try answer.get()
         }
     }
 

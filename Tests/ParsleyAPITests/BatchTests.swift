@@ -25,7 +25,7 @@ struct BatchTests {
                 ])
             #expect(r.status == 200)
             let items = try #require(r.json.arrayValue)
-            #expect(items.count == 5)
+            try #require(items.count == 5)
             #expect(items[0]["success"]?["objectId"] != nil)
             #expect(items[0]["success"]?["createdAt"] != nil)
             #expect(items[1]["success"]?["score"] == 3)

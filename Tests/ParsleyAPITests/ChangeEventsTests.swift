@@ -131,7 +131,7 @@ struct ChangeEventsTests {
             }
             _ = try await p.createId("Sentinel", [:])
             let seen = try await Self.collect(events)
-            #expect(
+            try #require(
                 Self.summary(seen) == [
                     "Thing create -->1", "Thing update 1->3", "Thing delete 3->-",
                     "Thing create -->20", "Thing create -->21",

@@ -72,6 +72,7 @@ struct IdentitySignInAttackTests {
         try await Sign.with(.sqlite) { p, fake in
             let good = fake.mint(sub: "m", aud: .string(Sign.appleClient), iss: Sign.apple)
             let parts = good.split(separator: ".").map(String.init)
+            try #require(parts.count == 3)
             func header(_ json: String) -> String { IdentityTokenMinter.base64URL(Data(json.utf8)) }
             let kid = fake.signingKey.kid
             let headers = [

@@ -92,7 +92,7 @@ import Testing
             "ios": ios(), "osx": ios(["topic": "com.example.mac", "production": true]), "android": ["firebaseServiceAccount": account],
         ]
         let providers = try await PushConfiguration.providers(from: option)
-        #expect(providers.map(\.name) == ["ios", "osx", "android"])
+        try #require(providers.map(\.name) == ["ios", "osx", "android"])
         #expect(providers[0].serves(deviceType: "ios") && providers[0].serves(deviceType: "watchos") && !providers[0].serves(deviceType: "osx"))
         #expect(providers[1].serves(deviceType: "osx") && !providers[1].serves(deviceType: "ios"))
         #expect(providers[2].serves(deviceType: "android") && !providers[2].serves(deviceType: "ios"))

@@ -58,7 +58,8 @@ struct SchemasIndexOrderTests {
             let za = try await Self.columns(api, backend, table: "Note", index: "Note_za")
             #expect(Self.columnList(za) == ["z", "a"], "\(za)")
             // On the wire to a running server (`parsley schema apply --server`), the order is written as read.
-            let sent = JSONWriter.string(migration.steps[0].change.body, keyOrders: migration.steps[0].change.keyOrders)
+            let step = try #require(migration.steps.first)
+            let sent = JSONWriter.string(step.change.body, keyOrders: step.change.keyOrders)
             #expect(sent.contains(#""za":{"z":1,"a":1}"#), "\(sent)")
         }
     }
