@@ -15,7 +15,9 @@ extension QueryService {
         for key in params.keys where ["match", "group", "project", "sort", "$match", "$group", "$project", "$sort"].contains(key) {
             params[key] = raw.input(params[key]!)
         }
-        return try await aggregateRows(className, params: params, auth: auth).map(raw.output)
+        // Run again when a schema changed meanwhile, as a find is (`unskewed`): a field a write added while this read
+        // ran is in its rows only if it was in the schema the statement was built from.
+        return try await unskewed { try await aggregateRows(className, params: params, auth: auth) }.map(raw.output)
     }
 
     func aggregateRows(_ className: String, params: [String: JSONValue], auth: Auth) async throws -> [JSONValue] {

@@ -7,7 +7,9 @@ import Testing
 /// `_JobStatus` read as `succeeded` with its message but without the `finishedAt` the same update wrote.)
 @Suite("Reads beside writes that add fields")
 struct ReadSkewTests {
-    @Test("a get or a find beside updates that each add a field: the object never shows an update without its field", arguments: Backend.all)
+    @Test(
+        "a get, a find or an aggregate beside updates that each add a field: the object never shows an update without its field",
+        arguments: Backend.all)
     func writesAreNotTornFromTheirNewFields(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
             let id = try await p.createId("Skew", ["n": 0])
@@ -20,7 +22,7 @@ struct ReadSkewTests {
                     }
                     return []
                 }
-                for reader in 0..<3 {
+                for reader in 0..<4 {
                     group.addTask {
                         var torn: [String] = []
                         var seen = 0
@@ -28,6 +30,9 @@ struct ReadSkewTests {
                             let object: JSONValue?
                             if reader == 0 {
                                 object = try await p.find("Skew", where: ["objectId": .string(id)]).results.first
+                            } else if reader == 3 {
+                                // A pipeline without $group runs as a find of the master key.
+                                object = try await AggregateHardeningTests.pipeline(p, "Skew", #"[{"$sort":{"n":-1}},{"$limit":1}]"#).results.first
                             } else {
                                 object = try await p.get("Skew", id).json
                             }
