@@ -27,10 +27,10 @@ public final class APNsProvider: PushProvider {
     let failures: PushTransportFailures
 
     /// Reads each configuration's key. Without `httpClient`, creates one (HTTP/2 by ALPN, trusting the
-    /// configurations' `caFile`s too) that `shutdown()` closes, with `connectTimeout`. `now` replaces the wall clock (tests).
+    /// configurations' `caFile`s too) that `shutdown()` closes, with `connectTimeout` (10 s when nil). `now` replaces the wall clock (tests).
     public init(
         configurations: [APNsConfiguration], name: String = "ios", deviceTypes: Set<String> = APNsProvider.appleDeviceTypes,
-        httpClient: HTTPClient? = nil, connectTimeout: TimeAmount = .seconds(10), logger: Logger = Logger(label: "parsley.push.apns"),
+        httpClient: HTTPClient? = nil, connectTimeout: TimeAmount? = nil, logger: Logger = Logger(label: "parsley.push.apns"),
         now: (@Sendable () -> ParseDate)? = nil
     ) throws {
         precondition(!configurations.isEmpty, "APNsProvider needs at least one configuration")

@@ -20,10 +20,10 @@ public final class FCMProvider: PushProvider {
     let failures: PushTransportFailures
 
     /// Reads the service account's RSA key. Without `httpClient`, creates one (trusting `caFile` too) that
-    /// `shutdown()` closes, with `connectTimeout`. `now` replaces the wall clock (tests).
+    /// `shutdown()` closes, with `connectTimeout` (10 s when nil). `now` replaces the wall clock (tests).
     public init(
         configuration: FCMConfiguration, name: String = "android", httpClient: HTTPClient? = nil,
-        connectTimeout: TimeAmount = .seconds(10), logger: Logger = Logger(label: "parsley.push.fcm"),
+        connectTimeout: TimeAmount? = nil, logger: Logger = Logger(label: "parsley.push.fcm"),
         now: (@Sendable () -> ParseDate)? = nil
     ) throws {
         let now = now ?? PushHTTP.now

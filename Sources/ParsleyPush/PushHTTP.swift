@@ -10,18 +10,20 @@ import ParsleyCore
 enum PushHTTP {
     /// How long one request (connection included) may take before it counts as a transient failure.
     static let requestTimeout: TimeAmount = .seconds(30)
+    /// How long making a connection may take when the provider is not told otherwise.
+    static let connectTimeout: TimeAmount = .seconds(10)
     /// Answers are small JSON documents; anything longer is cut here.
     static let maxBodyBytes = 64 * 1024
 
     /// A client that speaks HTTP/2 when the server offers it (ALPN) and trusts the system roots plus the
     /// certificates in `caFiles` (PEM), for test servers and TLS-intercepting proxies. `connectTimeout` bounds making a
-    /// connection (TCP, TLS, HTTP/2 settings): past it the request fails as a timeout.
-    static func makeClient(caFiles: [String], connectTimeout: TimeAmount) throws -> HTTPClient {
+    /// connection (TCP, TLS, HTTP/2 settings), `PushHTTP.connectTimeout` when nil: past it the request fails as a timeout.
+    static func makeClient(caFiles: [String], connectTimeout: TimeAmount?) throws -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.additionalTrustRoots = try caFiles.map { .certificates(try NIOSSLCertificate.fromPEMFile($0)) }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = .automatic
-        configuration.timeout = .init(connect: connectTimeout, read: requestTimeout)
+        configuration.timeout = .init(connect: connectTimeout ?? Self.connectTimeout, read: requestTimeout)
         // A refused connection or a failed TLS handshake fails the request at once (its kind logged and counted as it
         // is): the delivery retries transient failures itself, with its own back-off, instead of the client re-dialling
         // until the connect timeout (which made every such message take 10 s and report a timeout).

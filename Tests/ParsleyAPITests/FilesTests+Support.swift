@@ -165,26 +165,18 @@ struct FilesHarness: Sendable {
     }
 }
 
-/// Bytes 0...255 over and over (byte i is `i * 7 + i / 256`, modulo 256), copied block by block from the 256 blocks
-/// there are: a `map` over 12 MB in a debug build kept one of CI's two task threads busy for most of a second.
+/// Bytes 0...255 over and over (byte i is `i * 7 + i / 256`, modulo 256). The pattern repeats every 65,536 bytes, so
+/// it is copied from one period: a `map` per byte over 12 MB in a debug build kept one of CI's two task threads busy
+/// for most of a second.
 func patternBytes(_ count: Int) -> [UInt8] {
-    [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-        patternBlocks.withUnsafeBufferPointer { blocks in
-            var start = 0
-            while start < count {
-                let length = min(256, count - start)
-                let block = (start / 256) % 256 * 256
-                UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[start..<start + length])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(blocks)[block..<block + length]))
-                start += length
-            }
-        }
-        initialized = count
-    }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count)
+    while bytes.count < count { bytes += patternPeriod.prefix(count - bytes.count) }
+    return bytes
 }
 
-/// Block b of `patternBytes`: bytes `j * 7 + b` for j in 0..<256.
-private let patternBlocks: [UInt8] = (0..<65_536).map { UInt8(truncatingIfNeeded: ($0 % 256) &* 7 &+ $0 / 256) }
+/// The first 65,536 bytes of `patternBytes`: one period.
+private let patternPeriod: [UInt8] = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 / 256) }
 
 /// A plain TCP connection to the server, to send what an HTTP client would not (a body cut short). Its
 /// blocking calls run on a Dispatch thread: blocking the test's task would starve the server's tasks.
