@@ -6,11 +6,27 @@
 #
 #   scripts/test-watchdog.sh LOG [extra swift test arguments...]
 # Environment: PARSLEY_TEST_STALL (default 600), PARSLEY_TEST_LIMIT (default 2700).
+#
+# It also turns on the tests' stall probe (Tests/ParsleyAPITests/Support/StallProbe.swift) and prints, at the end,
+# how long the test process's task threads kept a new task waiting (every wait over a second): a test computing for
+# seconds without a suspension holds back every other test's timers on a 2-core machine. PARSLEY_STALL_PROBE names
+# the probe's folder; PARSLEY_STALL_PROBE_STACKS=N adds gdb stacks of the first N stalls there.
 set -uo pipefail
 log=$1
 shift
 stall=${PARSLEY_TEST_STALL:-600}
 limit=${PARSLEY_TEST_LIMIT:-2700}
+export PARSLEY_STALL_PROBE=${PARSLEY_STALL_PROBE:-$(mktemp -d /tmp/parsley-stalls.XXXXXX)}
+
+stall_report() {
+    local file="$PARSLEY_STALL_PROBE/stalls.log"
+    if [ -s "$file" ]; then
+        echo "=== test-watchdog: task threads kept a new task waiting over 1 s $(wc -l <"$file") times; the longest (probe folder $PARSLEY_STALL_PROBE) ==="
+        sort -t' ' -k8 -rn "$file" | head -n 5
+    else
+        echo "=== test-watchdog: no task waited over 1 s for the test process's task threads ==="
+    fi
+}
 
 : >"$log"
 stdbuf -oL -eL swift test --skip-build "$@" >"$log" 2>&1 &
@@ -52,6 +68,7 @@ while kill -0 "$test_pid" 2>/dev/null; do
         echo
         echo "=== test-watchdog: no test finished for $((now - last_change)) s ($((now - start)) s in all); stopping the run ==="
         in_flight
+        stall_report
         for pid in $(pgrep -f 'PackageTests.xctest'); do
             echo "=== threads of the test process $pid ==="
             timeout 120 gdb -p "$pid" -batch -ex 'set pagination off' -ex 'thread apply all bt 25' 2>/dev/null \
@@ -69,4 +86,5 @@ wait "$test_pid"
 status=$?
 sleep 1
 kill "$tail_pid" 2>/dev/null
+stall_report
 exit "$status"

@@ -203,7 +203,7 @@ extension ChangeEventsTests {
     ]
 
     @Test("every object write in Sources goes through the write pipeline (the storage's write operations have no other caller)")
-    func writePathsGoThroughThePipeline() throws {
+    func writePathsGoThroughThePipeline() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let writes = [
             "writer.insert(", "writer.update(", "writer.delete(", ".deleteAll(", ".insertExported(", ".insertRelationPair(", "store.purge(",
@@ -214,6 +214,7 @@ extension ChangeEventsTests {
         let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)!.compactMap { $0 as? URL }
         #expect(files.count > 50)
         for file in files where file.pathExtension == "swift" {
+            await Task.yield()  // a file at a time: the other tests' tasks get the threads between
             let relative = String(file.path.dropFirst(root.path.count + 1))
             // The storage layer and the backends implement the operations.
             if ["Sources/ParsleyStorage/", "Sources/ParsleySQLite/", "Sources/ParsleyPostgres/", "Sources/ParsleyBenchmarks/"].contains(
@@ -229,7 +230,7 @@ extension ChangeEventsTests {
     }
 
     @Test("no unstructured task in Sources: long-lived work runs as a service of the ServiceGroup or as a child task")
-    func noUnstructuredTasks() throws {
+    func noUnstructuredTasks() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let pattern = try Regex(#"\bTask(\.detached)?\s*(\([^)]*\))?\s*\{"#)
         var offenders: [String] = []
@@ -237,6 +238,7 @@ extension ChangeEventsTests {
             .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
         #expect(files.count > 50)
         for file in files {
+            await Task.yield()  // a file at a time: the other tests' tasks get the threads between
             let text = try String(contentsOf: file, encoding: .utf8)
             for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""

@@ -78,9 +78,7 @@ final class SMTPTestServer: @unchecked Sendable {
 
     /// aiosmtpd, installed from PyPI once per test process when python3 lacks it, so that
     /// `swift test` on a fresh machine needs no step by hand.
-    static let aiosmtpdReady = Task {
-        await spawned(["/bin/sh", "-c", "python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd >/dev/null 2>&1"]) == 0
-    }
+    static let aiosmtpdReady = Task { await PythonPackages.ensure(imports: "aiosmtpd", requirement: "aiosmtpd") }
 
     enum Mode: String { case plain, starttls, tls }
 

@@ -9,20 +9,10 @@ import Testing
 @Suite("GraphQL through Python's gql client")
 struct GraphQLClientTests {
     /// `gql` with its requests transport, installed from PyPI once per test process when python3 lacks it.
-    static let gqlReady = Task {
-        await spawned([
-            "/bin/sh", "-c", "python3 -c 'import gql, requests' 2>/dev/null || python3 -m pip install --quiet 'gql[requests]' >/dev/null 2>&1",
-        ])
-            == 0
-    }
+    static let gqlReady = Task { await PythonPackages.ensure(imports: "gql, requests", requirement: "gql[requests]") }
 
     /// `gql` with its websockets transport (subscriptions).
-    static let websocketsReady = Task {
-        await spawned([
-            "/bin/sh", "-c", "python3 -c 'import gql, websockets' 2>/dev/null || python3 -m pip install --quiet 'gql[websockets]' >/dev/null 2>&1",
-        ])
-            == 0
-    }
+    static let websocketsReady = Task { await PythonPackages.ensure(imports: "gql, websockets", requirement: "gql[websockets]") }
 
     static func script(_ name: String) -> String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("graphql-client/\(name)")

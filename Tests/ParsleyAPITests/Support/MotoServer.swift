@@ -61,10 +61,7 @@ actor MotoServer {
 
     /// moto with its server extras, else `pip install 'moto[server]'`.
     static func ensureInstalled() async throws {
-        let check = ["/usr/bin/env", "python3", "-c", "import moto.server, flask, flask_cors"]
-        if await spawned(check) == 0 { return }
-        _ = await spawned(["/usr/bin/env", "python3", "-m", "pip", "install", "--quiet", "moto[server]"])
-        guard await spawned(check) == 0 else {
+        guard await PythonPackages.ensure(imports: "moto.server, flask, flask_cors", requirement: "moto[server]") else {
             throw Unavailable(description: "the S3 files tests need moto's server (pip install 'moto[server]'), and installing it failed")
         }
     }

@@ -437,6 +437,7 @@ enum TestSlots {
     @TaskLocal static var held = false
 
     static func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        _ = StallProbe.started
         if held { return try await body() }
         await semaphore.wait()
         defer { Task { await semaphore.signal() } }
