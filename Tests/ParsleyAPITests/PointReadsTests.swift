@@ -32,8 +32,10 @@ struct PointReadsTests {
                     createdPrivate.append(try await p.createId("Card", ["n": .int(100 + n), "label": "private", "ACL": [owner: ["read": true]]]))
                 }
                 let (publicIds, privateIds) = (created, createdPrivate)
+                // Forty different ids (a repeated one fails here, instead of trapping in the dictionary below).
+                try #require(Set(publicIds + privateIds).count == 40)
                 let expected: [String: Int64] = Dictionary(
-                    uniqueKeysWithValues: Array(zip(publicIds, Int64(0)...)) + Array(zip(privateIds, Int64(100)...)))
+                    Array(zip(publicIds, Int64(0)...)) + Array(zip(privateIds, Int64(100)...)), uniquingKeysWith: { first, _ in first })
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for worker in 0..<16 {
                         group.addTask {

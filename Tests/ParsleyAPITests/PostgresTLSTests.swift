@@ -77,8 +77,10 @@ struct PostgresTLSTests {
                                     """, [.text(name)]))
                     }
                 }
-                let total = Int(rows.first?[0].text ?? "") ?? 0
-                let tls = Int(rows.first?[1].text ?? "") ?? -1
+                let row = try #require(rows.first)
+                try #require(row.count == 2)
+                let total = Int(row[0].text ?? "") ?? 0
+                let tls = Int(row[1].text ?? "") ?? -1
                 #expect(total >= 2, "the node's pool and its listener should be connected")
                 #expect(tls == total, "\(tls) of \(total) connections encrypted")
             }
