@@ -2,6 +2,7 @@ import Foundation
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
+import Synchronization
 import Testing
 
 /// The WebSocket protocol under LiveQuery (RFC 6455 as the server's own channel handler speaks it): pings,
@@ -189,5 +190,69 @@ struct LiveQuerySocketProtocolTests {
             #expect(try await polite.next(timeout: .seconds(5)).opcode == W.ping)
             await polite.close()
         }
+    }
+
+    @Test("one ping timer per event loop: sockets that connect at different moments are each pinged about once per interval", arguments: Backend.all)
+    func pingsForManySockets(_ backend: Backend) async throws {
+        let options = TestServer.liveOptions(T.live) { $0.liveQuery.pingInterval = .seconds(1) }
+        try await TestServer.withAPI(backend: backend, options) { api, _, p in
+            let port = try #require(p.port)
+            let hub = api.services.liveQuery
+            let (quiet, finished) = (Switch(), Switch())
+            // 24 sockets over most of a second: they fall in different slots of the loops' wheels (20 ticks of 50 ms).
+            // Each has a reader from its first moment, which answers pings (the even sockets only until `quiet`) and
+            // counts those that came before `quiet`.
+            let results = try await withThrowingTaskGroup(of: (Int, Bool, Int).self) { group in
+                for i in 0..<24 {
+                    let ws = try await W.open(port: port)
+                    try await ws.sendText(Self.connect())
+                    group.addTask {
+                        var (connected, pings) = (false, 0)
+                        while !finished.isOn {
+                            guard let frame = try? await ws.next(timeout: .milliseconds(100)) else {
+                                if ws.isClosed { break } else { continue }
+                            }
+                            if frame.opcode == W.text, (try? JSONParser.parse(frame.text))?["op"] == "connected" { connected = true }
+                            guard frame.opcode == W.ping else { continue }
+                            if quiet.isOn {
+                                if i % 2 == 0 { continue }
+                            } else {
+                                pings += 1
+                            }
+                            try? await ws.send(.init(opcode: W.pong, payload: frame.payload))
+                        }
+                        await ws.close()
+                        return (i, connected, pings)
+                    }
+                    try await Task.sleep(for: .milliseconds(30))
+                }
+                // Four intervals with every socket answering: each is pinged about four times, and all stay.
+                try await Task.sleep(for: .seconds(4))
+                #expect(hub.connectionCount == 24)
+                // Then the even ones stop answering and are let go within a few intervals; the odd ones stay.
+                quiet.turnOn()
+                let until = ContinuousClock.now + .seconds(15)
+                while ContinuousClock.now < until, hub.connectionCount > 12 { try await Task.sleep(for: .milliseconds(50)) }
+                #expect(hub.connectionCount == 12)
+                try await Task.sleep(for: .seconds(2))
+                #expect(hub.connectionCount == 12, "an answering socket was let go")
+                finished.turnOn()
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.count == 24)
+            for (i, connected, pings) in results.sorted(by: { $0.0 < $1.0 }) {
+                #expect(connected, "socket \(i)")
+                // Pinged from an interval after connecting, once per interval: 3 or 4 times in 4 s and the sockets
+                // opened meanwhile; fewer would mean the interval stretched, more a slot visited twice.
+                #expect((2...6).contains(pings), "socket \(i): \(pings) pings")
+            }
+        }
+    }
+
+    /// A flag tests' tasks share.
+    final class Switch: Sendable {
+        private let on = Mutex(false)
+        var isOn: Bool { on.withLock { $0 } }
+        func turnOn() { on.withLock { $0 = true } }
     }
 }

@@ -38,7 +38,8 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let inbox: SocketInbox
     let maxMessage: Int
-    let pingInterval: TimeAmount
+    /// The sockets' pings, one timer per event loop.
+    let pings: SocketPingWheels
     let queueLimit: Int
     let trustProxy: TrustProxy
     /// Whether (and how) a request asking for an upgrade is accepted.
@@ -51,7 +52,7 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
         self.responder = Self.upgradeOnNewConnection(responder)
         (self.inbox, self.trustProxy, self.accept) = (inbox, trustProxy, accept)
         maxMessage = options.maxMessageBytes
-        pingInterval = TimeAmount(options.pingInterval)
+        pings = SocketPingWheels(interval: TimeAmount(options.pingInterval))
         queueLimit = options.queueLimit
     }
 
@@ -79,7 +80,7 @@ struct SocketChannel: ServerChildChannel, HTTPChannelHandler {
                             peer: channel.remoteAddress?.ipAddress, forwardedFor: head.headers[ParsleyResponder.forwardedFor.rawName])
                         peer.attach(accepted.attach(peer, address))
                         try channel.pipeline.syncOperations.addHandler(
-                            SocketFrames(peer: peer, outlet: outlet, maxMessage: maxMessage, pingInterval: pingInterval))
+                            SocketFrames(peer: peer, outlet: outlet, maxMessage: maxMessage, pings: pings))
                         return Upgrade.socket
                     }
                 })

@@ -4,30 +4,29 @@ import NIOWebSocket
 /// The WebSocket protocol of one upgraded socket, as a channel handler (RFC 6455): text messages, whole or in
 /// fragments, go to the peer once checked (UTF-8, `maxMessage`); pings are answered; a close is answered and closes
 /// the socket; binary messages are ignored. Every `pingInterval` the server pings, and a client that has not
-/// answered the previous ping is closed (Parse Server's `websocketTimeout`).
+/// answered the previous ping is closed (Parse Server's `websocketTimeout`); the pings come from the loop's
+/// `SocketPingWheel`.
 final class SocketFrames: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
 
     private let peer: SocketPeer
     private let outlet: FrameOutlet
     private let maxMessage: Int
-    private let pingInterval: TimeAmount
+    private let pings: SocketPingWheels
     /// A message arriving in fragments, and whether it is text.
     private var fragments: ByteBuffer?
     private var fragmentsAreText = false
     private var awaitingPong = false
-    private var pinger: RepeatedTask?
+    /// This socket's wheel and slot while it is pinged; its context meanwhile.
+    private var pinging: (wheel: SocketPingWheel, slot: Int, context: ChannelHandlerContext)?
 
-    init(peer: SocketPeer, outlet: FrameOutlet, maxMessage: Int, pingInterval: TimeAmount) {
-        (self.peer, self.outlet, self.maxMessage, self.pingInterval) = (peer, outlet, maxMessage, pingInterval)
+    init(peer: SocketPeer, outlet: FrameOutlet, maxMessage: Int, pings: SocketPingWheels) {
+        (self.peer, self.outlet, self.maxMessage, self.pings) = (peer, outlet, maxMessage, pings)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let context = NIOLoopBound(context, eventLoop: context.eventLoop)
-        pinger = context.value.eventLoop.scheduleRepeatedTask(initialDelay: pingInterval, delay: pingInterval) { _ in
-            handler.value.ping(context: context.value)
-        }
+        let wheel = pings.wheel(for: context.eventLoop)
+        pinging = (wheel, wheel.add(self), context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) { stopPinging() }
@@ -113,7 +112,9 @@ final class SocketFrames: ChannelInboundHandler, RemovableChannelHandler {
         peer.close(code: code, reason: nil)
     }
 
-    private func ping(context: ChannelHandlerContext) {
+    /// The wheel's turn for this socket: a ping, or the end when the last one was not answered.
+    func ping() {
+        guard let context = pinging?.context else { return }
         guard !awaitingPong else {
             stopPinging()
             context.close(promise: nil)
@@ -125,7 +126,8 @@ final class SocketFrames: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func stopPinging() {
-        pinger?.cancel()
-        pinger = nil
+        guard let (wheel, slot, _) = pinging else { return }
+        pinging = nil
+        wheel.remove(self, slot: slot)
     }
 }
