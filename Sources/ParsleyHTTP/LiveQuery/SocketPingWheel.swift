@@ -7,8 +7,9 @@ import Synchronization
 /// subscribers. Used on its event loop only; the timer runs while the loop has sockets.
 ///
 /// Ticks are due at fixed times (`due`, a tick apart), not a tick after the previous one ran: on a busy loop a late
-/// tick visits every slot whose time has come, so lateness never adds up into a longer interval (a wheel that waited
-/// a tick after each turn pinged 64 late turns later, and clients were pinged less often than `websocketTimeout`).
+/// tick visits every slot whose time has come, so lateness never adds up into a longer interval. (A first wheel
+/// scheduled each tick a tick after the previous turn: 64 slightly late ticks made a longer interval, and clients were
+/// pinged less often than `websocketTimeout` says.)
 final class SocketPingWheel {
     private let eventLoop: any EventLoop
     private let tick: TimeAmount
