@@ -95,16 +95,21 @@ struct ParseServerOptionsTests {
         ["PARSLEY_DATA_DIR": dir.path, "PARSE_SERVER_MASTER_KEY": "unit-master-key"]
     }
 
-    static func withTempDir<T>(_ body: (URL) throws -> T) throws -> T {
+    /// A new empty folder under the temporary directory.
+    static func newTempDir() throws -> URL {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-options-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    static func withTempDir<T>(_ body: (URL) throws -> T) throws -> T {
+        let dir = try newTempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         return try body(dir)
     }
 
     static func withTempDir<T>(_ body: (URL) async throws -> T) async throws -> T {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-options-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try newTempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         return try await body(dir)
     }

@@ -437,7 +437,7 @@ enum TestSlots {
     @TaskLocal static var held = false
 
     static func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        _ = StallProbe.started
+        _ = StallProbe.started  // every server test passes here first: the probe starts with the first of them
         if held { return try await body() }
         await semaphore.wait()
         defer { Task { await semaphore.signal() } }
