@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOPosix
 import ParsleyCore
 public import ParsleyStorage
+import Synchronization
 
 /// The embedded database: one SQLite file in WAL mode with `synchronous=FULL`, one writer connection that
 /// commits concurrent writes together (group commit), and a pool of reader connections.
@@ -10,10 +11,10 @@ public import ParsleyStorage
 /// Durability: a `write` returns only after the COMMIT that contains it has been synced, so an acknowledged
 /// write survives a crash of the process or the machine.
 ///
-/// Threads: statements that are cheap (primary-key lookups, the writer's inserts and updates on cached pages)
-/// run on the calling task; anything that can take long (queries that scan, the COMMIT's fsync) runs on a
-/// dedicated thread pool, so the cooperative threads serving HTTP never wait on the disk. Reads on the pool
-/// are cancelled after `statementTimeout`.
+/// Threads: statements that are cheap (primary-key lookups, the writer's inserts and updates on cached pages, and
+/// reads whose statement has proven quick, `QuickReads`) run on the calling task; anything that can take long
+/// (queries that scan, the COMMIT's fsync) runs on a dedicated thread pool, so the cooperative threads serving HTTP
+/// never wait long on the disk. Reads on the pool are cancelled after `statementTimeout`.
 public final class SQLiteDatabase: SQLDatabase {
     public let dialect: any SQLDialect
     public let changeChannel: any ChangeChannel = LocalChangeChannel()
@@ -24,6 +25,7 @@ public final class SQLiteDatabase: SQLDatabase {
     let logger: Logger
     let statementTimeout: Duration
     let watchdog: StatementWatchdog
+    let readPlaces = ReadPlaces()
     /// Whether `run()` is working, and who waits for it to end (`close`).
     private let writerState = NIOLockedValueBox<(running: Bool, ended: [CheckedContinuation<Void, Never>])>((false, []))
 
@@ -73,7 +75,7 @@ public final class SQLiteDatabase: SQLDatabase {
         if let current = Transaction.current { return try await body(current) }
         let handle = await readers.checkout()
         defer { readers.checkin(handle) }
-        return try await body(ReaderExecutor(handle: handle, threadPool: threadPool, timeout: statementTimeout))
+        return try await body(ReaderExecutor(handle: handle, threadPool: threadPool, timeout: statementTimeout, places: readPlaces))
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) async throws -> T) async throws -> T {
@@ -196,18 +198,29 @@ struct WriterExecutor: SQLExecutor {
     }
 }
 
-/// Reads: point lookups inline, everything else on the thread pool under a statement timeout.
+/// Reads: point lookups inline, reads that have proven quick inline under a short deadline (`QuickReads`),
+/// everything else on the thread pool under a statement timeout.
 struct ReaderExecutor: SQLExecutor {
     let handle: SQLiteHandle
     let threadPool: NIOThreadPool
     let timeout: Duration
+    let places: ReadPlaces
 
     func query(_ fragment: SQLFragment) async throws -> [SQLRow] {
         if fragment.isPointLookup { return try handle.query(fragment.sql, fragment.binds) }
-        let handle = self.handle
-        return try await handle.withDeadline(timeout) {
-            try await threadPool.runIfActive { try handle.query(fragment.sql, fragment.binds) }
+        switch try handle.readIfProvenQuick(fragment.sql, fragment.binds, budget: min(QuickReads.budget, timeout)) {
+        case .rows(let rows):
+            places.here.add(1, ordering: .relaxed)
+            return rows
+        case .overBudget: places.overBudget.add(1, ordering: .relaxed)
+        case .notProven: break
         }
+        let handle = self.handle
+        let rows = try await handle.withDeadline(timeout) {
+            try await threadPool.runIfActive { try handle.countedRead(fragment.sql, fragment.binds) }
+        }
+        places.onPool.add(1, ordering: .relaxed)
+        return rows
     }
 }
 

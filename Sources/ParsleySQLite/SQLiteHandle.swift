@@ -9,10 +9,17 @@ import ParsleyStorage
 /// also opened with `SQLITE_OPEN_FULLMUTEX`, so even a mistaken concurrent call would be serialised by SQLite.
 final class SQLiteHandle: @unchecked Sendable {
     private let db: OpaquePointer
-    private var statements: [String: OpaquePointer] = [:]
-    /// When the running read must stop (`DispatchTime` nanoseconds; 0 when none runs): `StatementWatchdog`.
-    let deadline = NIOLockedValueBox<UInt64>(0)
+    private(set) var statements: [String: CachedStatement] = [:]
+    /// When the running read must stop: `StatementWatchdog`.
+    let deadline = NIOLockedValueBox(Deadline())
     static let statementCacheSize = 256
+
+    struct Deadline {
+        /// `DispatchTime` nanoseconds; 0 when no read runs under a deadline.
+        var until: UInt64 = 0
+        /// Whether the watchdog interrupted the read that runs under it.
+        var fired = false
+    }
 
     init(path: String) throws {
         var handle: OpaquePointer?
@@ -35,7 +42,7 @@ final class SQLiteHandle: @unchecked Sendable {
     func close() {
         guard !closed else { return }
         closed = true
-        for (_, stmt) in statements { sqlite_nio_sqlite3_finalize(stmt) }
+        for (_, cached) in statements { sqlite_nio_sqlite3_finalize(cached.pointer) }
         statements = [:]
         sqlite_nio_sqlite3_close_v2(db)
     }
@@ -46,7 +53,11 @@ final class SQLiteHandle: @unchecked Sendable {
     /// Runs one statement, returning all rows.
     func query(_ sql: String, _ binds: [SQLValue]) throws -> [SQLRow] {
         try SQLFragment(unsafeSQL: sql, binds).checkSize()
-        let stmt = try statement(sql)
+        return try run(try statement(sql).pointer, binds)
+    }
+
+    /// Runs a prepared statement of this connection once with `binds`, returning all rows.
+    func run(_ stmt: OpaquePointer, _ binds: [SQLValue]) throws -> [SQLRow] {
         defer {
             sqlite_nio_sqlite3_reset(stmt)
             sqlite_nio_sqlite3_clear_bindings(stmt)
@@ -96,23 +107,21 @@ final class SQLiteHandle: @unchecked Sendable {
         return rows
     }
 
-    private func statement(_ sql: String) throws -> OpaquePointer {
+    func statement(_ sql: String) throws -> CachedStatement {
         if let cached = statements[sql] { return cached }
-        if statements.count >= Self.statementCacheSize {
-            for (_, stmt) in statements { sqlite_nio_sqlite3_finalize(stmt) }
-            statements = [:]
-        }
+        if statements.count >= Self.statementCacheSize { clearStatements() }
         var stmt: OpaquePointer?
         let rc = sqlite_nio_sqlite3_prepare_v3(db, sql, -1, UInt32(PARSLEY_SQLITE_PREPARE_PERSISTENT), &stmt, nil)
         guard rc == PARSLEY_SQLITE_OK, let stmt else { throw error(rc) }
-        statements[sql] = stmt
-        return stmt
+        let cached = CachedStatement(pointer: stmt)
+        statements[sql] = cached
+        return cached
     }
 
     /// Drops cached statements (after DDL changed a table they refer to, SQLite re-prepares anyway; this
     /// just frees memory).
     func clearStatements() {
-        for (_, stmt) in statements { sqlite_nio_sqlite3_finalize(stmt) }
+        for (_, cached) in statements { sqlite_nio_sqlite3_finalize(cached.pointer) }
         statements = [:]
     }
 

@@ -31,6 +31,7 @@ typedef int64_t sqlite3_int64;
 #define PARSLEY_SQLITE_PREPARE_PERSISTENT 0x01
 #define PARSLEY_SQLITE_UTF8 1
 #define PARSLEY_SQLITE_DETERMINISTIC 0x000000800
+#define PARSLEY_SQLITE_STMTSTATUS_VM_STEP 4
 
 int sqlite_nio_sqlite3_open_v2(const char *filename, sqlite3 **ppDb, int flags, const char *zVfs);
 int sqlite_nio_sqlite3_close_v2(sqlite3 *);
@@ -51,6 +52,7 @@ int sqlite_nio_sqlite3_column_bytes(sqlite3_stmt *, int iCol);
 const char *sqlite_nio_sqlite3_errmsg(sqlite3 *);
 int sqlite_nio_sqlite3_extended_errcode(sqlite3 *db);
 void sqlite_nio_sqlite3_interrupt(sqlite3 *);
+int sqlite_nio_sqlite3_stmt_status(sqlite3_stmt *, int op, int resetFlg);
 int sqlite_nio_sqlite3_busy_timeout(sqlite3 *, int ms);
 /// Turns on the query planner stability guarantee (see parsley_sqlite.c).
 int parsley_sqlite_enable_qpsg(sqlite3 *db);

@@ -1,0 +1,69 @@
+import Foundation
+import Logging
+import ParsleyStorage
+import Testing
+
+@testable import ParsleySQLite
+
+/// Reads that are not point lookups run on the thread pool until their statement has proven quick, then where they
+/// are asked for; a run of the same statement that turns out long is interrupted at the budget, answered from the
+/// pool in full, and sends the statement back to the pool.
+@Suite("SQLite quick reads")
+struct SQLiteQuickReadsTests {
+    /// One statement whose cost its bind sets: the count of 1...n.
+    static let count = #"WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?) SELECT count(*) FROM s"#
+
+    @Test("a statement proven quick runs here; a long run of it is finished on the pool and sends it back there")
+    func provenQuickThenLong() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-quick-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = try await SQLiteDatabase.open(
+            path: folder.appendingPathComponent("db.sqlite").path, readers: 1, statementTimeout: .seconds(60), logger: Logger(label: "test"))
+        try await database.serving {
+            func count(_ n: Int64) async throws -> SQLRow? {
+                try await database.read { try await $0.query(SQLFragment(unsafeSQL: Self.count, [.integer(n)])) }.first
+            }
+            for n in 1...Int64(QuickReads.provenAfter) {
+                let row = try await count(n)
+                #expect(row == [.integer(n)])
+            }
+            var places = database.readPlaces.counts
+            #expect(places == (0, QuickReads.provenAfter, 0), "unproven: every run on the pool")
+
+            let ten = try await count(10)
+            #expect(ten == [.integer(10)])
+            places = database.readPlaces.counts
+            #expect(places == (1, QuickReads.provenAfter, 0), "proven quick: run here")
+
+            // Millions of steps: far past the budget here, well inside the statement timeout on the pool.
+            let long: Int64 = 3_000_000
+            let all = try await count(long)
+            #expect(all == [.integer(long)], "answered in full")
+            places = database.readPlaces.counts
+            #expect(places == (1, QuickReads.provenAfter + 1, 1), "interrupted here at the budget, run again on the pool")
+
+            let five = try await count(5)
+            #expect(five == [.integer(5)])
+            places = database.readPlaces.counts
+            #expect(places == (1, QuickReads.provenAfter + 2, 1), "back on the pool until it proves quick again")
+        }
+    }
+
+    @Test("a read proven quick still ends at the statement timeout when that is shorter than the budget")
+    func shortStatementTimeout() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-quick-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = try await SQLiteDatabase.open(
+            path: folder.appendingPathComponent("db.sqlite").path, readers: 1, statementTimeout: .milliseconds(10), logger: Logger(label: "test"))
+        try await database.serving {
+            func count(_ n: Int64) async throws -> [SQLRow] {
+                try await database.read { try await $0.query(SQLFragment(unsafeSQL: Self.count, [.integer(n)])) }
+            }
+            for n in 1...Int64(QuickReads.provenAfter + 1) { _ = try await count(n) }
+            #expect(database.readPlaces.counts.here == 1)
+            await #expect(throws: StoreError.timeout) { _ = try await count(1_000_000_000) }
+        }
+    }
+}
