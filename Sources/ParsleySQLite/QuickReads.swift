@@ -10,8 +10,13 @@ final class CachedStatement {
     /// Its runs in a row (up to `QuickReads.provenAfter`) that took at most `QuickReads.quickSteps` steps of SQLite's
     /// engine. Only reads count: the writer's statements always run where they are called.
     var quickRuns = 0
+    /// Whether it calls a function whose one call may take long (`QuickReads.longCalls`): never run here.
+    let callsLong: Bool
 
-    init(pointer: OpaquePointer) { self.pointer = pointer }
+    init(pointer: OpaquePointer, sql: String) {
+        self.pointer = pointer
+        callsLong = QuickReads.longCalls.contains { sql.contains($0) }
+    }
 }
 
 /// Where a read that is not a point lookup runs. A query that may scan runs on the database's thread pool, so a
@@ -25,10 +30,14 @@ final class CachedStatement {
 /// watchdog and run again on the pool under the statement timeout; a run over `quickSteps` steps, or any failure,
 /// sends the statement back to the pool until it proves quick again. The worst a read can cost a thread serving
 /// HTTP is about `budget` plus one watchdog tick, once per `provenAfter` quick runs of its shape.
+///
+/// Steps do not count the time spent inside a function: a statement that calls one of `longCalls` (a regular
+/// expression may take up to its own budget of 250 ms on one row, before SQLite can see an interrupt) stays on the pool.
 enum QuickReads {
     static let quickSteps: Int32 = 20_000
     static let provenAfter = 8
     static let budget: Duration = .milliseconds(20)
+    static let longCalls = ["parsley_regex(", "parsley_text_score(", "parsley_polygon_contains("]
 }
 
 /// Reads (not point lookups) by where they ran: for tests.
@@ -62,7 +71,7 @@ extension SQLiteHandle {
 
     /// The read run here, under a deadline of `budget`, when its statement has proven quick.
     func readIfProvenQuick(_ sql: String, _ binds: [SQLValue], budget: Duration) throws -> QuickRead {
-        guard let cached = statements[sql], cached.quickRuns >= QuickReads.provenAfter else { return .notProven }
+        guard let cached = statements[sql], cached.quickRuns >= QuickReads.provenAfter, !cached.callsLong else { return .notProven }
         try SQLFragment(unsafeSQL: sql, binds).checkSize()
         let until = DispatchTime.now().uptimeNanoseconds &+ StatementWatchdog.nanoseconds(budget)
         deadline.withLockedValue { $0 = Deadline(until: until) }

@@ -113,7 +113,7 @@ final class SQLiteHandle: @unchecked Sendable {
         var stmt: OpaquePointer?
         let rc = sqlite_nio_sqlite3_prepare_v3(db, sql, -1, UInt32(PARSLEY_SQLITE_PREPARE_PERSISTENT), &stmt, nil)
         guard rc == PARSLEY_SQLITE_OK, let stmt else { throw error(rc) }
-        let cached = CachedStatement(pointer: stmt)
+        let cached = CachedStatement(pointer: stmt, sql: sql)
         statements[sql] = cached
         return cached
     }

@@ -50,6 +50,24 @@ struct SQLiteQuickReadsTests {
         }
     }
 
+    @Test("a statement with a regular expression stays on the pool, however quick its runs")
+    func regularExpressionsStayOnThePool() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-quick-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = try await SQLiteDatabase.open(
+            path: folder.appendingPathComponent("db.sqlite").path, readers: 1, statementTimeout: .seconds(60), logger: Logger(label: "test"))
+        try await database.serving {
+            let regex = SQLiteDialect().regexMatch(SQLFragment(unsafeSQL: "'journal entry'"), "^jour", options: "")
+            let runs = QuickReads.provenAfter * 2
+            for _ in 0..<runs {
+                let rows = try await database.read { try await $0.query(SQLFragment(unsafeSQL: "SELECT ") + regex) }
+                #expect(rows.first == [.integer(1)])
+            }
+            #expect(database.readPlaces.counts == (0, runs, 0))
+        }
+    }
+
     @Test("a read proven quick still ends at the statement timeout when that is shorter than the budget")
     func shortStatementTimeout() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-quick-\(UUID().uuidString)")
