@@ -13,14 +13,19 @@ struct SQLiteQuickReadsTests {
     /// One statement whose cost its bind sets: the count of 1...n.
     static let count = #"WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?) SELECT count(*) FROM s"#
 
-    @Test("a statement proven quick runs here; a long run of it is finished on the pool and sends it back there")
-    func provenQuickThenLong() async throws {
+    /// A new database with one reader connection, served while `body` runs.
+    static func withDatabase(statementTimeout: Duration, _ body: (SQLiteDatabase) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-quick-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = try await SQLiteDatabase.open(
-            path: folder.appendingPathComponent("db.sqlite").path, readers: 1, statementTimeout: .seconds(60), logger: Logger(label: "test"))
-        try await database.serving {
+            path: folder.appendingPathComponent("db.sqlite").path, readers: 1, statementTimeout: statementTimeout, logger: Logger(label: "test"))
+        try await database.serving { try await body(database) }
+    }
+
+    @Test("a statement proven quick runs here; a long run of it is finished on the pool and sends it back there")
+    func provenQuickThenLong() async throws {
+        try await Self.withDatabase(statementTimeout: .seconds(60)) { database in
             func count(_ n: Int64) async throws -> SQLRow? {
                 try await database.read { try await $0.query(SQLFragment(unsafeSQL: Self.count, [.integer(n)])) }.first
             }
@@ -52,12 +57,7 @@ struct SQLiteQuickReadsTests {
 
     @Test("a statement with a regular expression stays on the pool, however quick its runs")
     func regularExpressionsStayOnThePool() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-quick-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let database = try await SQLiteDatabase.open(
-            path: folder.appendingPathComponent("db.sqlite").path, readers: 1, statementTimeout: .seconds(60), logger: Logger(label: "test"))
-        try await database.serving {
+        try await Self.withDatabase(statementTimeout: .seconds(60)) { database in
             let regex = SQLiteDialect().regexMatch(SQLFragment(unsafeSQL: "'journal entry'"), "^jour", options: "")
             let runs = QuickReads.provenAfter * 2
             for _ in 0..<runs {
@@ -70,12 +70,7 @@ struct SQLiteQuickReadsTests {
 
     @Test("a read proven quick still ends at the statement timeout when that is shorter than the budget")
     func shortStatementTimeout() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-quick-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let database = try await SQLiteDatabase.open(
-            path: folder.appendingPathComponent("db.sqlite").path, readers: 1, statementTimeout: .milliseconds(10), logger: Logger(label: "test"))
-        try await database.serving {
+        try await Self.withDatabase(statementTimeout: .milliseconds(10)) { database in
             func count(_ n: Int64) async throws -> [SQLRow] {
                 try await database.read { try await $0.query(SQLFragment(unsafeSQL: Self.count, [.integer(n)])) }
             }
