@@ -13,8 +13,8 @@ final class StatementWatchdog: @unchecked Sendable {
     private let timer: any DispatchSourceTimer
 
     init(readers: [SQLiteHandle], timeout: Duration) {
-        // Interrupted at most a quarter of the timeout (and never more than a second) late; a read run where it was
-        // asked for (`QuickReads`) at most half its budget late.
+        // Interrupted at most a quarter of the timeout (and never more than a second) late, and a read run where it was
+        // asked for (`QuickReads`) at most half its budget late: in practice every 10 ms.
         let quarter = min(max(Self.nanoseconds(timeout) / 4, 10_000_000), 1_000_000_000)
         let interval = DispatchTimeInterval.nanoseconds(Int(min(quarter, Self.nanoseconds(QuickReads.budget) / 2)))
         // A queue of its own, not a global one: Swift's tasks run on the global queue's threads here, and a read run
