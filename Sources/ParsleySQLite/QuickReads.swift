@@ -63,21 +63,20 @@ enum QuickRead {
 
 extension SQLiteHandle {
     /// A read on the thread pool, counted for `QuickReads`.
-    func countedRead(_ sql: String, _ binds: [SQLValue]) throws -> [SQLRow] {
-        try SQLFragment(unsafeSQL: sql, binds).checkSize()
-        let cached = try statement(sql)
-        return try counted(cached, binds)
+    func countedRead(_ read: SQLFragment) throws -> [SQLRow] {
+        try read.checkSize()
+        return try counted(try statement(read.sql), read.binds)
     }
 
     /// The read run here, under a deadline of `budget`, when its statement has proven quick.
-    func readIfProvenQuick(_ sql: String, _ binds: [SQLValue], budget: Duration) throws -> QuickRead {
-        guard let cached = statements[sql], cached.quickRuns >= QuickReads.provenAfter, !cached.callsLong else { return .notProven }
-        try SQLFragment(unsafeSQL: sql, binds).checkSize()
+    func readIfProvenQuick(_ read: SQLFragment, budget: Duration) throws -> QuickRead {
+        guard let cached = statements[read.sql], cached.quickRuns >= QuickReads.provenAfter, !cached.callsLong else { return .notProven }
+        try read.checkSize()
         let until = DispatchTime.now().uptimeNanoseconds &+ StatementWatchdog.nanoseconds(budget)
         deadline.withLockedValue { $0 = Deadline(until: until) }
         defer { deadline.withLockedValue { $0 = Deadline() } }
         do {
-            return .rows(try counted(cached, binds))
+            return .rows(try counted(cached, read.binds))
         } catch StoreError.timeout where deadline.withLockedValue({ $0.fired }) {
             return .overBudget
         }

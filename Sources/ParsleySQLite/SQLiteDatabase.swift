@@ -208,7 +208,7 @@ struct ReaderExecutor: SQLExecutor {
 
     func query(_ fragment: SQLFragment) async throws -> [SQLRow] {
         if fragment.isPointLookup { return try handle.query(fragment.sql, fragment.binds) }
-        switch try handle.readIfProvenQuick(fragment.sql, fragment.binds, budget: min(QuickReads.budget, timeout)) {
+        switch try handle.readIfProvenQuick(fragment, budget: min(QuickReads.budget, timeout)) {
         case .rows(let rows):
             places.here.add(1, ordering: .relaxed)
             return rows
@@ -217,7 +217,7 @@ struct ReaderExecutor: SQLExecutor {
         }
         let handle = self.handle
         let rows = try await handle.withDeadline(timeout) {
-            try await threadPool.runIfActive { try handle.countedRead(fragment.sql, fragment.binds) }
+            try await threadPool.runIfActive { try handle.countedRead(fragment) }
         }
         places.onPool.add(1, ordering: .relaxed)
         return rows

@@ -2,7 +2,6 @@ import Foundation
 import ParsleyCore
 import ParsleyDomain
 import ParsleyHTTP
-import Synchronization
 import Testing
 
 /// The WebSocket protocol under LiveQuery (RFC 6455 as the server's own channel handler speaks it): pings,
@@ -198,7 +197,7 @@ struct LiveQuerySocketProtocolTests {
         try await TestServer.withAPI(backend: backend, options) { api, _, p in
             let port = try #require(p.port)
             let hub = api.services.liveQuery
-            let (quiet, finished) = (Switch(), Switch())
+            let (quiet, finished) = (SharedFlag(), SharedFlag())
             // 24 sockets over most of a second: they fall in different slots of the loops' wheels (20 ticks of 50 ms).
             // Each has a reader from its first moment, which answers pings (the even sockets only until `quiet`) and
             // counts those that came before `quiet`.
@@ -208,13 +207,13 @@ struct LiveQuerySocketProtocolTests {
                     try await ws.sendText(Self.connect())
                     group.addTask {
                         var (connected, pings) = (false, 0)
-                        while !finished.isOn {
+                        while !finished.isSet {
                             guard let frame = try? await ws.next(timeout: .milliseconds(100)) else {
                                 if ws.isClosed { break } else { continue }
                             }
                             if frame.opcode == W.text, (try? JSONParser.parse(frame.text))?["op"] == "connected" { connected = true }
                             guard frame.opcode == W.ping else { continue }
-                            if quiet.isOn {
+                            if quiet.isSet {
                                 if i % 2 == 0 { continue }
                             } else {
                                 pings += 1
@@ -230,13 +229,13 @@ struct LiveQuerySocketProtocolTests {
                 try await Task.sleep(for: .seconds(4))
                 #expect(hub.connectionCount == 24)
                 // Then the even ones stop answering and are let go within a few intervals; the odd ones stay.
-                quiet.turnOn()
+                quiet.set()
                 let until = ContinuousClock.now + .seconds(15)
                 while ContinuousClock.now < until, hub.connectionCount > 12 { try await Task.sleep(for: .milliseconds(50)) }
                 #expect(hub.connectionCount == 12)
                 try await Task.sleep(for: .seconds(2))
                 #expect(hub.connectionCount == 12, "an answering socket was let go")
-                finished.turnOn()
+                finished.set()
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(results.count == 24)
@@ -247,12 +246,5 @@ struct LiveQuerySocketProtocolTests {
                 #expect((2...6).contains(pings), "socket \(i): \(pings) pings")
             }
         }
-    }
-
-    /// A flag tests' tasks share.
-    final class Switch: Sendable {
-        private let on = Mutex(false)
-        var isOn: Bool { on.withLock { $0 } }
-        func turnOn() { on.withLock { $0 = true } }
     }
 }

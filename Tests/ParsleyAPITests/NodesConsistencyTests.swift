@@ -167,7 +167,7 @@ struct NodesConsistencyTests {
         .enabled(if: Backend.all.contains(.postgres)))
     func sessionRevokedElsewhere() async throws {
         try await Self.withDeafNode { a, b, _ in
-            let load = Flag()
+            let load = SharedFlag(true)
             // Eight clients keep both nodes and the database busy throughout.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<8 {
@@ -239,11 +239,5 @@ struct NodesConsistencyTests {
             }
         }
         var value: Int { count.withLock { $0 } }
-    }
-
-    final class Flag: Sendable {
-        private let raised = Mutex<Bool>(true)
-        var isSet: Bool { raised.withLock { $0 } }
-        func clear() { raised.withLock { $0 = false } }
     }
 }
