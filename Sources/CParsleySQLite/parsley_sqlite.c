@@ -77,3 +77,16 @@ int parsley_sqlite_install_permission_test(sqlite3 *db) {
     // SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS (0x200000)
     return sqlite_nio_sqlite3_create_function_v2(db, "parsley_holds_any", 2, 1 | 0x800 | 0x200000, 0, parsley_holds_any, 0, 0, 0);
 }
+
+void *sqlite_nio_sqlite3_wal_hook(sqlite3 *, int (*)(void *, sqlite3 *, const char *, int), void *);
+
+static int parsley_wal_pages(void *pages, sqlite3 *db, const char *name, int count) {
+    (void)db;
+    (void)name;
+    *(int *)pages = count;
+    return 0;
+}
+
+void parsley_sqlite_watch_wal(sqlite3 *db, int *pages) {
+    sqlite_nio_sqlite3_wal_hook(db, parsley_wal_pages, pages);
+}

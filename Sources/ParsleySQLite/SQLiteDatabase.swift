@@ -11,10 +11,11 @@ import Synchronization
 /// Durability: a `write` returns only after the COMMIT that contains it has been synced, so an acknowledged
 /// write survives a crash of the process or the machine.
 ///
-/// Threads: statements that are cheap (primary-key lookups, the writer's inserts and updates on cached pages, and
-/// reads whose statement has proven quick, `QuickReads`) run on the calling task; anything that can take long
-/// (queries that scan, the COMMIT's fsync) runs on a dedicated thread pool, so the cooperative threads serving HTTP
-/// never wait long on the disk. Reads on the pool are cancelled after `statementTimeout`.
+/// Threads: reads that are cheap (primary-key lookups, and reads whose statement has proven quick, `QuickReads`) run
+/// on the calling task; reads that can take long run on a dedicated thread pool and are cancelled after
+/// `statementTimeout`. The writer loop, with each write's statements and the COMMIT's fsync, runs on a thread of its
+/// own (`WriterThread`), and the WAL is checkpointed by a connection of its own beside it (`WALCheckpointer`), so
+/// the threads serving HTTP never wait on the disk.
 public final class SQLiteDatabase: SQLDatabase {
     public let dialect: any SQLDialect
     public let changeChannel: any ChangeChannel = LocalChangeChannel()
@@ -26,6 +27,8 @@ public final class SQLiteDatabase: SQLDatabase {
     let statementTimeout: Duration
     let watchdog: StatementWatchdog
     let readPlaces = ReadPlaces()
+    let writerThread = WriterThread()
+    let checkpointer: WALCheckpointer
     /// Whether `run()` is working, and who waits for it to end (`close`).
     private let writerState = NIOLockedValueBox<(running: Bool, ended: [CheckedContinuation<Void, Never>])>((false, []))
 
@@ -36,7 +39,7 @@ public final class SQLiteDatabase: SQLDatabase {
     ) async throws -> SQLiteDatabase {
         let threadPool = NIOThreadPool(numberOfThreads: readerCount + 1)
         threadPool.start()
-        let (writer, readers) = try await threadPool.runIfActive {
+        let (writer, readers, checkpointer) = try await threadPool.runIfActive {
             let writer = try SQLiteHandle(path: path)
             for pragma in [
                 "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA temp_store=MEMORY", "PRAGMA cache_size=-32000",
@@ -51,16 +54,18 @@ public final class SQLiteDatabase: SQLDatabase {
                 _ = try r.query("PRAGMA temp_store=MEMORY", [])
                 readers.append(r)
             }
-            return (writer, readers)
+            return (writer, readers, try WALCheckpointer(path: path, writer: writer))
         }
         return SQLiteDatabase(
-            writer: writer, readers: ReaderPool(readers), threadPool: threadPool, statementTimeout: statementTimeout, logger: logger,
-            tablePrefix: tablePrefix)
+            writer: writer, readers: ReaderPool(readers), checkpointer: checkpointer, threadPool: threadPool, statementTimeout: statementTimeout,
+            logger: logger, tablePrefix: tablePrefix)
     }
 
     init(
-        writer: SQLiteHandle, readers: ReaderPool, threadPool: NIOThreadPool, statementTimeout: Duration, logger: Logger, tablePrefix: String = ""
+        writer: SQLiteHandle, readers: ReaderPool, checkpointer: WALCheckpointer, threadPool: NIOThreadPool, statementTimeout: Duration,
+        logger: Logger, tablePrefix: String = ""
     ) {
+        self.checkpointer = checkpointer
         self.dialect = SQLiteDialect(tablePrefix: tablePrefix)
         self.writer = writer
         self.readers = readers
@@ -108,10 +113,12 @@ public final class SQLiteDatabase: SQLDatabase {
     /// cancellation and refuses the rest.
     public func run() async {
         writerState.withLockedValue { $0.running = true }
-        await withTaskCancellationHandler {
-            await writerLoop()
-        } onCancel: {
-            queue.close()
+        await withTaskExecutorPreference(writerThread) {
+            await withTaskCancellationHandler {
+                await writerLoop()
+            } onCancel: {
+                queue.close()
+            }
         }
         let waiting = writerState.withLockedValue { s in
             s.running = false
@@ -138,6 +145,7 @@ public final class SQLiteDatabase: SQLDatabase {
             writer.close()
             for r in readers.all { r.close() }
         }
+        checkpointer.close()
         try await threadPool.shutdownGracefully()
     }
 
@@ -178,8 +186,9 @@ public final class SQLiteDatabase: SQLDatabase {
                 }
             }
             do {
-                let writer = self.writer
-                try await threadPool.runIfActive { _ = try writer.query("COMMIT", []) }
+                // On the writer's own thread (`WriterThread`): the fsync blocks no thread that serves HTTP.
+                _ = try writer.query("COMMIT", [])
+                checkpointer.committed()
                 for (job, outcome) in zip(jobs, outcomes) { job.finish(outcome) }
             } catch {
                 logger.error("commit failed: \(error)")

@@ -47,6 +47,9 @@ final class SQLiteHandle: @unchecked Sendable {
         sqlite_nio_sqlite3_close_v2(db)
     }
 
+    /// Has SQLite write the WAL's length in pages to `pages` after each commit, and stop checkpointing by itself.
+    func watchWAL(_ pages: UnsafeMutablePointer<Int32>) { parsley_sqlite_watch_wal(db, pages) }
+
     /// Asks the running statement to stop (safe from any thread).
     func interrupt() { sqlite_nio_sqlite3_interrupt(db) }
 

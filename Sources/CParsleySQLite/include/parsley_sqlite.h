@@ -73,6 +73,10 @@ int sqlite_nio_sqlite3_create_function_v2(
 /// Registers `parsley_holds_any(list, principals)`, the one-pass test of a permission list (see parsley_sqlite.c).
 int parsley_sqlite_install_permission_test(sqlite3 *db);
 
+/// After each commit of `db`, writes the WAL's length in pages to `*pages` (SQLite's WAL hook). This replaces the
+/// connection's automatic checkpoint: whoever watches the count checkpoints.
+void parsley_sqlite_watch_wal(sqlite3 *db, int *pages);
+
 /// Binds UTF-8 text, letting SQLite copy it (SQLITE_TRANSIENT).
 int parsley_sqlite_bind_text(sqlite3_stmt *stmt, int index, const char *text, int length);
 
