@@ -188,7 +188,7 @@ public final class SQLiteDatabase: SQLDatabase {
             do {
                 // On the writer's own thread (`WriterThread`): the fsync blocks no thread that serves HTTP.
                 _ = try writer.query("COMMIT", [])
-                checkpointer.committed()
+                checkpointer.committed(writer: writer)
                 for (job, outcome) in zip(jobs, outcomes) { job.finish(outcome) }
             } catch {
                 logger.error("commit failed: \(error)")
