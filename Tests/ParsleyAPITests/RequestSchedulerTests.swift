@@ -26,82 +26,79 @@ struct RequestSchedulerTests {
         func resume() { continuation.withLock { $0 }?.resume() }
     }
 
+    /// Polls `condition` every 5 ms for at most 10 s.
     static func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            try await Task.sleep(for: .milliseconds(5))
+        for _ in 0..<2000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
+        guard condition() else { throw CancellationError() }
+    }
+
+    /// Runs `body` while a request on `busy` holds the scheduler's only thread, then lets that request end.
+    static func whileBusy(_ busy: ConnectionExecutor, _ body: () -> Void) async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let holding = SharedFlag()
+        let busyRequest = Task(executorPreference: busy) {
+            holding.set()
+            hold(gate)
         }
+        try await waitUntil { holding.isSet }
+        body()
+        gate.signal()
+        await busyRequest.value
+    }
+
+    /// A scheduler with one thread and three connections on it, stopped after `body`.
+    static func withConnections(
+        _ body: (ConnectionExecutor, ConnectionExecutor, ConnectionExecutor, Order) async throws -> Void
+    ) async throws {
+        let scheduler = RequestScheduler(threads: 1)
+        defer { scheduler.stop() }
+        let connections = (0..<3).map { _ in ConnectionExecutor(scheduler: scheduler) }
+        try await body(connections[0], connections[1], connections[2], Order())
     }
 
     @Test("an older request's work that becomes ready later runs before a newer request's")
     func olderRequestFirst() async throws {
-        let scheduler = RequestScheduler(threads: 1)
-        defer { scheduler.stop() }
-        let older = ConnectionExecutor(scheduler: scheduler)
-        let busy = ConnectionExecutor(scheduler: scheduler)
-        let newer = ConnectionExecutor(scheduler: scheduler)
-        let order = Order()
-        let parked = Parked()
+        try await Self.withConnections { older, busy, newer, order in
+            let parked = Parked()
 
-        // A request arrives, starts, and waits on something (as on the writer's COMMIT).
-        let olderRequest = Task(executorPreference: older) {
-            older.begin()
-            await parked.wait()
-            order.append("older")
-            older.end()
+            // A request arrives, starts, and waits on something (as on the writer's COMMIT).
+            let olderRequest = Task(executorPreference: older) {
+                older.begin()
+                await parked.wait()
+                order.append("older")
+                older.end()
+            }
+            try await Self.waitUntil { parked.isWaiting }
+
+            // Another request keeps the only thread busy while a new request arrives, then the older one's wait ends.
+            var newerRequest: Task<Void, Never>?
+            try await Self.whileBusy(busy) {
+                newerRequest = Task(executorPreference: newer) { order.append("newer") }
+                parked.resume()
+            }
+            await olderRequest.value
+            await newerRequest?.value
+            #expect(order.all == ["older", "newer"])
         }
-        try await Self.waitUntil { parked.isWaiting }
-
-        // Another request keeps the only thread busy while the rest happens.
-        let gate = DispatchSemaphore(value: 0)
-        let holding = SharedFlag()
-        let busyRequest = Task(executorPreference: busy) {
-            holding.set()
-            Self.hold(gate)
-        }
-        try await Self.waitUntil { holding.isSet }
-
-        // A new request arrives first; then the older request's wait ends.
-        let newerRequest = Task(executorPreference: newer) { order.append("newer") }
-        parked.resume()
-        gate.signal()
-
-        await busyRequest.value
-        await olderRequest.value
-        await newerRequest.value
-        #expect(order.all == ["older", "newer"])
     }
 
     @Test("between requests a connection's work takes its turn as a new arrival")
     func idleConnectionQueuesAsNew() async throws {
-        let scheduler = RequestScheduler(threads: 1)
-        defer { scheduler.stop() }
-        let first = ConnectionExecutor(scheduler: scheduler)
-        let busy = ConnectionExecutor(scheduler: scheduler)
-        let second = ConnectionExecutor(scheduler: scheduler)
-        let order = Order()
-        // `first` served a request long ago and ended it: its next wake-up is no older than anyone's.
-        let served = Task(executorPreference: first) {
-            first.begin()
-            first.end()
-        }
-        await served.value
+        try await Self.withConnections { first, busy, second, order in
+            // `first` served a request long ago and ended it: its next wake-up is no older than anyone's.
+            let served = Task(executorPreference: first) {
+                first.begin()
+                first.end()
+            }
+            await served.value
 
-        let gate = DispatchSemaphore(value: 0)
-        let holding = SharedFlag()
-        let busyRequest = Task(executorPreference: busy) {
-            holding.set()
-            Self.hold(gate)
+            var arrivals: [Task<Void, Never>] = []
+            try await Self.whileBusy(busy) {
+                arrivals.append(Task(executorPreference: second) { order.append("second") })
+                arrivals.append(Task(executorPreference: first) { order.append("first") })
+            }
+            for arrival in arrivals { await arrival.value }
+            #expect(order.all == ["second", "first"], "arrivals in the order they came")
         }
-        try await Self.waitUntil { holding.isSet }
-        let secondArrival = Task(executorPreference: second) { order.append("second") }
-        let firstArrival = Task(executorPreference: first) { order.append("first") }
-        gate.signal()
-
-        await busyRequest.value
-        await secondArrival.value
-        await firstArrival.value
-        #expect(order.all == ["second", "first"], "arrivals in the order they came")
     }
 }
