@@ -8,7 +8,8 @@ import ParsleyGraphQL
 /// use the server URL with `ws://`), when LiveQuery is on. Each socket is one `LiveConnection` of the hub: its text
 /// messages go to the hub in order, and the hub's frames go straight to the socket's outbox (`SocketPeer`).
 enum LiveQuerySocket {
-    /// The HTTP server: plain HTTP/1.1, with the WebSocket upgrade when any class is live.
+    /// The HTTP server: plain HTTP/1.1, with the WebSocket upgrade when any class is live; either way each connection's
+    /// work runs on the `RequestScheduler`, oldest request first.
     /// The client's address is the TCP peer's, or what the proxies `trustProxy` trusts forward (as for HTTP requests).
     /// With `graphQL` (the GraphQL API is mounted), a socket at its path asking for `graphql-transport-ws` is a
     /// `GraphQLWSSession` over its own hub connection instead.

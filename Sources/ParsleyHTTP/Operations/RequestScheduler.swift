@@ -14,9 +14,9 @@ import Synchronization
 /// free and no older request has work ready. The threads are the scheduler's own, one per core, shared by every
 /// server of the process; a connection's task, its request's child tasks and the actors they call run on them (task
 /// executor preference, SE-0417).
-public final class RequestScheduler: Sendable {
+final class RequestScheduler: Sendable {
     /// The process's scheduler (its threads live as long as the process).
-    public static let shared = RequestScheduler()
+    static let shared = RequestScheduler()
 
     private struct Entry {
         let request: UInt64
