@@ -3,10 +3,11 @@ import Dispatch
 /// The writer's own thread. The writer loop, and every write's body it runs, executes here instead of on Swift's
 /// shared cooperative threads.
 ///
-/// Why: the writer is the one serial step every write passes. On the shared threads each of its awaits went to the
-/// back of the queue of every request's work; with 2 cores busy serving reads, a group of writes waited there again
-/// and again, and writes took 30-50 ms in the journal mix against 12 ms alone. On a thread of its own the writer
-/// still shares the cores, but the operating system gives it its turn instead of a place behind every read.
+/// Why: the writer is the one serial step every write passes, and it blocks on its COMMIT's fsync. On a thread of its
+/// own it syncs there (no hop to the thread pool and back), and its awaits never wait behind the requests' work.
+/// (Measured in the journal mix, the writer was idle two thirds of the time either way: the 30-50 ms writes there
+/// came from the requests' own suspensions, which `RequestScheduler` in ParsleyHTTP orders, and from the automatic
+/// checkpoint, which `WALCheckpointer` replaces.)
 ///
 /// A serial dispatch queue outside the cooperative pool (the pool is the global concurrent queue's threads here),
 /// so the writer also blocks on its COMMIT's fsync without holding a thread that serves HTTP.
