@@ -28,13 +28,20 @@ enum JournalBench {
         )
         let baseline = try await bareBaseline(work: work, wrk: wrk, seconds: seconds, port: arguments.port + 5, logger: logger)
         var rows: [(String, Measure, Int, String)] = []
-        rows.append(
-            try await measure(backend: "SQLite", databaseURI: nil, work: work, wrk: wrk, seconds: seconds, port: arguments.port, hold: arguments.hold)
-        )
+        // `--hold` holds the PostgreSQL server when a database URI is given, else the SQLite one.
+        let holdPostgres = arguments.hold && arguments.databaseURI != nil
+        if !holdPostgres {
+            rows.append(
+                try await measure(
+                    backend: "SQLite", databaseURI: nil, work: work, wrk: wrk, seconds: seconds, port: arguments.port, hold: arguments.hold)
+            )
+        }
         if let uri = arguments.databaseURI {
             rows.append(
                 try await PostgresBench.withFreshDatabase(uri: uri, prefix: "parsley_journal", logger: logger) { _, url in
-                    try await measure(backend: "PostgreSQL", databaseURI: url, work: work, wrk: wrk, seconds: seconds, port: arguments.port + 1)
+                    try await measure(
+                        backend: "PostgreSQL", databaseURI: url, work: work, wrk: wrk, seconds: seconds, port: arguments.port + 1,
+                        hold: holdPostgres)
                 })
         }
         print("")

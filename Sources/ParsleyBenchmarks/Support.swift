@@ -17,7 +17,8 @@ struct BenchArguments {
     var databaseURI: String?
     /// `--security`: only the security scenarios (and the indexed query they are compared with).
     var securityOnly = false
-    /// `--hold`: once the signed-in scenario is populated, print its session token and keep serving (no measuring).
+    /// `--hold`: once the signed-in scenario is populated, print its session token and keep serving (no measuring);
+    /// with `--journal`, the journal server (on PostgreSQL when `--database-uri` is given).
     var hold = false
     /// `--change-events`: the server publishes change events and a subscriber in the process takes every one (what
     /// LiveQuery and cloud code's after-triggers cost).
