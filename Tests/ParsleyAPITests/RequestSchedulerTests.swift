@@ -1,4 +1,6 @@
 import Dispatch
+import NIOCore
+import NIOPosix
 import Synchronization
 import Testing
 
@@ -101,4 +103,20 @@ struct RequestSchedulerTests {
             #expect(order.all == ["second", "first"], "arrivals in the order they came")
         }
     }
+
+    #if os(Linux)
+        @Test("the event loops do not preempt the request threads: loops are SCHED_BATCH, request threads are not")
+        func eventLoopsYieldOnWakeUp() async throws {
+            let scheduler = RequestScheduler.shared
+            for loop in MultiThreadedEventLoopGroup.singleton.makeIterator() {
+                // Runs after the policy's job on the same loop (a loop runs its jobs in order).
+                let batch = try await loop.submit { EventLoopPolicy.currentThreadIsBatch }.get()
+                #expect(batch, "event loop \(loop) is not SCHED_BATCH")
+            }
+            let request = Task(executorPreference: ConnectionExecutor(scheduler: scheduler)) {
+                EventLoopPolicy.currentThreadIsBatch
+            }
+            #expect(await request.value == false, "a request thread must keep the default policy")
+        }
+    #endif
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Synchronization
 
 /// Runs the API port's work oldest request first.
@@ -14,9 +15,15 @@ import Synchronization
 /// free and no older request has work ready. The threads are the scheduler's own, one per core, shared by every
 /// server of the process; a connection's task, its request's child tasks and the actors they call run on them (task
 /// executor preference, SE-0417).
+///
+/// The process's event loops do not preempt these threads when they wake (`EventLoopPolicy`): a job runs to its
+/// end rather than being cut off each time it hands an event loop a response to write.
 final class RequestScheduler: Sendable {
     /// The process's scheduler (its threads live as long as the process).
-    static let shared = RequestScheduler()
+    static let shared: RequestScheduler = {
+        EventLoopPolicy.yieldOnWakeUp(MultiThreadedEventLoopGroup.singleton)
+        return RequestScheduler()
+    }()
 
     private struct Entry {
         let request: UInt64
@@ -39,8 +46,12 @@ final class RequestScheduler: Sendable {
 
     init(threads: Int? = nil) {
         for i in 0..<max(threads ?? ProcessInfo.processInfo.activeProcessorCount, 1) {
-            let thread = Thread { [self] in work() }
-            thread.name = "parsley-request-\(i)"
+            let thread = Thread { [self] in
+                // Named from the thread itself (on Linux a name set before `start()` never reaches the OS thread),
+                // within the 15 bytes Linux keeps.
+                Thread.current.name = "parsley-req-\(i)"
+                work()
+            }
             thread.start()
         }
     }
