@@ -28,14 +28,17 @@ enum EventLoopPolicy {
     }
 
     #if os(Linux)
-        /// `SCHED_BATCH` (3 in Linux's `sched.h`; the macro is not visible to Swift) for the calling thread (pid 0).
+        /// Linux's `SCHED_BATCH` (`sched.h` defines it only with `_GNU_SOURCE`, which Swift's Glibc module lacks).
+        private static let schedBatch: Int32 = 3
+
+        /// `SCHED_BATCH` for the calling thread (pid 0 is the caller; its static priority must be 0).
         static func batchCurrentThread() {
             var parameters = sched_param()
             parameters.sched_priority = 0
-            _ = sched_setscheduler(0, 3, &parameters)
+            _ = sched_setscheduler(0, schedBatch, &parameters)
         }
 
         /// Whether the calling thread is a `SCHED_BATCH` thread.
-        static var currentThreadIsBatch: Bool { sched_getscheduler(0) == 3 }
+        static var currentThreadIsBatch: Bool { sched_getscheduler(0) == schedBatch }
     #endif
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOPosix
 import Synchronization
 
@@ -44,8 +45,11 @@ final class RequestScheduler: Sendable {
     // Guarded by `condition`.
     nonisolated(unsafe) private var state = State()
 
+    /// `threads`: by default one per core as NIO counts them (its event loops' number), which heeds a container's CPU
+    /// quota where `ProcessInfo.activeProcessorCount` gives the host's cores: more request threads than cores cost
+    /// throughput and p99 (README, "Event loops that wait their turn").
     init(threads: Int? = nil) {
-        for i in 0..<max(threads ?? ProcessInfo.processInfo.activeProcessorCount, 1) {
+        for i in 0..<max(threads ?? System.coreCount, 1) {
             let thread = Thread { [self] in
                 // Named from the thread itself (on Linux a name set before `start()` never reaches the OS thread),
                 // within the 15 bytes Linux keeps.
