@@ -5,19 +5,17 @@ public import ParsleyStorage
 import PostgresNIO
 import Synchronization
 
-/// PostgreSQL through postgres-nio's connection pool. Reads lease any connection; each write runs in its own
+/// PostgreSQL through postgres-nio's connections, in a pool of ours (`PostgresConnectionPool`). Reads lease any connection; each write runs in its own
 /// transaction on one leased connection (PostgreSQL serialises conflicting rows itself, so several server
 /// processes can share the database). Every statement is cancelled by the server after `statementTimeout`.
 public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     public let dialect: any SQLDialect
     /// The `LISTEN`/`NOTIFY` channel of this app's processes (one per `collectionPrefix`).
     let channel: String
-    let client: PostgresClient
+    let pool: PostgresConnectionPool
     let logger: Logger
     /// Set once `prepare()` has created the SQL functions.
     private let prepared = Atomic<Bool>(false)
-    /// Whether the pool's run loop has started, and who waits for it (`prepare`).
-    private let started = NIOLockedValueBox<(done: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
     let connectionSettings: PostgresConnectionSettings
     let poolSize: Int
     /// Statements in flight and write transactions in flight (metrics); counted on every request, so atomics.
@@ -37,28 +35,25 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     let statementNames: PreparedStatementNames?
     public let pointReads: PointReadBatcher?
 
-    /// Connects to `url` (`postgres://user:password@host:port/database`), creating Parsley's SQL functions.
+    /// Connects to `url` (`postgres://user:password@host:port/database`), creating Parsley's SQL functions. At most
+    /// `poolSize` statement connections, opened on demand and closed after `idleTimeout` unused.
     public static func open(
         url: String, poolSize: Int = 20, statementTimeout: Duration = .seconds(15), preparedStatements: Bool = true,
-        pointReadConcurrency: Int = defaultPointReadConcurrency, tablePrefix: String = "", logger: Logger
+        pointReadConcurrency: Int = defaultPointReadConcurrency, tablePrefix: String = "", idleTimeout: Duration = .seconds(60),
+        logger: Logger
     ) async throws -> PostgresDatabase {
         let settings = try PostgresConnectionSettings(url: url)
         let listenerConfiguration = PostgresConnection.Configuration(
             host: settings.host, port: settings.port, username: settings.username, password: settings.password,
             database: settings.database, tls: try settings.tls.connectionTLS())
-        // One connection first: the pool retries a connection that fails forever, so a wrong host, password or
-        // certificate would otherwise hang the start instead of stopping it with the reason.
+        // One connection first: a wrong host, password or certificate stops the start with the reason.
         try await probe(listenerConfiguration, settings: settings, logger: logger)
-        var configuration = PostgresClient.Configuration(
-            host: settings.host, port: settings.port, username: settings.username, password: settings.password,
-            database: settings.database, tls: try settings.tls.clientTLS())
-        configuration.options.maximumConnections = max(1, poolSize)
-        configuration.options.minimumConnections = 0
+        var configuration = listenerConfiguration
         let ms = max(1, Int(statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000))
         configuration.options.additionalStartupParameters = [("statement_timeout", "\(ms)"), ("application_name", "parsley")]
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let pool = PostgresConnectionPool(configuration: configuration, maximum: max(1, poolSize), idleTimeout: idleTimeout, logger: logger)
         let db = PostgresDatabase(
-            client: client, logger: logger, settings: settings, poolSize: max(1, poolSize),
+            pool: pool, logger: logger, settings: settings, poolSize: max(1, poolSize),
             statementNames: preparedStatements ? PreparedStatementNames() : nil,
             pointReadConcurrency: pointReadConcurrency > 0 ? pointReadConcurrency : nil, tablePrefix: tablePrefix)
         let events = PostgresChangeChannel(channel: db.channel) { [weak db] id in
@@ -85,44 +80,24 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         return db
     }
 
-    /// The connection pool and the change listener, until cancelled.
+    /// The connection pool's idle sweep and the change listener, until cancelled.
     public func run() async {
         let feed = self.feed.withLockedValue { $0 }
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.client.run() }
+            group.addTask { await self.pool.run() }
             if let feed { group.addTask { await feed.listen() } }
-            // Let the pool's run loop start before the first lease (postgres-nio warns otherwise).
-            for _ in 0..<20 { await Task.yield() }
-            let waiting = started.withLockedValue { s in
-                s.done = true
-                defer { s.waiting = [] }
-                return s.waiting
-            }
-            for w in waiting { w.resume() }
-        }
-    }
-
-    /// Returns once `run()` has started the pool.
-    private func runStarted() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = started.withLockedValue { s in
-                if !s.done { s.waiting.append(c) }
-                return s.done
-            }
-            if now { c.resume() }
         }
     }
 
     /// Creates Parsley's SQL functions and the change outbox (once per process).
     public func prepare() async throws {
         if prepared.load(ordering: .acquiring) { return }
-        await runStarted()
         try await installFunctions()
         prepared.store(true, ordering: .releasing)
     }
 
     init(
-        client: PostgresClient, logger: Logger, settings: PostgresConnectionSettings, poolSize: Int,
+        pool: PostgresConnectionPool, logger: Logger, settings: PostgresConnectionSettings, poolSize: Int,
         statementNames: PreparedStatementNames?, pointReadConcurrency: Int?, tablePrefix: String = ""
     ) {
         self.dialect = PostgresDialect(tablePrefix: tablePrefix)
@@ -131,7 +106,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         self.statementNames = statementNames
         self.shared = PostgresExecutor.Shared(logger: logger, names: statementNames)
         self.poolSize = poolSize
-        self.client = client
+        self.pool = pool
         self.logger = logger
         self.connectionSettings = settings
     }
@@ -142,7 +117,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         defer { busy.subtract(1, ordering: .relaxed) }
         let shared = self.shared
         return try await mapErrors {
-            try await client.withConnection { connection in
+            try await pool.withConnection { connection in
                 try await body(PostgresExecutor(connection: connection, shared: shared))
             }
         }
@@ -182,7 +157,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         }
         let shared = self.shared
         return try await mapErrors {
-            try await client.withConnection { connection in try await body(PostgresExecutor(connection: connection, shared: shared)) }
+            try await pool.withConnection { connection in try await body(PostgresExecutor(connection: connection, shared: shared)) }
         }
     }
 

@@ -80,13 +80,13 @@ public struct PostgresTLSSettings: Sendable, Equatable {
         return tls
     }
 
-    /// For the connection pool.
+    /// For postgres-nio's own pool (the benchmark's direct client).
     public func clientTLS() throws -> PostgresClient.Configuration.TLS {
         guard let tls = try configuration() else { return .disable }
         return mode == .prefer ? .prefer(tls) : .require(tls)
     }
 
-    /// For single connections (the change-feed listener).
+    /// For Parsley's connections (the statement pool's and the change-feed listener's): one TLS context for all.
     public func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
         guard let tls = try configuration() else { return .disable }
         let context = try NIOSSLContext(configuration: tls)

@@ -1,0 +1,208 @@
+import Logging
+import NIOCore
+import NIOPosix
+import ParsleyStorage
+import PostgresNIO
+import Synchronization
+
+/// The statement connections: at most `maximum`, opened on demand, the most recently used lent first, closed after
+/// `idleTimeout` unused. A lease and a release are a few instructions under one lock.
+///
+/// Written instead of postgres-nio's `PostgresClient` pool, whose state machine schedules a keep-alive and an idle
+/// timer each time a connection goes back (two child tasks each, on the shared executor) and cancels them at the
+/// next lease: several thread wake-ups per statement. Here one sweep in `run()` closes the connections that were
+/// idle too long.
+final class PostgresConnectionPool: Sendable {
+    struct Idle {
+        let connection: PostgresConnection
+        let since: ContinuousClock.Instant
+    }
+    /// What a waiting lease is given: a connection another statement released, or leave to open one (a connection
+    /// closed and freed a place).
+    enum Grant: Sendable {
+        case connection(PostgresConnection)
+        case open
+    }
+    struct Waiter {
+        let id: Int
+        let continuation: CheckedContinuation<Grant, any Error>
+    }
+    struct State: ~Copyable {
+        /// Last in, first out: the warm connections are used and the cold ones age out.
+        var idle: [Idle] = []
+        /// Open or opening, lent or idle.
+        var count = 0
+        var waiters: [Waiter] = []
+        var nextID = 0
+        var closed = false
+    }
+
+    let maximum: Int
+    let idleTimeout: Duration
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    init(configuration: PostgresConnection.Configuration, maximum: Int, idleTimeout: Duration = .seconds(60), logger: Logger) {
+        self.configuration = configuration
+        self.maximum = max(1, maximum)
+        self.idleTimeout = idleTimeout
+        self.logger = logger
+    }
+
+    /// Runs `body` on a connection of the pool; the connection goes back when it returns or throws.
+    func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let connection = try await lease()
+        do {
+            let result = try await body(connection)
+            release(connection)
+            return result
+        } catch {
+            release(connection)
+            throw error
+        }
+    }
+
+    /// Connections open now (lent, idle or opening) and idle now.
+    var usage: (open: Int, idle: Int) {
+        state.withLock { ($0.count, $0.idle.count) }
+    }
+
+    func lease() async throws -> PostgresConnection {
+        switch try state.withLock({ s in try Self.take(&s, maximum: maximum) }) {
+        case .connection(let connection)?: return connection
+        case .open?: return try await open()
+        case nil: break
+        }
+        // All in use: wait for a release. The pool is looked at again under the lock that queues the waiter, so a
+        // connection released in between is not missed.
+        let id = state.withLock { s in
+            s.nextID += 1
+            return s.nextID
+        }
+        let grant = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Grant, any Error>) in
+                let now: Result<Grant, any Error>? = state.withLock { s in
+                    do {
+                        if Task.isCancelled { throw CancellationError() }
+                        if let grant = try Self.take(&s, maximum: maximum) { return .success(grant) }
+                    } catch {
+                        return .failure(error)
+                    }
+                    s.waiters.append(Waiter(id: id, continuation: continuation))
+                    return nil
+                }
+                if let now { continuation.resume(with: now) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s -> Waiter? in
+                guard let index = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return s.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+        switch grant {
+        case .connection(let connection): return connection
+        case .open: return try await open()
+        }
+    }
+
+    /// An idle connection (the most recent), or a place to open one; nil when all `maximum` are in use.
+    private static func take(_ s: inout State, maximum: Int) throws -> Grant? {
+        if s.closed { throw closedError }
+        while let idle = s.idle.popLast() {
+            if !idle.connection.isClosed { return .connection(idle.connection) }
+            s.count -= 1
+        }
+        guard s.count < maximum else { return nil }
+        s.count += 1
+        return .open
+    }
+
+    /// Gives the connection to the oldest waiter, or keeps it idle. A closed connection frees its place (the oldest
+    /// waiter opens one of its own); after `close()`, a released connection is closed.
+    func release(_ connection: PostgresConnection) {
+        enum After {
+            case nothing
+            case grant(Waiter, Grant)
+            case close
+        }
+        let after: After = state.withLock { s in
+            if connection.isClosed || s.closed {
+                s.count -= 1
+                if !s.closed, !s.waiters.isEmpty {
+                    s.count += 1
+                    return .grant(s.waiters.removeFirst(), .open)
+                }
+                return connection.isClosed ? .nothing : .close
+            }
+            if !s.waiters.isEmpty { return .grant(s.waiters.removeFirst(), .connection(connection)) }
+            s.idle.append(Idle(connection: connection, since: .now))
+            return .nothing
+        }
+        switch after {
+        case .nothing: break
+        case .grant(let waiter, let grant): waiter.continuation.resume(returning: grant)
+        case .close: connection.close().whenComplete { _ in }
+        }
+    }
+
+    /// Opens a connection for a lease that holds a place in `count`; gives the place back if it fails.
+    private func open() async throws -> PostgresConnection {
+        let id = state.withLock { s in
+            s.nextID += 1
+            return s.nextID
+        }
+        do {
+            return try await PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: id, logger: logger)
+        } catch {
+            // The place goes to a waiter, who tries for itself (the server may be back), or is freed.
+            let waiter = state.withLock { s -> Waiter? in
+                guard !s.waiters.isEmpty, !s.closed else {
+                    s.count -= 1
+                    return nil
+                }
+                return s.waiters.removeFirst()
+            }
+            waiter?.continuation.resume(returning: .open)
+            throw error
+        }
+    }
+
+    /// Closes the connections idle longer than `idleTimeout`, every quarter of it, until cancelled; then closes
+    /// the pool: the idle connections close, waiting leases fail, and connections in use close when released.
+    func run() async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: idleTimeout / 4)
+            } catch {
+                break
+            }
+            let cutoff = ContinuousClock.now - idleTimeout
+            let stale = state.withLock { s -> [PostgresConnection] in
+                let old = s.idle.filter { $0.since < cutoff }.map(\.connection)
+                s.idle.removeAll { $0.since < cutoff }
+                s.count -= old.count
+                return old
+            }
+            for connection in stale { try? await connection.close() }
+        }
+        await close()
+    }
+
+    func close() async {
+        let (idle, waiters) = state.withLock { s in
+            s.closed = true
+            let idle = s.idle.map(\.connection)
+            s.count -= idle.count
+            s.idle = []
+            defer { s.waiters = [] }
+            return (idle, s.waiters)
+        }
+        for waiter in waiters { waiter.continuation.resume(throwing: Self.closedError) }
+        for connection in idle { try? await connection.close() }
+    }
+
+    static let closedError = StoreError.database("the server is stopping: its PostgreSQL connections are closed")
+}

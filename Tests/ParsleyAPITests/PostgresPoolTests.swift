@@ -1,0 +1,93 @@
+import Foundation
+import ParsleyPostgres
+import ParsleyStorage
+import Testing
+
+/// The PostgreSQL statement connections (`PostgresConnectionPool`): never more than the pool size, statements
+/// beyond it wait their turn, a connection the server ends is replaced, and idle connections close.
+@Suite("PostgreSQL connection pool", .enabled(if: Backend.all.contains(.postgres), "PostgreSQL is not available"))
+struct PostgresPoolTests {
+    /// The pool's connections to this database (they, and only they, say `application_name = parsley`).
+    static let countConnections = SQLFragment(
+        unsafeSQL: "SELECT count(*)::text FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'parsley'")
+
+    func withDatabase(poolSize: Int, idleTimeout: Duration = .seconds(60), _ body: @Sendable (PostgresDatabase, String) async throws -> Void)
+        async throws
+    {
+        try await PostgresCluster.shared.withFreshDatabase { url in
+            let database = try await PostgresDatabase.open(url: url, poolSize: poolSize, idleTimeout: idleTimeout, logger: TestDatabase.logger)
+            try await database.serving { try await body(database, url) }
+        }
+    }
+
+    func connections(_ database: PostgresDatabase) async throws -> Int {
+        let rows = try await database.read { try await $0.query(Self.countConnections) }
+        return Int(rows.first?.first?.text ?? "") ?? -1
+    }
+
+    /// `count` statements of `seconds` each, all at once.
+    func sleepers(_ database: PostgresDatabase, count: Int, seconds: Double) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<count {
+                group.addTask { _ = try await database.read { try await $0.query(SQLFragment(unsafeSQL: "SELECT pg_sleep(\(seconds))")) } }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    @Test("ten statements at once on a pool of three: three connections, the others wait their turn")
+    func boundedAndQueued() async throws {
+        try await withDatabase(poolSize: 3) { database, _ in
+            let started = ContinuousClock.now
+            try await sleepers(database, count: 10, seconds: 0.15)
+            // Four turns of three at most.
+            #expect(ContinuousClock.now - started >= .milliseconds(590))
+            #expect(try await connections(database) == 3)
+        }
+    }
+
+    @Test("64 callers of many short statements on a pool of two: every statement runs, on two connections")
+    func manyOnPoolOfTwo() async throws {
+        try await withDatabase(poolSize: 2) { database, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<64 {
+                    group.addTask {
+                        for _ in 0..<40 { _ = try await database.read { try await $0.query("SELECT 1") } }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await connections(database) == 2)
+        }
+    }
+
+    @Test("connections the server ends are replaced: the next statements succeed")
+    func terminatedReplaced() async throws {
+        try await withDatabase(poolSize: 3) { database, url in
+            try await sleepers(database, count: 3, seconds: 0.05)
+            let database_ = try await database.read { try await $0.query("SELECT current_database()") }.first?.first?.text ?? ""
+            try await PostgresCluster.execute(
+                url,
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database_)' AND application_name = 'parsley' AND pid <> pg_backend_pid()"
+            )
+            try await Task.sleep(for: .milliseconds(300))
+            for _ in 0..<6 {
+                let one = try await database.read { try await $0.query("SELECT 1::text") }
+                #expect(one.first?.first?.text == "1")
+            }
+            try await sleepers(database, count: 6, seconds: 0.05)
+            #expect(try await connections(database) <= 3)
+        }
+    }
+
+    @Test("connections idle longer than the idle timeout are closed")
+    func idleClosed() async throws {
+        try await withDatabase(poolSize: 3, idleTimeout: .milliseconds(400)) { database, _ in
+            try await sleepers(database, count: 3, seconds: 0.1)
+            #expect(try await connections(database) == 3)
+            try await Task.sleep(for: .milliseconds(1_200))
+            // The statement that counts opens one afresh.
+            #expect(try await connections(database) == 1)
+        }
+    }
+}
