@@ -63,23 +63,25 @@ final class PostgresConnectionPool: Sendable {
         }
     }
 
-    /// Connections open now (lent, idle or opening) and idle now.
-    var usage: (open: Int, idle: Int) {
-        state.withLock { ($0.count, $0.idle.count) }
-    }
-
     func lease() async throws -> PostgresConnection {
-        switch try state.withLock({ s in try Self.take(&s, maximum: maximum) }) {
-        case .connection(let connection)?: return connection
-        case .open?: return try await open()
-        case nil: break
+        // An idle connection or a place to open one; else the id the wait is queued (and cancelled) under.
+        enum First {
+            case granted(Grant)
+            case wait(id: Int)
         }
-        // All in use: wait for a release. The pool is looked at again under the lock that queues the waiter, so a
-        // connection released in between is not missed.
-        let id = state.withLock { s in
+        let first: First = try state.withLock { s in
+            if let grant = try Self.take(&s, maximum: maximum) { return .granted(grant) }
             s.nextID += 1
-            return s.nextID
+            return .wait(id: s.nextID)
         }
+        let id: Int
+        switch first {
+        case .granted(.connection(let connection)): return connection
+        case .granted(.open): return try await open()
+        case .wait(let waitID): id = waitID
+        }
+        // The pool is looked at again under the lock that queues the waiter: a connection released in between is
+        // not missed (a wait decided under one lock and queued under another could sit beside an idle connection).
         let grant = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Grant, any Error>) in
                 let now: Result<Grant, any Error>? = state.withLock { s in
@@ -119,6 +121,14 @@ final class PostgresConnectionPool: Sendable {
         return .open
     }
 
+    /// A place in `count` is free (its connection closed, or could not be opened): it passes to the oldest waiter,
+    /// who opens a connection of its own, or it is given up.
+    private static func passPlace(_ s: inout State) -> Waiter? {
+        if !s.closed, !s.waiters.isEmpty { return s.waiters.removeFirst() }
+        s.count -= 1
+        return nil
+    }
+
     /// Gives the connection to the oldest waiter, or keeps it idle. A closed connection frees its place (the oldest
     /// waiter opens one of its own); after `close()`, a released connection is closed.
     func release(_ connection: PostgresConnection) {
@@ -129,11 +139,7 @@ final class PostgresConnectionPool: Sendable {
         }
         let after: After = state.withLock { s in
             if connection.isClosed || s.closed {
-                s.count -= 1
-                if !s.closed, !s.waiters.isEmpty {
-                    s.count += 1
-                    return .grant(s.waiters.removeFirst(), .open)
-                }
+                if let waiter = Self.passPlace(&s) { return .grant(waiter, .open) }
                 return connection.isClosed ? .nothing : .close
             }
             if !s.waiters.isEmpty { return .grant(s.waiters.removeFirst(), .connection(connection)) }
@@ -157,15 +163,8 @@ final class PostgresConnectionPool: Sendable {
             return try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: id, logger: logger)
         } catch {
-            // The place goes to a waiter, who tries for itself (the server may be back), or is freed.
-            let waiter = state.withLock { s -> Waiter? in
-                guard !s.waiters.isEmpty, !s.closed else {
-                    s.count -= 1
-                    return nil
-                }
-                return s.waiters.removeFirst()
-            }
-            waiter?.continuation.resume(returning: .open)
+            // The waiter it passes to tries for itself: the server may be back.
+            state.withLock { Self.passPlace(&$0) }?.continuation.resume(returning: .open)
             throw error
         }
     }

@@ -5,9 +5,9 @@ public import ParsleyStorage
 import PostgresNIO
 import Synchronization
 
-/// PostgreSQL through postgres-nio's connections, in a pool of ours (`PostgresConnectionPool`). Reads lease any connection; each write runs in its own
-/// transaction on one leased connection (PostgreSQL serialises conflicting rows itself, so several server
-/// processes can share the database). Every statement is cancelled by the server after `statementTimeout`.
+/// PostgreSQL through postgres-nio's connections, in a pool of ours (`PostgresConnectionPool`). Reads lease any
+/// connection; each write runs in its own transaction on one leased connection (PostgreSQL serialises conflicting
+/// rows itself, so several server processes can share the database). Every statement is cancelled by the server after `statementTimeout`.
 public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     public let dialect: any SQLDialect
     /// The `LISTEN`/`NOTIFY` channel of this app's processes (one per `collectionPrefix`).
@@ -17,7 +17,6 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     /// Set once `prepare()` has created the SQL functions.
     private let prepared = Atomic<Bool>(false)
     let connectionSettings: PostgresConnectionSettings
-    let poolSize: Int
     /// Statements in flight and write transactions in flight (metrics); counted on every request, so atomics.
     private let busy = Atomic<Int>(0)
     private let writes = Atomic<Int>(0)
@@ -51,9 +50,9 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         var configuration = listenerConfiguration
         let ms = max(1, Int(statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000))
         configuration.options.additionalStartupParameters = [("statement_timeout", "\(ms)"), ("application_name", "parsley")]
-        let pool = PostgresConnectionPool(configuration: configuration, maximum: max(1, poolSize), idleTimeout: idleTimeout, logger: logger)
+        let pool = PostgresConnectionPool(configuration: configuration, maximum: poolSize, idleTimeout: idleTimeout, logger: logger)
         let db = PostgresDatabase(
-            pool: pool, logger: logger, settings: settings, poolSize: max(1, poolSize),
+            pool: pool, logger: logger, settings: settings,
             statementNames: preparedStatements ? PreparedStatementNames() : nil,
             pointReadConcurrency: pointReadConcurrency > 0 ? pointReadConcurrency : nil, tablePrefix: tablePrefix)
         let events = PostgresChangeChannel(channel: db.channel) { [weak db] id in
@@ -97,7 +96,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     }
 
     init(
-        pool: PostgresConnectionPool, logger: Logger, settings: PostgresConnectionSettings, poolSize: Int,
+        pool: PostgresConnectionPool, logger: Logger, settings: PostgresConnectionSettings,
         statementNames: PreparedStatementNames?, pointReadConcurrency: Int?, tablePrefix: String = ""
     ) {
         self.dialect = PostgresDialect(tablePrefix: tablePrefix)
@@ -105,7 +104,6 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         self.pointReads = pointReadConcurrency.map(PointReadBatcher.init(concurrency:))
         self.statementNames = statementNames
         self.shared = PostgresExecutor.Shared(logger: logger, names: statementNames)
-        self.poolSize = poolSize
         self.pool = pool
         self.logger = logger
         self.connectionSettings = settings
@@ -162,7 +160,7 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     }
 
     public var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) {
-        (busy.load(ordering: .relaxed), poolSize, writes.load(ordering: .relaxed))
+        (busy.load(ordering: .relaxed), pool.maximum, writes.load(ordering: .relaxed))
     }
 
     /// Lookups by id in flight before further ones are coalesced (`PointReadBatcher`): on two cores, 2 keep

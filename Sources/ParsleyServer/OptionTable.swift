@@ -459,7 +459,9 @@ enum OptionTable {
         // Parsley's own settings.
         supported("batchLimit", ["PARSE_SERVER_BATCH_LIMIT"], .value, .parsley, "most requests in one /batch, default 1000"),
         supported("dataDir", ["PARSLEY_DATA_DIR"], .value, .parsley, "default `./parsley-data`"),
-        supported("databasePoolSize", ["PARSLEY_DATABASE_POOL_SIZE"], .value, .parsley, "PostgreSQL connections per process, default 20"),
+        supported(
+            "databasePoolSize", ["PARSLEY_DATABASE_POOL_SIZE"], .value, .parsley,
+            "PostgreSQL connections per process at most (opened as needed, closed after 60 s unused), default 20"),
         supported("statementTimeoutMs", ["PARSLEY_STATEMENT_TIMEOUT_MS"], .value, .parsley, "default 15000"),
         supported("postgresPreparedStatements", ["PARSLEY_POSTGRES_PREPARED_STATEMENTS"], .bool, .parsley, "default `true`"),
         supported("postgresPointReadConcurrency", ["PARSLEY_POSTGRES_POINT_READ_CONCURRENCY"], .value, .parsley, "default 2; 0 never coalesces"),

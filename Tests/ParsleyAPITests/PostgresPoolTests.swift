@@ -61,14 +61,33 @@ struct PostgresPoolTests {
         }
     }
 
+    @Test("a statement cancelled while it waits for a connection ends at once and leaves the pool as it was")
+    func cancelledWaiter() async throws {
+        try await withDatabase(poolSize: 1) { database, _ in
+            let sleeper = Task { _ = try await database.read { try await $0.query("SELECT pg_sleep(1)") } }
+            try await Task.sleep(for: .milliseconds(200))
+            let started = ContinuousClock.now
+            let waiter = Task { try await database.read { try await $0.query("SELECT 1::text") } }
+            try await Task.sleep(for: .milliseconds(100))
+            waiter.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await waiter.value }
+            // Not after the sleeper gave the connection back (about 800 ms from here).
+            #expect(ContinuousClock.now - started < .milliseconds(600))
+            try await sleeper.value
+            let one = try await database.read { try await $0.query("SELECT 1::text") }
+            #expect(one.first?.first?.text == "1")
+            #expect(try await connections(database) == 1)
+        }
+    }
+
     @Test("connections the server ends are replaced: the next statements succeed")
     func terminatedReplaced() async throws {
         try await withDatabase(poolSize: 3) { database, url in
             try await sleepers(database, count: 3, seconds: 0.05)
-            let database_ = try await database.read { try await $0.query("SELECT current_database()") }.first?.first?.text ?? ""
+            let name = try await database.read { try await $0.query("SELECT current_database()") }.first?.first?.text ?? ""
             try await PostgresCluster.execute(
                 url,
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database_)' AND application_name = 'parsley' AND pid <> pg_backend_pid()"
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND application_name = 'parsley' AND pid <> pg_backend_pid()"
             )
             try await Task.sleep(for: .milliseconds(300))
             for _ in 0..<6 {
