@@ -143,9 +143,20 @@ public struct SQLWriter: Sendable {
     public func update(
         className: String, schema: ClassSchema, objectId: String, updatedAt: ParseDate, assignments: [Assignment], writePrincipals: [String]?
     ) async throws -> [String: JSONValue]? {
+        let update = Self.updateStatement(
+            dialect, className: className, schema: schema, objectId: objectId, updatedAt: updatedAt, assignments: assignments,
+            writePrincipals: writePrincipals)
+        return update.result(try await db.query(update.statement))
+    }
+
+    /// The UPDATE of one object (`update`), for running alone (`SQLDatabase.writeStatement`) or in a transaction.
+    public static func updateStatement(
+        _ dialect: any SQLDialect, className: String, schema: ClassSchema, objectId: String, updatedAt: ParseDate, assignments: [Assignment],
+        writePrincipals: [String]?
+    ) -> ObjectUpdate {
         var f = SQLFragment(unsafeSQL: "UPDATE \(dialect.table(className)) SET \(dialect.quote("updatedAt")) = ")
         f.append(bind: .text(updatedAt.iso))
-        var returning: [(String, FieldType)] = []
+        var incremented: [String] = []
         for a in assignments {
             switch a {
             case .set(let name, let value):
@@ -155,9 +166,9 @@ public struct SQLWriter: Sendable {
                 let c = dialect.quote(name)
                 f.append(", \(c) = COALESCE(\(c), 0) + ")
                 f.append(bind: StorageCodec.encodeScalar(amount))
-                returning.append((name, .number))
+                incremented.append(name)
             case .setACL(let acl):
-                let perms = Self.permissionValues(acl)
+                let perms = permissionValues(acl)
                 f.append(", \(dialect.quote("_rperm")) = ")
                 f.append(bind: perms[0])
                 f.append(", \(dialect.quote("_wperm")) = ")
@@ -166,14 +177,25 @@ public struct SQLWriter: Sendable {
         }
         f.append(" WHERE \(dialect.quote("objectId")) = ")
         f.append(bind: .text(objectId))
-        f.append(writeFilter(writePrincipals))
+        f.append(writeFilter(dialect, writePrincipals))
         f.append(" RETURNING \(dialect.quote("objectId"))")
-        for (name, _) in returning { f.append(", \(dialect.quote(name))") }
-        let rows = try await db.query(f)
-        guard let row = rows.first else { return nil }
-        var result: [String: JSONValue] = [:]
-        for (i, (name, type)) in returning.enumerated() { result[name] = StorageCodec.decode(row[i + 1], as: type) }
-        return result
+        for name in incremented { f.append(", \(dialect.quote(name))") }
+        return ObjectUpdate(statement: f, incremented: incremented)
+    }
+
+    /// An UPDATE of one object and how to read what it returns.
+    public struct ObjectUpdate: Sendable {
+        public let statement: SQLFragment
+        /// The incremented columns, returned after `objectId`.
+        let incremented: [String]
+
+        /// The new values of the incremented fields, or nil when no row matched (missing or not writable).
+        public func result(_ rows: [SQLRow]) -> [String: JSONValue]? {
+            guard let row = rows.first else { return nil }
+            var result: [String: JSONValue] = [:]
+            for (i, name) in incremented.enumerated() { result[name] = StorageCodec.decode(row[i + 1], as: .number) }
+            return result
+        }
     }
 
     /// Reads one object inside the transaction (for read-modify-write of array and nested operations).
@@ -238,7 +260,9 @@ public struct SQLWriter: Sendable {
     }
 
     /// ` AND (_wperm IS NULL OR it holds one of the principals)`, or nothing for the master key.
-    func writeFilter(_ principals: [String]?) -> SQLFragment {
+    func writeFilter(_ principals: [String]?) -> SQLFragment { Self.writeFilter(dialect, principals) }
+
+    static func writeFilter(_ dialect: any SQLDialect, _ principals: [String]?) -> SQLFragment {
         guard let principals else { return "" }
         let col = SQLFragment(unsafeSQL: dialect.quote("_wperm"))
         let holds = dialect.holdsAny(col, principals, alias: "w")

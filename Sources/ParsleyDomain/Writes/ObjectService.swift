@@ -283,12 +283,10 @@ public struct ObjectService: Sendable {
         let schema = try await schemas.ensure(
             className, fields: required, auth: auth, allowClassCreation: options.allowClientClassCreation)
         try schema.checkRequired(updating: patch)  // required fields (§10.5)
-        let internalValues = rules.values
         let now = ParseDate.now
         let principals = auth.principals
-        let condition = rules.condition
         let needsRead =
-            condition != nil
+            rules.condition != nil
             || patch.operations.contains { path, op in
                 if !path.subpath.isEmpty { return true }
                 switch op {
@@ -296,81 +294,18 @@ public struct ObjectService: Sendable {
                 default: return false
                 }
             }
-        let request = RequestInfo.current  // read before the transaction, whose body may run on another task
-        let result: [String: JSONValue]? = try await store.transaction { [store, changes] transaction in
-            let writer = store.writer(transaction)
-            var assignments: [SQLWriter.Assignment] = []
-            var echoed: [String: JSONValue] = [:]
-            var current: [String: JSONValue] = [:]
-            if needsRead {
-                guard let row = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: principals) else {
-                    return nil
-                }
-                current = row
-                if let condition, (current[condition.field] ?? .null) != (condition.value ?? .null) { return nil }
-            }
-            var relationOps: [(String, [Pointer], [Pointer])] = []
-            var nested: [String: JSONValue] = [:]
-            // A field set whole and changed below in one body (`obj` and `obj.sub`, as the JS SDK may send): the whole
-            // value first (the parser orders `obj` before `obj.sub`), then the nested changes on top, in one assignment.
-            let nestedFields = Set(patch.operations.lazy.filter { !$0.path.subpath.isEmpty }.map(\.path.field))
-            for (path, op) in patch.operations {
-                if path.subpath.isEmpty, nestedFields.contains(path.field) {
-                    switch op {
-                    case .set(let v): nested[path.field] = v
-                    case .delete: nested[path.field] = .null
-                    default: throw ParseError.invalidKeyName(path.field)
-                    }
-                    continue
-                }
-                if !path.subpath.isEmpty {
-                    let base = nested[path.field] ?? current[path.field]
-                    let existing = Self.value(at: path.subpath, in: base)
-                    let newValue: JSONValue?
-                    switch op {
-                    case .delete: newValue = nil
-                    case .increment(let amount): newValue = try Self.add(existing, amount)
-                    case .add, .addUnique, .remove: newValue = try op.applyArrayOperation(to: existing)
-                    case .set(let v): newValue = v
-                    case .relation: throw ParseError.invalidKeyName(path.description)
-                    }
-                    nested[path.field] = Self.setting(base, path.subpath, to: newValue)
-                    if op.echoesResult, let newValue { echoed[path.field] = Self.setting(echoed[path.field], path.subpath, to: newValue) }
-                    continue
-                }
-                switch op {
-                case .set(.null), .delete:
-                    // Unsetting a field the class does not have changes nothing (Parse Server answers as usual).
-                    if schema.fields[path.field] != nil { assignments.append(.set(path.field, .null)) }
-                case .set(let v): assignments.append(.set(path.field, v))
-                case .increment(let amount): assignments.append(.increment(path.field, amount))
-                case .add, .addUnique, .remove:
-                    let v = try op.applyArrayOperation(to: current[path.field])
-                    assignments.append(.set(path.field, v))
-                    echoed[path.field] = v
-                case .relation(let add, let remove): relationOps.append((path.field, add, remove))
-                }
-            }
-            for (field, value) in nested { assignments.append(.set(field, value)) }
-            // Clearing an internal column the class never had changes nothing.
-            for (field, value) in internalValues where !(value.isNull && schema.fields[field] == nil) { assignments.append(.set(field, value)) }
-            for (field, amount) in rules.increments { assignments.append(.increment(field, .int(amount))) }
-            if let acl = patch.acl { assignments.append(.setACL(acl)) }
-            guard
-                let incremented = try await writer.update(
-                    className: className, schema: schema, objectId: objectId, updatedAt: now, assignments: assignments, writePrincipals: principals)
-            else { return nil }
-            for (k, v) in incremented { echoed[k] = v }
-            for (field, add, remove) in relationOps {
-                try await writer.addRelation(owner: className, field: field, owningId: objectId, related: add.map(\.objectId))
-                try await writer.removeRelation(owner: className, field: field, owningId: objectId, related: remove.map(\.objectId))
-            }
-            if changes.publishes(className) {
-                let saved = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: nil)
-                try await changes.publish(
-                    event(className, .update, objectId, original: original, object: saved, auth: auth, request: request, time: now), in: transaction)
-            }
-            return echoed
+        let result: [String: JSONValue]?
+        let plan = needsRead ? nil : try Self.updatePlan(patch, schema: schema, current: [:], rules: rules)
+        if let plan, plan.relations.isEmpty, !changes.publishes(className) {
+            // The UPDATE is the whole write: one statement, its own transaction.
+            let update = SQLWriter.updateStatement(
+                store.dialect, className: className, schema: schema, objectId: objectId, updatedAt: now, assignments: plan.assignments,
+                writePrincipals: principals)
+            result = update.result(try await store.database.writeStatement(update.statement)).map { plan.echoed.merging($0) { $1 } }
+        } else {
+            result = try await updateInTransaction(
+                className, objectId: objectId, patch: patch, schema: schema, rules: rules, needsRead: needsRead, original: original, now: now,
+                auth: auth)
         }
         guard var response = result else { throw ParseError.objectNotFound() }
         Self.echoHookChanges(hookChanged, body: body, into: &response)
