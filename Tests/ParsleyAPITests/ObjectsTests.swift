@@ -125,6 +125,48 @@ struct ObjectsTests {
         }
     }
 
+    @Test(
+        "a plain update (one statement, no read first): sets, Increment, Delete and ACL in one write; a caller the ACL or the class's pointer permission keeps out changes nothing (101)",
+        arguments: Backend.all)
+    func plainUpdate(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
+            let owner = try await p.signUp("owner")
+            let other = try await p.signUp("other")
+            let ownerOnly: JSONValue = .object([owner.id: ["read": true, "write": true]])
+            let id = try await p.createId("Diary", ["mood": 3, "count": 1, "note": "x", "owner": p.userPointer(owner.id), "ACL": ownerOnly])
+            let r = try await p.asUser(
+                owner.token, .put, "/classes/Diary/\(id)",
+                ["mood": 7, "count": ["__op": "Increment", "amount": 2], "note": ["__op": "Delete"], "missing": ["__op": "Delete"]])
+            #expect(r.status == 200)
+            #expect(Set(r.json.objectValue?.keys.map { $0 } ?? []) == ["updatedAt", "count"])
+            #expect(r["count"] == .int(3))
+            // The ACL keeps `other` out: not found, nothing changed.
+            let denied = try await p.asUser(other.token, .put, "/classes/Diary/\(id)", ["mood": 1])
+            #expect(denied.status == 404)
+            #expect(denied.code == 101)
+            #expect(try await p.asUser(other.token, .put, "/classes/Missing0001/abc", ["mood": 1]).code == 101)
+            // Opened to everyone by an update, then closed by the class's pointer permission (only `owner` writes).
+            #expect(try await p.asUser(owner.token, .put, "/classes/Diary/\(id)", ["ACL": ["*": ["read": true, "write": true]]]).status == 200)
+            #expect(
+                try await p.request(
+                    .put, "/schemas/Diary",
+                    [
+                        "classLevelPermissions": [
+                            "update": ["pointerFields": ["owner"]], "get": ["*": true], "find": ["*": true], "create": ["*": true],
+                            "delete": ["*": true], "addField": ["*": true],
+                        ]
+                    ]
+                ).status == 200)
+            #expect(try await p.asUser(other.token, .put, "/classes/Diary/\(id)", ["mood": 2]).code == 101)
+            #expect(try await p.asUser(owner.token, .put, "/classes/Diary/\(id)", ["mood": 8]).status == 200)
+            let got = try await p.get("Diary", id)
+            #expect(got["mood"] == .int(8))
+            #expect(got["count"] == .int(3))
+            #expect(got["note"] == nil)
+            #expect(got["ACL"] == ["*": ["read": true, "write": true]])
+        }
+    }
+
     @Test("create echoes operation results", arguments: Backend.all)
     func createWithOperations(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
