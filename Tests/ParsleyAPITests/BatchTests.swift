@@ -70,17 +70,22 @@ struct BatchTests {
         }
     }
 
-    /// A plain create is one statement (on PostgreSQL without BEGIN/COMMIT of its own); inside a transactional batch it
-    /// must still join the batch's transaction: a later statement that fails in the database takes it back.
-    @Test("a create in a transaction is rolled back when a later write fails in the database", arguments: Backend.all)
+    /// A plain create and a plain update are one statement each (on PostgreSQL without BEGIN/COMMIT of their own);
+    /// inside a transactional batch they must still join the batch's transaction: a later statement that fails in the
+    /// database takes them back.
+    @Test("a create and an update in a transaction are rolled back when a later write fails in the database", arguments: Backend.all)
     func transactionRollsBackCreate(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend, TestServer.options { $0.allowCustomObjectId = true }) { p in
-            _ = try await p.createId("Account", ["balance": 10])
+            let account = try await p.createId("Account", ["balance": 10])
             let failing = try await p.request(
                 .post, "/batch",
                 [
                     "transaction": true,
                     "requests": [
+                        [
+                            "method": "PUT", "path": .string("/parse/classes/Account/\(account)"),
+                            "body": ["balance": ["__op": "Increment", "amount": 100], "note": "changed"],
+                        ],
                         ["method": "POST", "path": "/parse/classes/Account", "body": ["objectId": "first0001", "balance": 5]],
                         ["method": "POST", "path": "/parse/classes/Account", "body": ["objectId": "dup000001", "balance": 6]],
                         ["method": "POST", "path": "/parse/classes/Account", "body": ["objectId": "dup000001", "balance": 7]],
@@ -92,6 +97,9 @@ struct BatchTests {
             #expect(after.results.count == 1)
             let gone = try await p.request(.get, "/classes/Account/first0001")
             #expect(gone.code == 101)
+            let unchanged = try await p.get("Account", account)
+            #expect(unchanged["balance"] == .int(10))
+            #expect(unchanged["note"] == nil)
             // Outside a batch the same create stands alone: stored once, its duplicate refused.
             #expect(try await p.request(.post, "/classes/Account", ["objectId": "alone0001", "balance": 1]).status == 201)
             #expect(try await p.request(.post, "/classes/Account", ["objectId": "alone0001", "balance": 2]).code == 137)
