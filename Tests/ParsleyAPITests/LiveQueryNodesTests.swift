@@ -54,8 +54,9 @@ struct LiveQueryNodesTests {
                     var heard = false
                     for _ in 0..<20 where !heard {
                         let again = try await LiveQueryClient.open(port: try #require(client2.port))
-                        if try await again.connect(masterKey: TestServer.masterKey)["op"] == "connected",
-                            try await again.subscribe(1, "Message")["op"] == "subscribed"
+                        // (A client closed by that gap before it is answered is a failed try, not a failed test.)
+                        if (try? await again.connect(masterKey: TestServer.masterKey))?["op"] == "connected",
+                            (try? await again.subscribe(1, "Message"))?["op"] == "subscribed"
                         {
                             let id = try await p.createId("Message", ["room": "again"])
                             heard = (try? await again.next(timeout: .seconds(1)))?["object"]?["objectId"] == .string(id)
