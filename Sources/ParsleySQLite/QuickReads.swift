@@ -40,7 +40,7 @@ enum QuickReads {
     static let longCalls = ["parsley_regex(", "parsley_text_score(", "parsley_polygon_contains("]
 }
 
-/// Reads (not point lookups) by where they ran: for tests.
+/// Reads (not point lookups) by where they ran: for tests and `/metrics`.
 final class ReadPlaces: Sendable {
     let here = Atomic(0)
     let onPool = Atomic(0)

@@ -353,6 +353,11 @@ extension SQLiteDatabase {
         (readers.busy, readers.all.count, queue.pending)
     }
 
+    public var readPlaceCounts: (inPlace: Int, onPool: Int, overBudget: Int)? {
+        let counts = readPlaces.counts
+        return (counts.here, counts.onPool, counts.overBudget)
+    }
+
     /// A consistent copy of the database file at `path` written to `destination` with `VACUUM INTO`, through a
     /// connection of its own: safe while a server writes to the same file (WAL readers never block writers).
     /// `destination` must not exist yet.

@@ -98,6 +98,7 @@ extension ServerSettings {
                 var usage = ParsleyMetrics.PoolUsage(
                     readersBusy: u.readersBusy, readers: u.readers, writesQueued: u.writesQueued,
                     pointReadsCoalesced: database.pointReads?.coalesced ?? 0, changeEventsDropped: changes.dropped)
+                usage.readPlaces = database.readPlaceCounts
                 usage.afterTriggersRun = cloud.afterTriggersRun
                 usage.afterTriggerFailures = cloud.afterTriggerFailures
                 // Labels are URLs without their password (`https://user:[redacted]@host/hook`).

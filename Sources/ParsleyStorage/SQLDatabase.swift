@@ -36,12 +36,16 @@ public protocol SQLDatabase: Sendable {
     var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) { get }
     /// Coalesces concurrent lookups of one object by id into shared statements (nil: each runs its own).
     var pointReads: PointReadBatcher? { get }
+    /// Reads by where they ran since the start, for a backend that runs some on the caller's thread (SQLite's
+    /// proven-quick finds; nil elsewhere): in place, on its thread pool, begun in place and moved past their budget.
+    var readPlaceCounts: (inPlace: Int, onPool: Int, overBudget: Int)? { get }
     /// Carries committed change events to every server process on this database.
     var changeChannel: any ChangeChannel { get }
 }
 
 extension SQLDatabase {
     public var pointReads: PointReadBatcher? { nil }
+    public var readPlaceCounts: (inPlace: Int, onPool: Int, overBudget: Int)? { nil }
     @discardableResult public func writeStatement(_ statement: SQLFragment) async throws -> [SQLRow] {
         try await write { try await $0.query(statement) }
     }

@@ -29,6 +29,9 @@ public final class ParsleyMetrics: Sendable {
         public var liveQuerySlowClients = 0
         /// Push requests that could not get through to APNs/FCM since the start: provider → kind → count.
         public var pushTransportFailures: [String: [String: Int]] = [:]
+        /// SQLite: finds run on the thread serving the request (proven quick), run on the database's thread pool, and
+        /// begun in place but moved to the pool past their budget, since the start (nil on PostgreSQL).
+        public var readPlaces: (inPlace: Int, onPool: Int, overBudget: Int)?
         public init(readersBusy: Int, readers: Int, writesQueued: Int, pointReadsCoalesced: Int = 0, changeEventsDropped: Int = 0) {
             self.readersBusy = readersBusy
             self.readers = readers
@@ -59,14 +62,14 @@ public final class ParsleyMetrics: Sendable {
     }
     static var readersBusy: MetricNameDescriptor {
         MetricNameDescriptor(
-            namespace: "parsley", metricName: "db_readers_busy", helpText: "Reader connections in use")
+            namespace: "parsley", metricName: "db_readers_busy", unitName: "", helpText: "Reader connections in use")
     }
     static var readers: MetricNameDescriptor {
-        MetricNameDescriptor(namespace: "parsley", metricName: "db_readers", helpText: "Reader connections in the pool")
+        MetricNameDescriptor(namespace: "parsley", metricName: "db_readers", unitName: "", helpText: "Reader connections in the pool")
     }
     static var writesQueued: MetricNameDescriptor {
         MetricNameDescriptor(
-            namespace: "parsley", metricName: "db_writes_queued", helpText: "Writes waiting for the writer connection")
+            namespace: "parsley", metricName: "db_writes_queued", unitName: "", helpText: "Writes waiting for the writer connection")
     }
     static var pointReadsCoalesced: MetricNameDescriptor {
         MetricNameDescriptor(
@@ -101,11 +104,11 @@ public final class ParsleyMetrics: Sendable {
 
     static var liveQueryConnections: MetricNameDescriptor {
         MetricNameDescriptor(
-            namespace: "parsley", metricName: "livequery_connections", helpText: "Open LiveQuery WebSocket connections")
+            namespace: "parsley", metricName: "livequery_connections", unitName: "", helpText: "Open LiveQuery WebSocket connections")
     }
     static var liveQuerySubscriptions: MetricNameDescriptor {
         MetricNameDescriptor(
-            namespace: "parsley", metricName: "livequery_subscriptions", helpText: "LiveQuery subscriptions")
+            namespace: "parsley", metricName: "livequery_subscriptions", unitName: "", helpText: "LiveQuery subscriptions")
     }
     static var liveQueryEvents: MetricNameDescriptor {
         MetricNameDescriptor(
@@ -122,6 +125,28 @@ public final class ParsleyMetrics: Sendable {
         MetricNameDescriptor(
             namespace: "parsley", metricName: "push_transport_failures", unitName: "total",
             helpText: "Push requests that could not get through to APNs or FCM, by provider and kind, since the start")
+    }
+
+    static var readsByPlace: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "db_reads", unitName: "total",
+            helpText: "SQLite finds by where they ran: in_place (on the request's thread, proven quick) or thread_pool, since the start")
+    }
+    static var readsOverBudget: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "db_reads_over_budget", unitName: "total",
+            helpText: "SQLite finds begun in place that ran past their budget and were run again on the thread pool, since the start")
+    }
+    static var schedulerJobsReady: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "parsley", metricName: "request_jobs_ready", unitName: "",
+            helpText: "Pieces of request work ready to run and waiting for a request thread (oldest request first)")
+    }
+    static var schedulerThreadsBusy: MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "parsley", metricName: "request_threads_busy", unitName: "", helpText: "Request threads at work")
+    }
+    static var schedulerThreads: MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "parsley", metricName: "request_threads", unitName: "", helpText: "Request threads (one per core)")
     }
 
     static var logLinesDropped: MetricNameDescriptor {
@@ -181,6 +206,17 @@ public final class ParsleyMetrics: Sendable {
             for (provider, kinds) in usage.pushTransportFailures {
                 for (kind, n) in kinds { advance(Self.pushTransportFailures, n, labels: [("provider", provider), ("kind", kind)]) }
             }
+            if let places = usage.readPlaces {
+                advance(Self.readsByPlace, places.inPlace, label: ("place", "in_place"))
+                advance(Self.readsByPlace, places.onPool, label: ("place", "thread_pool"))
+                advance(Self.readsOverBudget, places.overBudget)
+            }
+        }
+        if let scheduler = RequestScheduler.sharedIfStarted {
+            let usage = scheduler.usage
+            registry.makeGauge(descriptor: Self.schedulerJobsReady).set(Double(usage.jobsReady))
+            registry.makeGauge(descriptor: Self.schedulerThreadsBusy).set(Double(usage.threadsBusy))
+            registry.makeGauge(descriptor: Self.schedulerThreads).set(Double(usage.threads))
         }
         advance(Self.logLinesDropped, LogSink.shared.dropped)
         return registry.emitToString()

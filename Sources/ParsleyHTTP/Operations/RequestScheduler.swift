@@ -23,8 +23,13 @@ final class RequestScheduler: Sendable {
     /// The process's scheduler (its threads live as long as the process).
     static let shared: RequestScheduler = {
         EventLoopPolicy.yieldOnWakeUp(MultiThreadedEventLoopGroup.singleton)
-        return RequestScheduler()
+        let scheduler = RequestScheduler()
+        sharedStarted.store(true, ordering: .releasing)
+        return scheduler
     }()
+    /// Whether `shared` exists (a metrics scrape reads it without starting it).
+    private static let sharedStarted = Atomic(false)
+    static var sharedIfStarted: RequestScheduler? { sharedStarted.load(ordering: .acquiring) ? shared : nil }
 
     private struct Entry {
         let request: UInt64
@@ -44,12 +49,14 @@ final class RequestScheduler: Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`.
     nonisolated(unsafe) private var state = State()
+    let threadCount: Int
 
     /// `threads`: by default one per core as NIO counts them (its event loops' number), which heeds a container's CPU
     /// quota where `ProcessInfo.activeProcessorCount` gives the host's cores: more request threads than cores cost
     /// throughput and p99 (README, "Event loops that wait their turn").
     init(threads: Int? = nil) {
-        for i in 0..<max(threads ?? System.coreCount, 1) {
+        threadCount = max(threads ?? System.coreCount, 1)
+        for i in 0..<threadCount {
             let thread = Thread { [self] in
                 // Named from the thread itself (on Linux a name set before `start()` never reaches the OS thread),
                 // within the 15 bytes Linux keeps.
@@ -75,6 +82,13 @@ final class RequestScheduler: Sendable {
         let wake = state.idle > 0
         condition.unlock()
         if wake { condition.signal() }
+    }
+
+    /// Jobs ready to run and waiting for a thread, and threads at work (for metrics).
+    var usage: (jobsReady: Int, threadsBusy: Int, threads: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (state.heap.count, threadCount - state.idle, threadCount)
     }
 
     /// Ends the threads once no work is queued (a test's scheduler; the shared one lives as long as the process).
