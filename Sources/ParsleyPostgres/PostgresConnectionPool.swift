@@ -6,7 +6,8 @@ import PostgresNIO
 import Synchronization
 
 /// The statement connections: at most `maximum`, opened on demand, the most recently used lent first, closed after
-/// `idleTimeout` unused. A lease and a release are a few instructions under one lock.
+/// `idleTimeout` unused. A lease and a release are a few instructions under one lock. A lease that waits longer than
+/// `leaseTimeout` for a connection fails (every connection stayed busy: a stuck database must not hang requests).
 ///
 /// Written instead of postgres-nio's `PostgresClient` pool, whose state machine schedules a keep-alive and an idle
 /// timer each time a connection goes back (two child tasks each, on the shared executor) and cancels them at the
@@ -25,6 +26,7 @@ final class PostgresConnectionPool: Sendable {
     }
     struct Waiter {
         let id: Int
+        let since: ContinuousClock.Instant
         let continuation: CheckedContinuation<Grant, any Error>
     }
     struct State: ~Copyable {
@@ -39,14 +41,19 @@ final class PostgresConnectionPool: Sendable {
 
     let maximum: Int
     let idleTimeout: Duration
+    let leaseTimeout: Duration
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     private let state = Mutex(State())
 
-    init(configuration: PostgresConnection.Configuration, maximum: Int, idleTimeout: Duration = .seconds(60), logger: Logger) {
+    init(
+        configuration: PostgresConnection.Configuration, maximum: Int, idleTimeout: Duration = .seconds(60), leaseTimeout: Duration = .seconds(15),
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.maximum = max(1, maximum)
         self.idleTimeout = idleTimeout
+        self.leaseTimeout = leaseTimeout
         self.logger = logger
     }
 
@@ -91,7 +98,7 @@ final class PostgresConnectionPool: Sendable {
                     } catch {
                         return .failure(error)
                     }
-                    s.waiters.append(Waiter(id: id, continuation: continuation))
+                    s.waiters.append(Waiter(id: id, since: .now, continuation: continuation))
                     return nil
                 }
                 if let now { continuation.resume(with: now) }
@@ -169,25 +176,37 @@ final class PostgresConnectionPool: Sendable {
         }
     }
 
-    /// Closes the connections idle longer than `idleTimeout`, every quarter of it, until cancelled; then closes
-    /// the pool: the idle connections close, waiting leases fail, and connections in use close when released.
+    /// Every quarter of the shorter of `idleTimeout` and `leaseTimeout`, until cancelled: closes the connections idle
+    /// longer than `idleTimeout` and fails the leases that waited longer than `leaseTimeout`. Then closes the pool: the
+    /// idle connections close, waiting leases fail, and connections in use close when released.
     func run() async {
         while !Task.isCancelled {
             do {
-                try await Task.sleep(for: idleTimeout / 4)
+                try await Task.sleep(for: min(idleTimeout, leaseTimeout) / 4)
             } catch {
                 break
             }
-            let cutoff = ContinuousClock.now - idleTimeout
-            let stale = state.withLock { s -> [PostgresConnection] in
-                let old = s.idle.filter { $0.since < cutoff }.map(\.connection)
-                s.idle.removeAll { $0.since < cutoff }
+            let now = ContinuousClock.now
+            let (stale, expired) = state.withLock { s -> ([PostgresConnection], [Waiter]) in
+                let old = s.idle.filter { $0.since < now - idleTimeout }.map(\.connection)
+                s.idle.removeAll { $0.since < now - idleTimeout }
                 s.count -= old.count
-                return old
+                let expired = s.waiters.filter { $0.since < now - leaseTimeout }
+                s.waiters.removeAll { $0.since < now - leaseTimeout }
+                return (old, expired)
             }
+            if !expired.isEmpty {
+                logger.error("PostgreSQL: \(expired.count) statement(s) found no free connection within \(leaseTimeout) (all \(maximum) busy)")
+            }
+            for waiter in expired { waiter.continuation.resume(throwing: busyError) }
             for connection in stale { try? await connection.close() }
         }
         await close()
+    }
+
+    /// What a lease that waited past `leaseTimeout` fails with (an internal error to the client, as a database outage).
+    var busyError: StoreError {
+        StoreError.database("no PostgreSQL connection was free within \(leaseTimeout): all \(maximum) stayed busy")
     }
 
     func close() async {

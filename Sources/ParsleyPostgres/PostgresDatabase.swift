@@ -35,11 +35,12 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     public let pointReads: PointReadBatcher?
 
     /// Connects to `url` (`postgres://user:password@host:port/database`), creating Parsley's SQL functions. At most
-    /// `poolSize` statement connections, opened on demand and closed after `idleTimeout` unused.
+    /// `poolSize` statement connections, opened on demand and closed after `idleTimeout` unused; a statement that
+    /// finds none free within `leaseTimeout` (by default the statement timeout) fails.
     public static func open(
         url: String, poolSize: Int = 20, statementTimeout: Duration = .seconds(15), preparedStatements: Bool = true,
         pointReadConcurrency: Int = defaultPointReadConcurrency, tablePrefix: String = "", idleTimeout: Duration = .seconds(60),
-        logger: Logger
+        leaseTimeout: Duration? = nil, logger: Logger
     ) async throws -> PostgresDatabase {
         let settings = try PostgresConnectionSettings(url: url)
         let listenerConfiguration = PostgresConnection.Configuration(
@@ -50,7 +51,8 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         var configuration = listenerConfiguration
         let ms = max(1, Int(statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000))
         configuration.options.additionalStartupParameters = [("statement_timeout", "\(ms)"), ("application_name", "parsley")]
-        let pool = PostgresConnectionPool(configuration: configuration, maximum: poolSize, idleTimeout: idleTimeout, logger: logger)
+        let pool = PostgresConnectionPool(
+            configuration: configuration, maximum: poolSize, idleTimeout: idleTimeout, leaseTimeout: leaseTimeout ?? statementTimeout, logger: logger)
         let db = PostgresDatabase(
             pool: pool, logger: logger, settings: settings,
             statementNames: preparedStatements ? PreparedStatementNames() : nil,

@@ -11,11 +11,13 @@ struct PostgresPoolTests {
     static let countConnections = SQLFragment(
         unsafeSQL: "SELECT count(*)::text FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'parsley'")
 
-    func withDatabase(poolSize: Int, idleTimeout: Duration = .seconds(60), _ body: @Sendable (PostgresDatabase, String) async throws -> Void)
-        async throws
-    {
+    func withDatabase(
+        poolSize: Int, idleTimeout: Duration = .seconds(60), leaseTimeout: Duration? = nil,
+        _ body: @Sendable (PostgresDatabase, String) async throws -> Void
+    ) async throws {
         try await PostgresCluster.shared.withFreshDatabase { url in
-            let database = try await PostgresDatabase.open(url: url, poolSize: poolSize, idleTimeout: idleTimeout, logger: TestDatabase.logger)
+            let database = try await PostgresDatabase.open(
+                url: url, poolSize: poolSize, idleTimeout: idleTimeout, leaseTimeout: leaseTimeout, logger: TestDatabase.logger)
             try await database.serving { try await body(database, url) }
         }
     }
@@ -77,6 +79,22 @@ struct PostgresPoolTests {
             let one = try await database.read { try await $0.query("SELECT 1::text") }
             #expect(one.first?.first?.text == "1")
             #expect(try await connections(database) == 1)
+        }
+    }
+
+    @Test("a statement that finds no connection free within the lease timeout fails instead of waiting on; the pool serves the next")
+    func leaseTimeout() async throws {
+        try await withDatabase(poolSize: 1, leaseTimeout: .milliseconds(400)) { database, _ in
+            let sleeper = Task { _ = try await database.read { try await $0.query("SELECT pg_sleep(2)") } }
+            try await Task.sleep(for: .milliseconds(200))
+            let started = ContinuousClock.now
+            await #expect(throws: StoreError.self) { _ = try await database.read { try await $0.query("SELECT 1::text") } }
+            // Failed once it had waited 400 ms (the sweep runs every 100 ms), not when the sleeper gave the connection back.
+            let waited = ContinuousClock.now - started
+            #expect(waited >= .milliseconds(400) && waited < .milliseconds(1_500), "\(waited)")
+            try await sleeper.value
+            let one = try await database.read { try await $0.query("SELECT 1::text") }
+            #expect(one.first?.first?.text == "1")
         }
     }
 
