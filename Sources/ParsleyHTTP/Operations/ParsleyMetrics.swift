@@ -48,111 +48,71 @@ public final class ParsleyMetrics: Sendable {
     private let droppedAtLastScrape = Mutex(0)
     /// Totals at the last scrape, by counter and label: each counter advances by what was added since.
     private let totalsAtLastScrape = Mutex<[String: Int]>([:])
+    /// A metric of ours: `parsley_<name>[_<unit>]`.
+    private static func metric(_ name: String, unit: String = "", _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "parsley", metricName: name, unitName: unit, helpText: help)
+    }
     static let buckets: [Duration] = [
         .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
         .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
     ]
-    static var requests: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "http_requests", unitName: "total", helpText: "HTTP requests by route, method and status")
-    }
-    static var latency: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route")
-    }
-    static var readersBusy: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "db_readers_busy", unitName: "", helpText: "Reader connections in use")
-    }
-    static var readers: MetricNameDescriptor {
-        MetricNameDescriptor(namespace: "parsley", metricName: "db_readers", unitName: "", helpText: "Reader connections in the pool")
-    }
-    static var writesQueued: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "db_writes_queued", unitName: "", helpText: "Writes waiting for the writer connection")
-    }
+    static var requests: MetricNameDescriptor { metric("http_requests", unit: "total", "HTTP requests by route, method and status") }
+    static var latency: MetricNameDescriptor { metric("http_request_duration", unit: "seconds", "HTTP request latency by route") }
+    static var readersBusy: MetricNameDescriptor { metric("db_readers_busy", "Reader connections in use") }
+    static var readers: MetricNameDescriptor { metric("db_readers", "Reader connections in the pool") }
+    static var writesQueued: MetricNameDescriptor { metric("db_writes_queued", "Writes waiting for the writer connection") }
     static var pointReadsCoalesced: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "db_point_reads_coalesced", unitName: "total",
-            helpText: "Lookups by objectId answered by a statement shared with concurrent lookups, since the start")
+        metric(
+            "db_point_reads_coalesced", unit: "total", "Lookups by objectId answered by a statement shared with concurrent lookups, since the start")
     }
     static var changeEventsDropped: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "change_events_dropped", unitName: "total",
-            helpText: "Change events a slow subscriber lost because its buffer was full, since the start")
+        metric("change_events_dropped", unit: "total", "Change events a slow subscriber lost because its buffer was full, since the start")
     }
 
     static var afterTriggers: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "cloud_after_triggers", unitName: "total",
-            helpText: "Cloud code afterSave/afterDelete runs, since the start")
+        metric("cloud_after_triggers", unit: "total", "Cloud code afterSave/afterDelete runs, since the start")
     }
     static var afterTriggerFailures: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "cloud_after_trigger_failures", unitName: "total",
-            helpText: "Cloud code afterSave/afterDelete runs that failed or were dropped, since the start")
+        metric("cloud_after_trigger_failures", unit: "total", "Cloud code afterSave/afterDelete runs that failed or were dropped, since the start")
     }
-    static var webhookCalls: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "webhook_calls", unitName: "total", helpText: "Webhook calls by URL, since the start")
-    }
+    static var webhookCalls: MetricNameDescriptor { metric("webhook_calls", unit: "total", "Webhook calls by URL, since the start") }
     static var webhookFailures: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "webhook_failures", unitName: "total",
-            helpText: "Webhook calls by URL that failed (timeout, refused, malformed answer), since the start")
+        metric("webhook_failures", unit: "total", "Webhook calls by URL that failed (timeout, refused, malformed answer), since the start")
     }
 
-    static var liveQueryConnections: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "livequery_connections", unitName: "", helpText: "Open LiveQuery WebSocket connections")
-    }
-    static var liveQuerySubscriptions: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "livequery_subscriptions", unitName: "", helpText: "LiveQuery subscriptions")
-    }
+    static var liveQueryConnections: MetricNameDescriptor { metric("livequery_connections", "Open LiveQuery WebSocket connections") }
+    static var liveQuerySubscriptions: MetricNameDescriptor { metric("livequery_subscriptions", "LiveQuery subscriptions") }
     static var liveQueryEvents: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "livequery_events_delivered", unitName: "total",
-            helpText: "LiveQuery events queued for clients, since the start")
+        metric("livequery_events_delivered", unit: "total", "LiveQuery events queued for clients, since the start")
     }
     static var liveQuerySlowClients: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "livequery_slow_clients_disconnected", unitName: "total",
-            helpText: "LiveQuery clients disconnected because their queue was full, since the start")
+        metric("livequery_slow_clients_disconnected", unit: "total", "LiveQuery clients disconnected because their queue was full, since the start")
     }
 
     static var pushTransportFailures: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "push_transport_failures", unitName: "total",
-            helpText: "Push requests that could not get through to APNs or FCM, by provider and kind, since the start")
+        metric(
+            "push_transport_failures", unit: "total", "Push requests that could not get through to APNs or FCM, by provider and kind, since the start"
+        )
     }
 
     static var readsByPlace: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "db_reads", unitName: "total",
-            helpText: "SQLite finds by where they ran: in_place (on the request's thread, proven quick) or thread_pool, since the start")
+        metric(
+            "db_reads", unit: "total",
+            "SQLite finds by where they ran: in_place (on the request's thread, proven quick) or thread_pool, since the start")
     }
     static var readsOverBudget: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "db_reads_over_budget", unitName: "total",
-            helpText: "SQLite finds begun in place that ran past their budget and were run again on the thread pool, since the start")
+        metric(
+            "db_reads_over_budget", unit: "total",
+            "SQLite finds begun in place that ran past their budget and were run again on the thread pool, since the start")
     }
     static var schedulerJobsReady: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "request_jobs_ready", unitName: "",
-            helpText: "Pieces of request work ready to run and waiting for a request thread (oldest request first)")
+        metric("request_jobs_ready", "Pieces of request work ready to run and waiting for a request thread (oldest request first)")
     }
-    static var schedulerThreadsBusy: MetricNameDescriptor {
-        MetricNameDescriptor(namespace: "parsley", metricName: "request_threads_busy", unitName: "", helpText: "Request threads at work")
-    }
-    static var schedulerThreads: MetricNameDescriptor {
-        MetricNameDescriptor(namespace: "parsley", metricName: "request_threads", unitName: "", helpText: "Request threads (one per core)")
-    }
+    static var schedulerThreadsBusy: MetricNameDescriptor { metric("request_threads_busy", "Request threads at work") }
+    static var schedulerThreads: MetricNameDescriptor { metric("request_threads", "Request threads (one per core)") }
 
     static var logLinesDropped: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "parsley", metricName: "log_lines_dropped", unitName: "total",
-            helpText: "Log lines dropped because standard output could not keep up, since the start")
+        metric("log_lines_dropped", unit: "total", "Log lines dropped because standard output could not keep up, since the start")
     }
 
     /// Advances the counter `descriptor` (with `label`) to `total`.
