@@ -47,7 +47,7 @@ final class PostgresConnectionPool: Sendable {
     private let state = Mutex(State())
 
     init(
-        configuration: PostgresConnection.Configuration, maximum: Int, idleTimeout: Duration = .seconds(60), leaseTimeout: Duration = .seconds(15),
+        configuration: PostgresConnection.Configuration, maximum: Int, idleTimeout: Duration, leaseTimeout: Duration,
         logger: Logger
     ) {
         self.configuration = configuration
@@ -187,12 +187,13 @@ final class PostgresConnectionPool: Sendable {
                 break
             }
             let now = ContinuousClock.now
+            let (idleSince, waitingSince) = (now - idleTimeout, now - leaseTimeout)
             let (stale, expired) = state.withLock { s -> ([PostgresConnection], [Waiter]) in
-                let old = s.idle.filter { $0.since < now - idleTimeout }.map(\.connection)
-                s.idle.removeAll { $0.since < now - idleTimeout }
+                let old = s.idle.filter { $0.since < idleSince }.map(\.connection)
+                s.idle.removeAll { $0.since < idleSince }
                 s.count -= old.count
-                let expired = s.waiters.filter { $0.since < now - leaseTimeout }
-                s.waiters.removeAll { $0.since < now - leaseTimeout }
+                let expired = s.waiters.filter { $0.since < waitingSince }
+                s.waiters.removeAll { $0.since < waitingSince }
                 return (old, expired)
             }
             if !expired.isEmpty {
@@ -205,7 +206,7 @@ final class PostgresConnectionPool: Sendable {
     }
 
     /// What a lease that waited past `leaseTimeout` fails with (an internal error to the client, as a database outage).
-    var busyError: StoreError {
+    private var busyError: StoreError {
         StoreError.database("no PostgreSQL connection was free within \(leaseTimeout): all \(maximum) stayed busy")
     }
 

@@ -36,7 +36,9 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
 
     /// Connects to `url` (`postgres://user:password@host:port/database`), creating Parsley's SQL functions. At most
     /// `poolSize` statement connections, opened on demand and closed after `idleTimeout` unused; a statement that
-    /// finds none free within `leaseTimeout` (by default the statement timeout) fails.
+    /// finds none free within `leaseTimeout` fails. By default that is the statement timeout but at least
+    /// `minimumLeaseTimeout`: a short statement timeout (set to cut slow queries) must not fail statements that only
+    /// queue behind others under load, nor make the pool's sweep run every few milliseconds.
     public static func open(
         url: String, poolSize: Int = 20, statementTimeout: Duration = .seconds(15), preparedStatements: Bool = true,
         pointReadConcurrency: Int = defaultPointReadConcurrency, tablePrefix: String = "", idleTimeout: Duration = .seconds(60),
@@ -52,7 +54,9 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
         let ms = max(1, Int(statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000))
         configuration.options.additionalStartupParameters = [("statement_timeout", "\(ms)"), ("application_name", "parsley")]
         let pool = PostgresConnectionPool(
-            configuration: configuration, maximum: poolSize, idleTimeout: idleTimeout, leaseTimeout: leaseTimeout ?? statementTimeout, logger: logger)
+            configuration: configuration, maximum: poolSize, idleTimeout: idleTimeout,
+            leaseTimeout: leaseTimeout ?? max(statementTimeout, minimumLeaseTimeout),
+            logger: logger)
         let db = PostgresDatabase(
             pool: pool, logger: logger, settings: settings,
             statementNames: preparedStatements ? PreparedStatementNames() : nil,
@@ -164,6 +168,9 @@ public final class PostgresDatabase: SQLDatabase, ChangeBroadcasting {
     public var poolUsage: (readersBusy: Int, readers: Int, writesQueued: Int) {
         (busy.load(ordering: .relaxed), pool.maximum, writes.load(ordering: .relaxed))
     }
+
+    /// The shortest default wait for a free connection before a statement fails (`open`'s `leaseTimeout`).
+    public static let minimumLeaseTimeout: Duration = .seconds(30)
 
     /// Lookups by id in flight before further ones are coalesced (`PointReadBatcher`): on two cores, 2 keep
     /// PostgreSQL busy while the rest share statements (the benchmark's get by id: 8.8–10.5k req/s uncoalesced,

@@ -47,7 +47,7 @@ final class ReadPlaces: Sendable {
     /// Reads begun here that ran past the budget and were run again on the pool.
     let overBudget = Atomic(0)
 
-    var counts: (here: Int, onPool: Int, overBudget: Int) {
+    var counts: (inPlace: Int, onPool: Int, overBudget: Int) {
         (here.load(ordering: .relaxed), onPool.load(ordering: .relaxed), overBudget.load(ordering: .relaxed))
     }
 }

@@ -353,10 +353,7 @@ extension SQLiteDatabase {
         (readers.busy, readers.all.count, queue.pending)
     }
 
-    public var readPlaceCounts: (inPlace: Int, onPool: Int, overBudget: Int)? {
-        let counts = readPlaces.counts
-        return (counts.here, counts.onPool, counts.overBudget)
-    }
+    public var readPlaceCounts: (inPlace: Int, onPool: Int, overBudget: Int)? { readPlaces.counts }
 
     /// A consistent copy of the database file at `path` written to `destination` with `VACUUM INTO`, through a
     /// connection of its own: safe while a server writes to the same file (WAL readers never block writers).

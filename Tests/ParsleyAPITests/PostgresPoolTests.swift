@@ -1,4 +1,10 @@
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import ParsleyAdapters
+import ParsleyCore
+import ParsleyDomain
+import ParsleyHTTP
 import ParsleyPostgres
 import ParsleyStorage
 import Testing
@@ -95,6 +101,46 @@ struct PostgresPoolTests {
             try await sleeper.value
             let one = try await database.read { try await $0.query("SELECT 1::text") }
             #expect(one.first?.first?.text == "1")
+        }
+    }
+
+    @Test("over HTTP: a request that finds no connection free within the lease timeout answers Parse error 1 (500), the next one 200")
+    func leaseTimeoutOverHTTP() async throws {
+        try await PostgresCluster.shared.withFreshDatabase { url in
+            let database = try await PostgresDatabase.open(
+                url: url, poolSize: 1, leaseTimeout: .milliseconds(300), logger: TestDatabase.logger)
+            try await database.serving {
+                let options = TestServer.options()
+                let api = ParseAPI(services: try await ParseServices.open(options: options, database: database, adapters: .standard))
+                let app = ParsleyApplication.application(api: api, host: "127.0.0.1", port: 0, logger: TestDatabase.logger)
+                try await app.test(.live) { client in
+                    let p = ParseClient(client: client, options: options)
+                    let id = try await p.createId("Held", ["n": 1])
+                    // A write holds the only connection for 1.5 s.
+                    let holder = Task { try await database.write { _ in try await Task.sleep(for: .milliseconds(1_500)) } }
+                    try await Task.sleep(for: .milliseconds(100))
+                    let refused = try await p.request(.get, "/classes/Held?where=%7B%22n%22%3A1%7D")
+                    #expect(refused.status == 500, "\(refused.json)")
+                    #expect(refused.code == 1)
+                    try await holder.value
+                    #expect(try await p.get("Held", id).status == 200)
+                }
+            }
+        }
+    }
+
+    @Test("by default a short statement timeout does not shorten the wait for a connection: a statement queued behind a longer write runs")
+    func shortStatementTimeoutStillQueues() async throws {
+        try await PostgresCluster.shared.withFreshDatabase { url in
+            let database = try await PostgresDatabase.open(url: url, poolSize: 1, statementTimeout: .milliseconds(50), logger: TestDatabase.logger)
+            try await database.serving {
+                // The write holds the only connection for 300 ms without a statement running (no statement timeout applies).
+                let holder = Task { try await database.write { _ in try await Task.sleep(for: .milliseconds(300)) } }
+                try await Task.sleep(for: .milliseconds(50))
+                let one = try await database.read { try await $0.query("SELECT 1::text") }
+                #expect(one.first?.first?.text == "1")
+                try await holder.value
+            }
         }
     }
 

@@ -77,7 +77,7 @@ struct SQLiteQuickReadsTests {
             // Until the statement has proven quick and one read ran here. On a loaded machine even these tiny counts
             // can pass 10 ms (CI: the other backend's tests on the same 2 cores); such a run only starts the proof again.
             var runs: Int64 = 0
-            while database.readPlaces.counts.here == 0, runs < 200 {
+            while database.readPlaces.counts.inPlace == 0, runs < 200 {
                 runs += 1
                 do {
                     _ = try await count(runs)
@@ -85,7 +85,7 @@ struct SQLiteQuickReadsTests {
                     continue
                 }
             }
-            #expect(database.readPlaces.counts.here == 1)
+            #expect(database.readPlaces.counts.inPlace == 1)
             await #expect(throws: StoreError.timeout) { _ = try await count(1_000_000_000) }
         }
     }

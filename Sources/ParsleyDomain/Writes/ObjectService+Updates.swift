@@ -63,25 +63,26 @@ extension ObjectService {
     }
 
     /// An update that reads the stored object first (array and nested operations, a condition), changes relations
-    /// or publishes a change event: the statements in one transaction. Nil when the object is missing, not
-    /// writable, or fails the condition.
+    /// or publishes a change event: the statements in one transaction. `plan`: what the update writes when that needs
+    /// no read (nil: planned from the row read here). Nil when the object is missing, not writable, or fails the
+    /// condition.
     func updateInTransaction(
-        _ className: String, objectId: String, patch: ObjectPatch, schema: ClassSchema, rules: Internal, needsRead: Bool,
+        _ className: String, objectId: String, patch: ObjectPatch, schema: ClassSchema, rules: Internal, plan planned: UpdatePlan?,
         original: [String: JSONValue]?, now: ParseDate, auth: Auth
     ) async throws -> [String: JSONValue]? {
         let principals = auth.principals
         let request = RequestInfo.current  // read before the transaction, whose body may run on another task
         return try await store.transaction { [store, changes] transaction in
             let writer = store.writer(transaction)
-            var current: [String: JSONValue] = [:]
-            if needsRead {
-                guard let row = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: principals) else {
-                    return nil
-                }
-                current = row
+            let plan: UpdatePlan
+            if let planned {
+                plan = planned
+            } else {
+                guard let current = try await writer.fetch(className: className, schema: schema, objectId: objectId, writePrincipals: principals)
+                else { return nil }
                 if let condition = rules.condition, (current[condition.field] ?? .null) != (condition.value ?? .null) { return nil }
+                plan = try Self.updatePlan(patch, schema: schema, current: current, rules: rules)
             }
-            let plan = try Self.updatePlan(patch, schema: schema, current: current, rules: rules)
             guard
                 let incremented = try await writer.update(
                     className: className, schema: schema, objectId: objectId, updatedAt: now, assignments: plan.assignments,

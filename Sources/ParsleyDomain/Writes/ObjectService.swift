@@ -304,7 +304,7 @@ public struct ObjectService: Sendable {
             result = update.result(try await store.database.writeStatement(update.statement)).map { plan.echoed.merging($0) { $1 } }
         } else {
             result = try await updateInTransaction(
-                className, objectId: objectId, patch: patch, schema: schema, rules: rules, needsRead: needsRead, original: original, now: now,
+                className, objectId: objectId, patch: patch, schema: schema, rules: rules, plan: plan, original: original, now: now,
                 auth: auth)
         }
         guard var response = result else { throw ParseError.objectNotFound() }
