@@ -55,7 +55,6 @@ enum LiveQueryBench {
         }
         let idle = server.residentKilobytes()
         let stats = ClientStats()
-        let url = "ws://127.0.0.1:\(arguments.port)/parse"
         var channels: [any Channel] = []
         do {
             // Connect and subscribe everyone (200 handshakes at a time).

@@ -145,7 +145,7 @@ final class ServerProcess: @unchecked Sendable {
         for (k, v) in environment { env[k] = v }
         process.environment = env
         if let standardOutput {
-            FileManager.default.createFile(atPath: standardOutput.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: standardOutput.path, contents: nil)
             process.standardOutput = try FileHandle(forWritingTo: standardOutput)
         } else {
             process.standardOutput = FileHandle.nullDevice
