@@ -266,10 +266,11 @@ public struct Permissions: Sendable {
         }
     }
 
-    /// `update` (and `addField` for new fields). Pointer permissions are checked against the stored object:
-    /// one that does not point to the caller is `101 Object not found.`
-    public func authorizeUpdate(_ className: String, objectId: String, body: JSONValue, auth: Auth) async throws {
-        if auth.isMaster { return }
+    /// `update`'s rules (and `addField`'s for new fields) without the read: throws when the caller may not update the
+    /// class at all, else returns what the stored object must match (pointer permissions; empty when nothing), which
+    /// `requireMatch` checks or the UPDATE's own `WHERE` carries (`SQLWriter.updateStatement(matching:)`).
+    public func updateConstraints(_ className: String, body: JSONValue, auth: Auth) throws(ParseError) -> [QueryNode] {
+        if auth.isMaster { return [] }
         let clp = classLevelPermissions(className)
         var constraints: [QueryNode] = []
         if let c = try authorize(.update, className, auth: auth, clp: clp) { constraints.append(c) }
@@ -278,7 +279,7 @@ public struct Permissions: Sendable {
         {
             constraints.append(c)
         }
-        try await requireMatch(className, objectId: objectId, constraints)
+        return constraints
     }
 
     /// `delete`, with pointer permissions checked against the stored object.
@@ -288,6 +289,7 @@ public struct Permissions: Sendable {
         try await requireMatch(className, objectId: objectId, [c])
     }
 
+    /// Pointer permissions checked against the stored object: one that does not match is `101 Object not found.`
     func requireMatch(_ className: String, objectId: String, _ constraints: [QueryNode]) async throws {
         guard !constraints.isEmpty, let schema = schemas.schema(className) else { return }
         let predicate = QueryNode.and([.field(FieldPath(field: "objectId"), .equals(.string(objectId)))] + constraints)

@@ -143,18 +143,29 @@ public struct SQLWriter: Sendable {
     public func update(
         className: String, schema: ClassSchema, objectId: String, updatedAt: ParseDate, assignments: [Assignment], writePrincipals: [String]?
     ) async throws -> [String: JSONValue]? {
-        let update = Self.updateStatement(
+        let update = try Self.updateStatement(
             dialect, className: className, schema: schema, objectId: objectId, updatedAt: updatedAt, assignments: assignments,
             writePrincipals: writePrincipals)
         return update.result(try await db.query(update.statement))
     }
 
     /// The UPDATE of one object (`update`), for running alone (`SQLDatabase.writeStatement`) or in a transaction.
+    /// `matching`: what the stored object must also match to be written (a class's pointer permissions), compiled into
+    /// the statement's `WHERE` with `schemas` (the classes it may name); an object that does not match is not written,
+    /// as one the ACL keeps out.
     public static func updateStatement(
         _ dialect: any SQLDialect, className: String, schema: ClassSchema, objectId: String, updatedAt: ParseDate, assignments: [Assignment],
-        writePrincipals: [String]?
-    ) -> ObjectUpdate {
-        var f = SQLFragment(unsafeSQL: "UPDATE \(dialect.table(className)) SET \(dialect.quote("updatedAt")) = ")
+        writePrincipals: [String]?, matching condition: QueryNode? = nil, schemas: [String: ClassSchema] = [:]
+    ) throws(ParseError) -> ObjectUpdate {
+        let alias = "t0"
+        var matching: SQLFragment?
+        if let condition {
+            matching = try WhereCompiler(dialect: dialect, schemas: schemas, readPrincipals: nil).compile(condition, schema: schema, alias: alias)
+        }
+        // The condition's columns are written `t0."field"`: the table takes that name, which the SET and RETURNING
+        // lists (bare column names) do not need.
+        let table = matching == nil ? dialect.table(className) : "\(dialect.table(className)) AS \(alias)"
+        var f = SQLFragment(unsafeSQL: "UPDATE \(table) SET \(dialect.quote("updatedAt")) = ")
         f.append(bind: .text(updatedAt.iso))
         var incremented: [String] = []
         for a in assignments {
@@ -178,6 +189,11 @@ public struct SQLWriter: Sendable {
         f.append(" WHERE \(dialect.quote("objectId")) = ")
         f.append(bind: .text(objectId))
         f.append(writeFilter(dialect, writePrincipals))
+        if let matching {
+            f.append(" AND (")
+            f.append(matching)
+            f.append(")")
+        }
         f.append(" RETURNING \(dialect.quote("objectId"))")
         for name in incremented { f.append(", \(dialect.quote(name))") }
         return ObjectUpdate(statement: f, incremented: incremented)

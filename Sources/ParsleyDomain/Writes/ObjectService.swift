@@ -270,8 +270,13 @@ public struct ObjectService: Sendable {
         try checkWritable(className, .update, auth: auth, trusted: rules.trusted)
         // The class's permissions as the database holds them, even if another node created or changed it just now.
         _ = try await schemas.current(className)
-        try await permissions.authorizeUpdate(className, objectId: objectId, body: object.json, auth: auth)
-        guard schemas.schema(className) != nil else { throw ParseError.objectNotFound() }
+        // Pointer permissions: what the stored object must match. With hooks or change events they are checked
+        // first (a beforeSave never sees an object the caller may not write); otherwise, as Parse Server does, the
+        // UPDATE itself carries them when it is the whole write (below).
+        let constraints = try permissions.updateConstraints(className, body: object.json, auth: auth)
+        let checksFirst = hooks.beforeSave(className) != nil || changes.publishes(className)
+        if checksFirst { try await permissions.requireMatch(className, objectId: objectId, constraints) }
+        guard let stored = schemas.schema(className) else { throw ParseError.objectNotFound() }
         let original = try await original(className, objectId)
         let (hooked, hookChanged) = try await beforeSave(className, objectId, object.json, original: original, auth: auth)
         let body = className == "_User" ? lowercasingUser(hooked) : hooked
@@ -280,6 +285,13 @@ public struct ObjectService: Sendable {
         var required = try Self.requiredTypes(patch)
         for (name, value) in rules.values { if let t = try ParseValue.inferType(value) { required[name] = t } }
         for name in rules.increments.keys { required[name] = .number }
+        // The UPDATE alone may carry the pointer permissions only when nothing is written before it: a body that
+        // adds fields to the class is checked before the schema changes.
+        var matching = constraints.isEmpty || checksFirst ? nil : QueryNode.and(constraints)
+        if matching != nil, required.keys.contains(where: { stored.fields[$0] == nil }) {
+            try await permissions.requireMatch(className, objectId: objectId, constraints)
+            matching = nil
+        }
         let schema = try await schemas.ensure(
             className, fields: required, auth: auth, allowClassCreation: options.allowClientClassCreation)
         try schema.checkRequired(updating: patch)  // required fields (§10.5)
@@ -298,11 +310,12 @@ public struct ObjectService: Sendable {
         let plan = needsRead ? nil : try Self.updatePlan(patch, schema: schema, current: [:], rules: rules)
         if let plan, plan.relations.isEmpty, !changes.publishes(className) {
             // The UPDATE is the whole write: one statement, its own transaction.
-            let update = SQLWriter.updateStatement(
+            let update = try SQLWriter.updateStatement(
                 store.dialect, className: className, schema: schema, objectId: objectId, updatedAt: now, assignments: plan.assignments,
-                writePrincipals: principals)
+                writePrincipals: principals, matching: matching, schemas: schemas.all())
             result = update.result(try await store.database.writeStatement(update.statement)).map { plan.echoed.merging($0) { $1 } }
         } else {
+            if matching != nil { try await permissions.requireMatch(className, objectId: objectId, constraints) }
             result = try await updateInTransaction(
                 className, objectId: objectId, patch: patch, schema: schema, rules: rules, plan: plan, original: original, now: now,
                 auth: auth)
