@@ -19,6 +19,10 @@ public final class RoleService: Sendable {
         var entries: [String: Entry] = [:]
         /// No caching until then (a role write inside a transaction that has not committed yet).
         var suspendedUntil: Int64 = 0
+        /// Whether any role has a user, and until when that is trusted: while no role has one, every user has no
+        /// role, and one read a while answers for all of them instead of one per user.
+        var anyMembers = false
+        var anyMembersUntil: Int64 = 0
     }
     private let cache = NIOLockedValueBox(Cache())
     /// Entries also expire (`CacheTrust.roles` after their read started), so a role change made on another node is
@@ -39,6 +43,7 @@ public final class RoleService: Sendable {
             return (nil, c.generation)
         }
         if let cached { return cached }
+        guard try await anyMembers(now: now, generation: generation) else { return [] }
         let names = try await resolve(userId)
         cache.withLockedValue { c in
             guard c.generation == generation, c.suspendedUntil <= now else { return }
@@ -46,6 +51,19 @@ public final class RoleService: Sendable {
             c.entries[userId] = Entry(names: names, expires: now + Self.timeToLive)
         }
         return names
+    }
+
+    /// Whether any role has a user (a `users` relation row), cached as the resolutions are.
+    func anyMembers(now: Int64, generation: UInt64) async throws -> Bool {
+        if let known = cache.withLockedValue({ $0.anyMembersUntil > now ? $0.anyMembers : nil }) { return known }
+        guard let schema = schemas.schema("_Role"), case .relation("_User")? = schema.fields["users"] else { return false }
+        let any = try await store.hasObjects(className: WhereCompiler.joinTable(field: "users", owner: "_Role"))
+        cache.withLockedValue { c in
+            guard c.generation == generation, c.suspendedUntil <= now else { return }
+            c.anyMembers = any
+            c.anyMembersUntil = now + Self.timeToLive
+        }
+        return any
     }
 
     /// Forgets every cached resolution; call after any `_Role` write. Inside a transaction (a transactional
@@ -69,6 +87,7 @@ public final class RoleService: Sendable {
         cache.withLockedValue { c in
             c.generation &+= 1
             c.entries.removeAll()
+            c.anyMembersUntil = 0
             if inTransaction { c.suspendedUntil = now + Self.timeToLive }
         }
     }

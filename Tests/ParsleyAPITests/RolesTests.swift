@@ -179,6 +179,42 @@ struct RolesTests {
         }
     }
 
+    @Test("while no role has a member nobody has a role; the first member, added by any path, has it at once", arguments: Backend.all)
+    func firstMember(_ backend: Backend) async throws {
+        try await TestServer.with(backend: backend) { p in
+            let alice = try await p.newUser("alice")
+            let bob = try await p.newUser("bob")
+            let staff = try await p.createRole("Staff")
+            let doc = try await p.createId("Doc", ["title": "staff only", "ACL": ["role:Staff": ["read": true]]])
+            // Both users resolved while no role has a member (cached for every user).
+            #expect(try await p.call(alice.token, .get, "/classes/Doc/\(doc)").code == 101)
+            #expect(try await p.call(bob.token, .get, "/classes/Doc/\(doc)").code == 101)
+            // A member added through /classes/_Role in a batch: alice reads at once, bob still not.
+            let batch = try await p.request(
+                .post, "/batch",
+                [
+                    "requests": [
+                        [
+                            "method": "PUT", "path": .string("/parse/classes/_Role/\(staff)"),
+                            "body": ["users": ["__op": "AddRelation", "objects": [p.userPointer(alice.id)]]],
+                        ]
+                    ]
+                ])
+            #expect(batch.status == 200)
+            #expect(try await p.call(alice.token, .get, "/classes/Doc/\(doc)").status == 200)
+            #expect(try await p.call(bob.token, .get, "/classes/Doc/\(doc)").code == 101)
+            // The last member removed: nobody again.
+            let removed = try await p.request(.put, "/roles/\(staff)", ["users": ["__op": "RemoveRelation", "objects": [p.userPointer(alice.id)]]])
+            #expect(removed.status == 200)
+            #expect(try await p.call(alice.token, .get, "/classes/Doc/\(doc)").code == 101)
+            // A role created with its first member.
+            _ = try await p.createRole("Readers", users: [bob.id])
+            let forReaders = try await p.createId("Doc", ["title": "readers", "ACL": ["role:Readers": ["read": true]]])
+            #expect(try await p.call(bob.token, .get, "/classes/Doc/\(forReaders)").status == 200)
+            #expect(try await p.call(alice.token, .get, "/classes/Doc/\(forReaders)").code == 101)
+        }
+    }
+
     @Test("cyclic role graphs resolve without hanging", arguments: Backend.all)
     func cycles(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in
