@@ -98,19 +98,16 @@ public final class SessionService: Sendable {
     }
 
     func lookup(_ token: String) async throws -> Session? {
-        guard let schema = schemas.schema("_Session") else { return nil }
-        let spec = FindSpec(
-            schema: schema, predicate: .field(FieldPath(field: "sessionToken"), .equals(.string(token))), limit: 1, readPrincipals: nil,
-            schemas: [:])
+        guard let schema = schemas.schema("_Session"), let userSchema = schemas.schema("_User") else { return nil }
+        // A session whose user is gone is no session: one statement asks for both (`user IN (SELECT objectId FROM _User)`).
+        let predicate = QueryNode.and([
+            .field(FieldPath(field: "sessionToken"), .equals(.string(token))),
+            .field(FieldPath(field: "user"), .inQuery(SubQuery(className: "_User", predicate: .all))),
+        ])
+        let spec = FindSpec(schema: schema, predicate: predicate, limit: 1, readPrincipals: nil, schemas: ["_User": userSchema])
         guard let row = try await store.find(spec).first, let id = row["objectId"]?.stringValue,
             let user = row["user"].flatMap(Pointer.init(json:))
         else { return nil }
-        // A session whose user is gone is no session.
-        guard let userSchema = schemas.schema("_User") else { return nil }
-        let userSpec = FindSpec(
-            schema: userSchema, predicate: .field(FieldPath(field: "objectId"), .equals(.string(user.objectId))), limit: 1, keys: [],
-            readPrincipals: nil, schemas: [:])
-        guard try await !store.find(userSpec).isEmpty else { return nil }
         let expires = row["expiresAt"]?["iso"]?.stringValue.flatMap(ParseDate.init(iso:))
         return Session(objectId: id, userId: user.objectId, token: token, expiresAt: expires, installationId: row["installationId"]?.stringValue)
     }

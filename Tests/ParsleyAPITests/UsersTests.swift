@@ -1,6 +1,7 @@
 import HTTPTypes
 import ParsleyCore
 import ParsleyDomain
+import ParsleyStorage
 import Testing
 
 extension ParseClient {
@@ -23,6 +24,24 @@ extension ParseClient {
 
 @Suite("Users and sessions")
 struct UsersTests {
+    @Test(
+        "a session whose user row is gone (removed outside Parsley) is 209 once its cache trust ends; another user's still works",
+        arguments: Backend.all)
+    func sessionOfRemovedUser(_ backend: Backend) async throws {
+        try await TestServer.withAPI(backend: backend) { _, db, p in
+            let gone = try await p.signUp("gone")
+            let kept = try await p.signUp("kept")
+            #expect(try await p.asUser(gone.token, .get, "/users/me").status == 200)
+            _ = try await db.database.write { c in
+                try await c.query(SQLFragment(unsafeSQL: #"DELETE FROM "_User" WHERE "objectId" = "# + "'\(gone.id)'"))
+            }
+            try await Task.sleep(for: CacheTrust.sessions + .milliseconds(200))
+            let refused = try await p.asUser(gone.token, .get, "/users/me")
+            #expect(refused.code == 209, "\(refused.json)")
+            #expect(try await p.asUser(kept.token, .get, "/users/me").status == 200)
+        }
+    }
+
     @Test("sign-up returns objectId, createdAt, sessionToken with 201 and Location /users/:id", arguments: Backend.all)
     func signUp(_ backend: Backend) async throws {
         try await TestServer.with(backend: backend) { p in

@@ -258,7 +258,11 @@ public struct WhereCompiler {
     func idsSubquery(_ sub: SubQuery) throws(ParseError) -> SQLFragment {
         guard let subSchema = schemas[sub.className] else { return "(SELECT NULL WHERE 1=0)" }
         let a = newAlias()
-        var f = SQLFragment(unsafeSQL: "(SELECT \(column(a, "objectId")) FROM \(dialect.table(sub.className)) AS \(a) WHERE ")
+        var f = SQLFragment(unsafeSQL: "(SELECT \(column(a, "objectId")) FROM \(dialect.table(sub.className)) AS \(a)")
+        // Every object, unfiltered: no `WHERE 1=1`, with which SQLite reads the whole table into a list instead of
+        // looking each id up in the primary key's index.
+        if case .all = sub.predicate, readPrincipals == nil { return f + ")" }
+        f.append(" WHERE ")
         f.append(try compile(sub.predicate, schema: subSchema, alias: a))
         f.append(readFilter(alias: a))
         f.append(")")
