@@ -40,7 +40,7 @@ public struct ParseServices: Sendable {
     public var changes: ChangeFeed { objects.changes }
 
     /// The file rules over the configured file store (cheap to build).
-    public var files: FileService { FileService(options: options, store: fileStore) }
+    public var files: FileService { FileService(options: options, store: fileStore, known: objects.knownFiles) }
 
     /// Builds the services without touching the database (see `open` for a store that may be new).
     public init(options: ParseServerOptions, store: SQLStore, schemas: SchemaService, cloud code: CloudCode = CloudCode(), adapters: Adapters) {

@@ -133,6 +133,28 @@ struct NodesConsistencyTests {
     }
 
     @Test(
+        "a file deleted on node A is refused in writes on node B within CacheTrust.files, though B found it before",
+        .enabled(if: Backend.all.contains(.postgres)))
+    func fileDeletedElsewhere() async throws {
+        try await Self.withDeafNode { a, b, _ in
+            let user = try await a.signUp("file-owner")
+            let upload = try await a.raw(.post, "/parse/files/pic.txt", body: "a picture", headers: a.headers(master: true))
+            let name = try #require(upload["name"]?.stringValue, "\(upload.json)")
+            let picture: JSONValue = ["picture": ["__type": "File", "name": .string(name)]]
+            _ = try await a.createId("Entry", picture)  // the class and its field (the master key's write is not checked)
+            // B checks (and remembers) that the file exists.
+            let found = try await b.asUser(user.token, .post, "/classes/Entry", picture)
+            #expect(found.status == 201, "\(found.json)")
+            #expect(try await a.raw(.delete, "/parse/files/\(name)", headers: a.headers(master: true)).status == 200)
+            let deleted = ContinuousClock.now
+            let refused = try await Self.within(
+                CacheTrust.files, since: deleted, { try await b.asUser(user.token, .post, "/classes/Entry", picture) }
+            ) { $0.code == 111 }
+            #expect(refused.code == 111, "node B still accepts a file node A deleted: \(refused.status) \(refused.json)")
+        }
+    }
+
+    @Test(
         "a user added to or removed from a role on node A gains or loses its rights on node B within CacheTrust.roles",
         .enabled(if: Backend.all.contains(.postgres)))
     func roleMembershipElsewhere() async throws {

@@ -15,11 +15,14 @@ import ParsleyStorage
 public struct FileService: Sendable {
     public let options: ParseServerOptions
     public let store: any FileStore
+    /// Files found by earlier reference checks (nil: ask the store each time).
+    let known: KnownFiles?
 
     /// - Parameter store: the configured store (`Adapters.fileStore(for:database:)`).
-    public init(options: ParseServerOptions, store: any FileStore) {
+    public init(options: ParseServerOptions, store: any FileStore, known: KnownFiles? = nil) {
         self.options = options
         self.store = store
+        self.known = known
     }
 
     /// Without a configured folder: `parsley-files/<app id>` in the system's temporary folder.
@@ -130,6 +133,8 @@ public struct FileService: Sendable {
     /// - Throws: 122 for a name no file can have, 153 when there is no such file.
     public func delete(_ name: String) async throws {
         guard FileNames.isValidStoredName(name) else { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }
+        known?.forget(name)
+        defer { known?.forget(name) }  // and a check that found it while it was being deleted
         guard try await store.delete(name) else { throw ParseError(Self.fileDeleteError, "Could not delete file.") }
     }
 
@@ -169,8 +174,11 @@ public struct FileService: Sendable {
         if auth.isMaster { return }
         var names: Set<String> = []
         Self.collectFiles(body, into: &names)
-        for name in names.sorted() where try await info(name) == nil {
-            throw ParseError(.incorrectType, "File \(name) does not exist.")
+        for name in names.sorted() {
+            let now = ContinuousClockEpoch.millisecondsSince1970()
+            if let known, known.contains(name, now: now) { continue }
+            guard try await info(name) != nil else { throw ParseError(.incorrectType, "File \(name) does not exist.") }
+            known?.insert(name, since: now)
         }
     }
 

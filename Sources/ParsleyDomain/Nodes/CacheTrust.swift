@@ -13,6 +13,9 @@ public enum CacheTrust {
     /// share: their versions are compared with the database's. A class or field the cache does not know is re-read at
     /// once, whatever this bound.
     public static let schemas: Duration = .seconds(2)
+    /// That a stored file exists, for the check of the File values a write names: a file deleted on another node is
+    /// refused in writes on every node.
+    public static let files: Duration = .seconds(2)
 
     static func milliseconds(_ d: Duration) -> Int64 {
         d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000

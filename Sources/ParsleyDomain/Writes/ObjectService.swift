@@ -16,6 +16,8 @@ public struct ObjectService: Sendable {
     public let hooks: WriteHooks
     /// The configured file store, for the check that the files a write references exist.
     public let fileStore: any FileStore
+    /// The files that check found (shared with `ParseServices.files`, whose deletes forget them).
+    public let knownFiles = KnownFiles()
 
     /// `publishing` names the classes whose writes become change events even when `options.changeEvents` is off.
     public init(
@@ -161,7 +163,7 @@ public struct ObjectService: Sendable {
         try permissions.authorizeCreate(className, body: object.json, auth: auth)
         let (hooked, hookChanged) = try await beforeSave(className, nil, object.json, original: nil, auth: auth)
         let body = className == "_User" ? lowercasingUser(hooked) : hooked
-        try await FileService(options: options, store: fileStore).checkReferences(in: body, auth: auth)  // Files/FileService.swift
+        try await FileService(options: options, store: fileStore, known: knownFiles).checkReferences(in: body, auth: auth)  // Files/FileService.swift
         let (objectId, fields) = try newObjectId(body, given: rules.objectId)
         let patch = try WriteParser(isCreate: true).parse(fields)
         var required = try Self.requiredTypes(patch)
@@ -280,7 +282,7 @@ public struct ObjectService: Sendable {
         let original = try await original(className, objectId)
         let (hooked, hookChanged) = try await beforeSave(className, objectId, object.json, original: original, auth: auth)
         let body = className == "_User" ? lowercasingUser(hooked) : hooked
-        try await FileService(options: options, store: fileStore).checkReferences(in: body, auth: auth)
+        try await FileService(options: options, store: fileStore, known: knownFiles).checkReferences(in: body, auth: auth)
         let patch = try WriteParser(isCreate: false).parse(body)
         var required = try Self.requiredTypes(patch)
         for (name, value) in rules.values { if let t = try ParseValue.inferType(value) { required[name] = t } }
