@@ -224,6 +224,13 @@ public struct FileService: Sendable {
         return String(host)
     }
 
+    /// Whether a write body holds a File value (at any depth), which `checkReferences` looks up.
+    static func namesFiles(_ body: JSONValue) -> Bool {
+        var names: Set<String> = []
+        collectFiles(body, into: &names)
+        return !names.isEmpty
+    }
+
     static func collectFiles(_ value: JSONValue, into names: inout Set<String>) {
         switch value {
         case .object(let o):

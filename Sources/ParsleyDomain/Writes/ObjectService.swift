@@ -273,10 +273,12 @@ public struct ObjectService: Sendable {
         // The class's permissions as the database holds them, even if another node created or changed it just now.
         _ = try await schemas.current(className)
         // Pointer permissions: what the stored object must match. With hooks or change events they are checked
-        // first (a beforeSave never sees an object the caller may not write); otherwise, as Parse Server does, the
-        // UPDATE itself carries them when it is the whole write (below).
+        // first (a beforeSave never sees an object the caller may not write), and so with File values (a caller
+        // kept out learns nothing of the files); otherwise, as Parse Server does, the UPDATE itself carries them
+        // when it is the whole write (below).
         let constraints = try permissions.updateConstraints(className, body: object.json, auth: auth)
-        let checksFirst = hooks.beforeSave(className) != nil || changes.publishes(className)
+        let checksFirst =
+            hooks.beforeSave(className) != nil || changes.publishes(className) || (!auth.isMaster && FileService.namesFiles(object.json))
         if checksFirst { try await permissions.requireMatch(className, objectId: objectId, constraints) }
         guard let stored = schemas.schema(className) else { throw ParseError.objectNotFound() }
         let original = try await original(className, objectId)
