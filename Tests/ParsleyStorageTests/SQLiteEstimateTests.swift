@@ -10,11 +10,7 @@ import Testing
 struct SQLiteEstimateTests {
     @Test("the estimate is two lookups, not a scan, and counts the span of rowids")
     func estimate() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-estimate-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let database = try await SQLiteDatabase.open(path: folder.appendingPathComponent("db.sqlite").path, readers: 1, logger: Logger(label: "test"))
-        try await database.serving {
+        try await TemporarySQLite.with("estimate") { database in
             _ = try await database.write { db in
                 try await db.query(#"CREATE TABLE "Item" ("objectId" TEXT PRIMARY KEY, "category" TEXT)"#)
                 try await db.query(#"CREATE INDEX "Item_category" ON "Item" ("category")"#)
@@ -27,11 +23,7 @@ struct SQLiteEstimateTests {
             let estimate = SQLiteDialect().estimatedRowCount("Item")
             let rows = try await database.read { try await $0.query(estimate) }
             #expect(rows.first?.first == .integer(1000), "deleted rows in the middle still count; the ends set the span")
-            let plan = SQLFragment(unsafeSQL: "EXPLAIN QUERY PLAN " + SQLiteDialect().render(estimate))
-            let steps = try await database.read { try await $0.query(plan) }.compactMap { row -> String? in
-                if case .text(let detail)? = row.last { return detail }
-                return nil
-            }
+            let steps = try await TemporarySQLite.plan(database, estimate)
             #expect(!steps.isEmpty)
             #expect(!steps.contains { $0.hasPrefix("SCAN") && $0.contains("Item") }, "\(steps)")
         }

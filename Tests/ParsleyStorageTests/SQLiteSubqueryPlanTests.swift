@@ -11,14 +11,10 @@ import Testing
 struct SQLiteSubqueryPlanTests {
     @Test("an $inQuery of every object of a class searches its primary key; with a condition it still answers right")
     func wholeClassSubquery() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-subquery-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let database = try await SQLiteDatabase.open(path: folder.appendingPathComponent("db.sqlite").path, readers: 1, logger: Logger(label: "test"))
         let system = #""objectId" TEXT PRIMARY KEY, "createdAt" TEXT, "updatedAt" TEXT, "_rperm" TEXT, "_wperm" TEXT"#
         let user = ClassSchema(className: "Person", fields: ["name": .string])
         let session = ClassSchema(className: "Pass", fields: ["token": .string, "user": .pointer("Person")])
-        try await database.serving {
+        try await TemporarySQLite.with("subquery") { database in
             _ = try await database.write { db in
                 try await db.query(SQLFragment(unsafeSQL: #"CREATE TABLE "Person" ("# + system + #", "name" TEXT)"#))
                 try await db.query(SQLFragment(unsafeSQL: #"CREATE TABLE "Pass" ("# + system + #", "token" TEXT, "user" TEXT)"#))
@@ -34,12 +30,7 @@ struct SQLiteSubqueryPlanTests {
                 let spec = FindSpec(schema: session, predicate: predicate, limit: 1, readPrincipals: nil, schemas: ["Person": user])
                 let (statement, _) = try SQLStore.selectStatement(spec, dialect: SQLiteDialect())
                 let rows = try await database.read { try await $0.query(statement) }
-                let explain = SQLFragment(unsafeSQL: "EXPLAIN QUERY PLAN " + statement.sql, statement.binds)
-                let plan = try await database.read { try await $0.query(explain) }.compactMap { row -> String? in
-                    if case .text(let detail)? = row.last { return detail }
-                    return nil
-                }
-                return (rows.compactMap { $0.first?.text }, plan)
+                return (rows.compactMap { $0.first?.text }, try await TemporarySQLite.plan(database, statement))
             }
             let found = try await find("t1", people: .all)
             #expect(found.ids == ["s1"])
