@@ -282,11 +282,12 @@ public struct Permissions: Sendable {
         return constraints
     }
 
-    /// `delete`, with pointer permissions checked against the stored object.
-    public func authorizeDelete(_ className: String, objectId: String, auth: Auth) async throws {
-        if auth.isMaster { return }
-        guard let c = try authorize(.delete, className, auth: auth) else { return }
-        try await requireMatch(className, objectId: objectId, [c])
+    /// `delete`'s rules without the read: throws when the caller may not delete from the class at all, else returns
+    /// what the stored object must match (pointer permissions; nil when nothing), which `requireMatch` checks or the
+    /// DELETE's own `WHERE` carries (`SQLWriter.delete(matching:)`).
+    public func deleteConstraint(_ className: String, auth: Auth) throws(ParseError) -> QueryNode? {
+        if auth.isMaster { return nil }
+        return try authorize(.delete, className, auth: auth)
     }
 
     /// Pointer permissions checked against the stored object: one that does not match is `101 Object not found.`

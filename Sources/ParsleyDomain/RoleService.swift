@@ -10,13 +10,9 @@ public final class RoleService: Sendable {
     let store: SQLStore
     let schemas: SchemaService
 
-    private struct Entry {
-        var names: [String]
-        var expires: Int64
-    }
     private struct Cache {
-        var generation: UInt64 = 0
-        var entries: [String: Entry] = [:]
+        /// Role names by user id.
+        var users = TrustedEntries<[String]>()
         /// No caching until then (a role write inside a transaction that has not committed yet).
         var suspendedUntil: Int64 = 0
         /// Whether any role has a user, and until when that is trusted: while no role has one, every user has no
@@ -28,7 +24,6 @@ public final class RoleService: Sendable {
     /// Entries also expire (`CacheTrust.roles` after their read started), so a role change made on another node is
     /// seen by then even when its announcement is late or lost.
     static let timeToLive: Int64 = CacheTrust.milliseconds(CacheTrust.roles)
-    static let cacheLimit = 10_000
 
     public init(store: SQLStore, schemas: SchemaService) {
         self.store = store
@@ -38,17 +33,13 @@ public final class RoleService: Sendable {
     /// The names (without `role:`) of every role the user has, directly or through inheritance, sorted.
     public func roleNames(forUser userId: String) async throws -> [String] {
         let now = ContinuousClockEpoch.millisecondsSince1970()
-        let (cached, generation) = cache.withLockedValue { c -> ([String]?, UInt64) in
-            if let e = c.entries[userId], e.expires > now { return (e.names, c.generation) }
-            return (nil, c.generation)
-        }
+        let (cached, generation) = cache.withLockedValue { ($0.users.value(userId, now: now), $0.users.generation) }
         if let cached { return cached }
         guard try await anyMembers(now: now, generation: generation) else { return [] }
         let names = try await resolve(userId)
         cache.withLockedValue { c in
-            guard c.generation == generation, c.suspendedUntil <= now else { return }
-            if c.entries.count >= Self.cacheLimit { c.entries.removeAll() }
-            c.entries[userId] = Entry(names: names, expires: now + Self.timeToLive)
+            guard c.suspendedUntil <= now else { return }
+            c.users.store(names, for: userId, started: now, trust: Self.timeToLive, generation: generation)
         }
         return names
     }
@@ -59,7 +50,7 @@ public final class RoleService: Sendable {
         guard let schema = schemas.schema("_Role"), case .relation("_User")? = schema.fields["users"] else { return false }
         let any = try await store.hasObjects(className: WhereCompiler.joinTable(field: "users", owner: "_Role"))
         cache.withLockedValue { c in
-            guard c.generation == generation, c.suspendedUntil <= now else { return }
+            guard c.users.generation == generation, c.suspendedUntil <= now else { return }
             c.anyMembers = any
             c.anyMembersUntil = now + Self.timeToLive
         }
@@ -85,8 +76,7 @@ public final class RoleService: Sendable {
         let inTransaction = Transaction.current != nil
         let now = ContinuousClockEpoch.millisecondsSince1970()
         cache.withLockedValue { c in
-            c.generation &+= 1
-            c.entries.removeAll()
+            c.users.forgetAll()
             c.anyMembersUntil = 0
             if inTransaction { c.suspendedUntil = now + Self.timeToLive }
         }

@@ -18,23 +18,8 @@ public final class SessionService: Sendable {
         public var installationId: String?
     }
 
-    /// A cached session and until when (milliseconds since 1970) it is trusted without asking the database again.
-    private struct Cached {
-        var session: Session
-        var trustedUntil: Int64
-    }
-    /// `generation` counts what was forgotten: a lookup that began before a session was revoked here does not cache
-    /// what it read.
-    private struct Cache {
-        var entries: [String: Cached] = [:]
-        var generation: UInt64 = 0
-        mutating func forget(_ body: (inout [String: Cached]) -> Void) {
-            body(&entries)
-            generation &+= 1
-        }
-    }
-    private let cache = NIOLockedValueBox(Cache())
-    static let cacheLimit = 10_000
+    /// Sessions by token, each trusted for `CacheTrust.sessions` from when its lookup started.
+    private let cache = NIOLockedValueBox(TrustedEntries<Session>())
 
     public init(store: SQLStore, schemas: SchemaService, objects: ObjectService, options: ParseServerOptions) {
         self.store = store
@@ -49,20 +34,17 @@ public final class SessionService: Sendable {
         // Trusted for `CacheTrust.sessions` from when its lookup started: a session revoked on another node fails here
         // by then, even if that node's announcement never arrives.
         let now = ContinuousClockEpoch.millisecondsSince1970()
-        let (found, generation) = cache.withLockedValue { ($0.entries[token], $0.generation) }
-        if let cached = found, cached.trustedUntil > now {
-            session = cached.session
+        let (found, generation) = cache.withLockedValue { ($0.value(token, now: now), $0.generation) }
+        if let found {
+            session = found
         } else {
             guard let found = try await lookup(token) else {
                 invalidate(token: token)
                 throw ParseError(.invalidSessionToken, "Invalid session token")
             }
             session = found
-            let until = now + CacheTrust.milliseconds(CacheTrust.sessions)
-            cache.withLockedValue { c in
-                guard c.generation == generation else { return }
-                if c.entries.count >= Self.cacheLimit { c.entries.removeAll() }
-                c.entries[token] = Cached(session: found, trustedUntil: until)
+            cache.withLockedValue {
+                $0.store(found, for: token, started: now, trust: CacheTrust.milliseconds(CacheTrust.sessions), generation: generation)
             }
         }
         if let expires = session.expiresAt, expires < .now {
@@ -88,12 +70,7 @@ public final class SessionService: Sendable {
         } catch let e as ParseError where e.code == .objectNotFound {
             return session  // revoked meanwhile: the next request finds out
         }
-        cache.withLockedValue { c in
-            if var cached = c.entries[session.token] {
-                cached.session = extended
-                c.entries[session.token] = cached
-            }
-        }
+        cache.withLockedValue { $0.replace(session.token, with: extended) }
         return extended
     }
 
@@ -166,24 +143,24 @@ public final class SessionService: Sendable {
             }
         }
         let tokens = rows.compactMap { $0["sessionToken"]?.stringValue }
-        cache.withLockedValue { c in c.forget { e in for t in tokens { e[t] = nil } } }
+        cache.withLockedValue { $0.forget(tokens) }
         await announceRevoked(tokens)
     }
 
     public func invalidate(token: String) {
         // (Only a token this node holds counts as forgotten: unknown tokens do not stop other lookups from caching.)
-        cache.withLockedValue { c in if c.entries[token] != nil { c.forget { _ = $0.removeValue(forKey: token) } } }
+        cache.withLockedValue { c in if c.holds(token) { c.forget([token]) } }
     }
 
     /// Forgets every cached session (after `_Session` rows changed through the generic API).
     public func invalidateAll() async {
-        cache.withLockedValue { $0.forget { $0.removeAll() } }
+        cache.withLockedValue { $0.forgetAll() }
         await broadcaster?.broadcast("sessions")
     }
 
     /// Forgets every cached session in this process only (another process announced a change).
     public func forgetCached() {
-        cache.withLockedValue { $0.forget { $0.removeAll() } }
+        cache.withLockedValue { $0.forgetAll() }
     }
 
     var broadcaster: (any ChangeBroadcasting)? { store.database as? any ChangeBroadcasting }

@@ -231,9 +231,9 @@ extension ServerSettings {
     /// warning, so an existing Parse Server config still starts; a token-auth or service-account entry with a
     /// mistake stops the start.
     static func pushConfiguration(_ values: OptionValues, logger: Logger) throws -> PushConfiguration? {
-        guard var (option, raw) = try values.jsonOrFile("push") else { return nil }
+        guard let (given, raw) = try values.jsonOrFile("push") else { return nil }
         let name = OptionTable.spec("push").shownName
-        option = dropUnsupportedPush(option) { problem in
+        let option = dropUnsupportedPush(given) { problem in
             logger.warning("Parse Server option push (\(raw.name)): \(problem)")
         }
         if option.objectValue?.isEmpty != false { return nil }

@@ -230,11 +230,26 @@ public struct SQLWriter: Sendable {
         return SQLStore.decodeRow(row, fields: fields.map { ($0.key, $0.value) }, schema: schema)
     }
 
-    /// Deletes one object if writable; false when nothing matched.
-    public func delete(className: String, objectId: String, writePrincipals: [String]?) async throws -> Bool {
-        var f = SQLFragment(unsafeSQL: "DELETE FROM \(dialect.table(className)) WHERE \(dialect.quote("objectId")) = ")
+    /// Deletes one object if writable; false when nothing matched. `matching`: what the stored object must also match
+    /// (a class's pointer permissions), compiled into the `WHERE` as `updateStatement` does.
+    public func delete(
+        className: String, objectId: String, writePrincipals: [String]?, matching condition: QueryNode? = nil, schema: ClassSchema? = nil,
+        schemas: [String: ClassSchema] = [:]
+    ) async throws -> Bool {
+        let alias = "t0"
+        var matching: SQLFragment?
+        if let condition, let schema {
+            matching = try WhereCompiler(dialect: dialect, schemas: schemas, readPrincipals: nil).compile(condition, schema: schema, alias: alias)
+        }
+        let table = matching == nil ? dialect.table(className) : "\(dialect.table(className)) AS \(alias)"
+        var f = SQLFragment(unsafeSQL: "DELETE FROM \(table) WHERE \(dialect.quote("objectId")) = ")
         f.append(bind: .text(objectId))
         f.append(writeFilter(writePrincipals))
+        if let matching {
+            f.append(" AND (")
+            f.append(matching)
+            f.append(")")
+        }
         f.append(" RETURNING \(dialect.quote("objectId"))")
         return !(try await db.query(f)).isEmpty
     }

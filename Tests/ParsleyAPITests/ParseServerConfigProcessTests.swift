@@ -182,7 +182,10 @@ struct ParseServerConfigProcessTests {
                 "PARSE_SERVER_APPLICATION_ID": Self.appId, "PARSE_SERVER_MASTER_KEY": Self.masterKey, "PARSE_SERVER_DATABASE_URI": uri,
                 "PORT": "0", "PARSE_SERVER_HOST": "127.0.0.1", "PARSE_SERVER_MOUNT_PATH": Self.mount,
             ]
-            for spec in ignored { environment[spec.env[0]] = try #require(ParseServerOptionsTests.triggering(spec)) }
+            for spec in ignored {
+                let value = try #require(ParseServerOptionsTests.triggering(spec))
+                environment[spec.env[0]] = value
+            }
             let server = try Child([], environment: environment, dataDir: dir)
             defer { server.process.killNow() }
             try await server.waitUntilHealthy(mount: Self.mount)
@@ -211,7 +214,10 @@ struct ParseServerConfigProcessTests {
     func refusedOptionsStop() async throws {
         let refused = OptionTable.all.filter { $0.status == .refused }
         var environment: [String: String] = [:]
-        for spec in refused { environment[spec.env[0]] = try #require(ParseServerOptionsTests.triggering(spec)) }
+        for spec in refused {
+            let value = try #require(ParseServerOptionsTests.triggering(spec))
+            environment[spec.env[0]] = value
+        }
         let (status, output) = try await Self.refusedStart([], environment)
         #expect(status == 2, "\(output)")
         for spec in refused { #expect(output.contains("\(spec.key) (\(spec.env[0]))"), "\(spec.key) not named: \(output)") }

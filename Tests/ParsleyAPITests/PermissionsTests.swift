@@ -59,8 +59,8 @@ struct PermissionsTests {
             ]
             for (method, path, body, op) in checks {
                 let r = try await p.call(nil, method, path, body)
-                #expect(r.status == 400, "\(path)")
-                #expect(r.code == 119)
+                #expect(r.status == 400, "\(op) \(path)")
+                #expect(r.code == 119, "\(op)")
                 #expect(r["error"]?.stringValue == "Permission denied")
             }
             // A where of exactly {objectId} is a get.

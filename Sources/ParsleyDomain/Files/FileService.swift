@@ -169,16 +169,17 @@ public struct FileService: Sendable {
     /// Refuses a write whose body references a file that does not exist (the master key may reference any
     /// name, e.g. files migrated from elsewhere).
     /// - Throws: 111 `File <name> does not exist.`
-    public func checkReferences(in body: JSONValue, auth: Auth) async throws {
+    /// `names`: the body's File names when the caller collected them already (`fileNames(in:)`).
+    public func checkReferences(in body: JSONValue, auth: Auth, names collected: Set<String>? = nil) async throws {
         try Self.checkFileURLs(body, allowed: options.files.upload.allowedFileUrlDomains)
         if auth.isMaster { return }
-        var names: Set<String> = []
-        Self.collectFiles(body, into: &names)
+        let names = collected ?? Self.fileNames(in: body)
         for name in names.sorted() {
             let now = ContinuousClockEpoch.millisecondsSince1970()
-            if let known, known.contains(name, now: now) { continue }
+            let seen = known?.lookup(name, now: now)
+            if seen?.known == true { continue }
             guard try await info(name) != nil else { throw ParseError(.incorrectType, "File \(name) does not exist.") }
-            known?.insert(name, since: now)
+            if let seen { known?.insert(name, started: now, generation: seen.generation) }
         }
     }
 
@@ -225,10 +226,11 @@ public struct FileService: Sendable {
     }
 
     /// Whether a write body holds a File value (at any depth), which `checkReferences` looks up.
-    static func namesFiles(_ body: JSONValue) -> Bool {
+    /// The names of the File values in a body, at any depth.
+    static func fileNames(in body: JSONValue) -> Set<String> {
         var names: Set<String> = []
         collectFiles(body, into: &names)
-        return !names.isEmpty
+        return names
     }
 
     static func collectFiles(_ value: JSONValue, into names: inout Set<String>) {

@@ -5,25 +5,22 @@ import NIOConcurrencyHelpers
 /// client saving the same picture again does not ask the store each time. A file deleted through this process is
 /// forgotten at once; one deleted on another node is refused everywhere within the trust.
 public final class KnownFiles: Sendable {
-    private let names = NIOLockedValueBox([String: Int64]())
-    static let limit = 10_000
+    private let names = NIOLockedValueBox(TrustedEntries<Void>())
     static let trust = CacheTrust.milliseconds(CacheTrust.files)
 
     public init() {}
 
-    func contains(_ name: String, now: Int64) -> Bool {
-        names.withLockedValue { ($0[name] ?? 0) > now }
+    /// Whether the name is known at `now`; if not, the generation a lookup starting now stores its answer with.
+    func lookup(_ name: String, now: Int64) -> (known: Bool, generation: UInt64) {
+        names.withLockedValue { ($0.value(name, now: now) != nil, $0.generation) }
     }
 
-    /// `since`: when the lookup that found the file started.
-    func insert(_ name: String, since: Int64) {
-        names.withLockedValue { n in
-            if n.count >= Self.limit { n.removeAll() }
-            n[name] = since + Self.trust
-        }
+    /// A lookup that started at `started` (with `generation`) found the file.
+    func insert(_ name: String, started: Int64, generation: UInt64) {
+        names.withLockedValue { $0.store((), for: name, started: started, trust: Self.trust, generation: generation) }
     }
 
     func forget(_ name: String) {
-        _ = names.withLockedValue { $0.removeValue(forKey: name) }
+        names.withLockedValue { $0.forget([name]) }
     }
 }

@@ -11,6 +11,25 @@ extension ObjectService {
         var relations: [(field: String, add: [Pointer], remove: [Pointer])] = []
     }
 
+    /// Whether the update needs the stored object first: nested keys and array operations are computed from it.
+    static func readsStored(_ patch: ObjectPatch) -> Bool {
+        patch.operations.contains { path, op in
+            if !path.subpath.isEmpty { return true }
+            switch op {
+            case .add, .addUnique, .remove: return true
+            default: return false
+            }
+        }
+    }
+
+    /// Whether the update adds or removes relation members (rows of join tables, beside the object's own).
+    static func changesRelations(_ patch: ObjectPatch) -> Bool {
+        patch.operations.contains { _, op in
+            if case .relation = op { return true }
+            return false
+        }
+    }
+
     static func updatePlan(_ patch: ObjectPatch, schema: ClassSchema, current: [String: JSONValue], rules: Internal) throws -> UpdatePlan {
         var plan = UpdatePlan()
         var nested: [String: JSONValue] = [:]

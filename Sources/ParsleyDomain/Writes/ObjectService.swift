@@ -274,52 +274,50 @@ public struct ObjectService: Sendable {
         _ = try await schemas.current(className)
         // Pointer permissions: what the stored object must match. With hooks or change events they are checked
         // first (a beforeSave never sees an object the caller may not write), and so with File values (a caller
-        // kept out learns nothing of the files); otherwise, as Parse Server does, the UPDATE itself carries them
-        // when it is the whole write (below).
+        // kept out learns nothing of the files). The body's File names are collected once, here, when no hook can
+        // change the body.
         let constraints = try permissions.updateConstraints(className, body: object.json, auth: auth)
-        let checksFirst =
-            hooks.beforeSave(className) != nil || changes.publishes(className) || (!auth.isMaster && FileService.namesFiles(object.json))
+        let hasHooks = hooks.beforeSave(className) != nil || changes.publishes(className)
+        let sentFiles = hasHooks || auth.isMaster ? nil : FileService.fileNames(in: object.json)
+        let checksFirst = !constraints.isEmpty && (hasHooks || sentFiles?.isEmpty == false)
         if checksFirst { try await permissions.requireMatch(className, objectId: objectId, constraints) }
         guard let stored = schemas.schema(className) else { throw ParseError.objectNotFound() }
         let original = try await original(className, objectId)
         let (hooked, hookChanged) = try await beforeSave(className, objectId, object.json, original: original, auth: auth)
         let body = className == "_User" ? lowercasingUser(hooked) : hooked
-        try await FileService(options: options, store: fileStore, known: knownFiles).checkReferences(in: body, auth: auth)
+        try await FileService(options: options, store: fileStore, known: knownFiles).checkReferences(in: body, auth: auth, names: sentFiles)
         let patch = try WriteParser(isCreate: false).parse(body)
         var required = try Self.requiredTypes(patch)
         for (name, value) in rules.values { if let t = try ParseValue.inferType(value) { required[name] = t } }
         for name in rules.increments.keys { required[name] = .number }
-        // The UPDATE alone may carry the pointer permissions only when nothing is written before it: a body that
-        // adds fields to the class is checked before the schema changes.
-        var matching = constraints.isEmpty || checksFirst ? nil : QueryNode.and(constraints)
-        if matching != nil, required.keys.contains(where: { stored.fields[$0] == nil }) {
-            try await permissions.requireMatch(className, objectId: objectId, constraints)
-            matching = nil
+        let needsRead = rules.condition != nil || Self.readsStored(patch)
+        // The write is one UPDATE statement when it needs no read of the object, adds no relation and publishes no
+        // event. Then, as Parse Server does, that UPDATE carries the pointer permissions, unless the body adds fields
+        // to the class (the schema must not change for a caller kept out). Otherwise they are checked now, before
+        // the schema changes. This is the one place that decides.
+        let oneStatement = !needsRead && !Self.changesRelations(patch) && !changes.publishes(className)
+        var matching: QueryNode? = nil
+        if !constraints.isEmpty, !checksFirst {
+            if oneStatement, !required.keys.contains(where: { stored.fields[$0] == nil }) {
+                matching = .and(constraints)
+            } else {
+                try await permissions.requireMatch(className, objectId: objectId, constraints)
+            }
         }
         let schema = try await schemas.ensure(
             className, fields: required, auth: auth, allowClassCreation: options.allowClientClassCreation)
         try schema.checkRequired(updating: patch)  // required fields (§10.5)
         let now = ParseDate.now
         let principals = auth.principals
-        let needsRead =
-            rules.condition != nil
-            || patch.operations.contains { path, op in
-                if !path.subpath.isEmpty { return true }
-                switch op {
-                case .add, .addUnique, .remove: return true
-                default: return false
-                }
-            }
         let result: [String: JSONValue]?
         let plan = needsRead ? nil : try Self.updatePlan(patch, schema: schema, current: [:], rules: rules)
-        if let plan, plan.relations.isEmpty, !changes.publishes(className) {
+        if oneStatement, let plan {
             // The UPDATE is the whole write: one statement, its own transaction.
             let update = try SQLWriter.updateStatement(
                 store.dialect, className: className, schema: schema, objectId: objectId, updatedAt: now, assignments: plan.assignments,
                 writePrincipals: principals, matching: matching, schemas: schemas.all())
             result = update.result(try await store.database.writeStatement(update.statement)).map { plan.echoed.merging($0) { $1 } }
         } else {
-            if matching != nil { try await permissions.requireMatch(className, objectId: objectId, constraints) }
             result = try await updateInTransaction(
                 className, objectId: objectId, patch: patch, schema: schema, rules: rules, plan: plan, original: original, now: now,
                 auth: auth)
@@ -335,9 +333,14 @@ public struct ObjectService: Sendable {
         try checkWritable(className, .delete, auth: auth, trusted: trusted)
         // The class's permissions as the database holds them, even if another node created or changed it just now.
         _ = try await schemas.current(className)
-        try await permissions.authorizeDelete(className, objectId: objectId, auth: auth)
+        // Pointer permissions: checked first when a beforeDelete runs (it never sees an object the caller may not
+        // delete); otherwise the DELETE itself carries them, as Parse Server's delete query does.
+        let constraint = try permissions.deleteConstraint(className, auth: auth)
         guard let schema = schemas.schema(className) else { throw ParseError.objectNotFound() }
         let beforeDelete = auth.runsTriggers ? hooks.beforeDelete(className) : nil
+        if beforeDelete != nil, let constraint { try await permissions.requireMatch(className, objectId: objectId, [constraint]) }
+        let matching = beforeDelete == nil ? constraint : nil
+        let classes = matching == nil ? [:] : schemas.all()
         let original = try await original(className, objectId, principals: beforeDelete == nil ? nil : auth.principals)
         if let hook = beforeDelete {
             // Parse loads the object with the caller's rights first: one they cannot delete is not found.
@@ -353,7 +356,10 @@ public struct ObjectService: Sendable {
         let request = RequestInfo.current  // read before the transaction, whose body may run on another task
         let deleted = try await store.transaction { [store, changes] transaction in
             let writer = store.writer(transaction)
-            guard try await writer.delete(className: className, objectId: objectId, writePrincipals: principals) else { return false }
+            guard
+                try await writer.delete(
+                    className: className, objectId: objectId, writePrincipals: principals, matching: matching, schema: schema, schemas: classes)
+            else { return false }
             if changes.publishes(className) {
                 try await changes.publish(
                     event(className, .delete, objectId, original: original, object: nil, auth: auth, request: request, time: now), in: transaction)
