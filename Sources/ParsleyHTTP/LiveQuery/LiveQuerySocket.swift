@@ -17,21 +17,14 @@ enum LiveQuerySocket {
         _ hub: LiveQueryHub, inbox: SocketInbox, options: LiveQueryOptions, trustProxy: TrustProxy = .none, graphQL: GraphQLSockets? = nil
     ) -> HTTPServerBuilder {
         let scheduler = RequestScheduler.shared
-        guard hub.isEnabled else {
-            return HTTPServerBuilder { responder in
-                ScheduledChannel(base: HTTP1Channel(responder: ScheduledChannel<HTTP1Channel>.marking(responder)), scheduler: scheduler)
-            }
-        }
-        return HTTPServerBuilder { responder in
-            let channel = SocketChannel(
-                responder: ScheduledChannel<SocketChannel>.marking(responder), inbox: inbox, options: options, trustProxy: trustProxy
-            ) { head in
+        guard hub.isEnabled else { return .scheduled(on: scheduler) { HTTP1Channel(responder: $0) } }
+        return .scheduled(on: scheduler) { responder in
+            SocketChannel(responder: responder, inbox: inbox, options: options, trustProxy: trustProxy) { head in
                 if let graphQL, graphQL.accepts(uri: head.uri, protocols: head.headers[canonicalForm: "Sec-WebSocket-Protocol"].map(String.init)) {
                     return graphQL.accepted(hub)
                 }
                 return SocketChannel.Accepted { peer, address in Session(hub: hub, connection: hub.open(address: address, outlet: peer)) }
             }
-            return ScheduledChannel(base: channel, scheduler: scheduler)
         }
     }
 

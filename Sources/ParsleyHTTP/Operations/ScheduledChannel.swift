@@ -30,3 +30,13 @@ struct ScheduledChannel<Base: ServerChildChannel>: ServerChildChannel {
         }
     }
 }
+
+extension HTTPServerBuilder {
+    /// A server whose connections are `base`s (given the responder that marks each request) with their work on the
+    /// scheduler.
+    static func scheduled<Base: ServerChildChannel>(
+        on scheduler: RequestScheduler, _ base: @escaping @Sendable (@escaping HTTPChannelHandler.Responder) -> Base
+    ) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in ScheduledChannel(base: base(ScheduledChannel<Base>.marking(responder)), scheduler: scheduler) }
+    }
+}
