@@ -233,12 +233,12 @@ public struct SQLWriter: Sendable {
     /// Deletes one object if writable; false when nothing matched. `matching`: what the stored object must also match
     /// (a class's pointer permissions), compiled into the `WHERE` as `updateStatement` does.
     public func delete(
-        className: String, objectId: String, writePrincipals: [String]?, matching condition: QueryNode? = nil, schema: ClassSchema? = nil,
+        className: String, schema: ClassSchema, objectId: String, writePrincipals: [String]?, matching condition: QueryNode? = nil,
         schemas: [String: ClassSchema] = [:]
     ) async throws -> Bool {
         let alias = "t0"
         var matching: SQLFragment?
-        if let condition, let schema {
+        if let condition {
             matching = try WhereCompiler(dialect: dialect, schemas: schemas, readPrincipals: nil).compile(condition, schema: schema, alias: alias)
         }
         let table = matching == nil ? dialect.table(className) : "\(dialect.table(className)) AS \(alias)"

@@ -358,7 +358,7 @@ public struct ObjectService: Sendable {
             let writer = store.writer(transaction)
             guard
                 try await writer.delete(
-                    className: className, objectId: objectId, writePrincipals: principals, matching: matching, schema: schema, schemas: classes)
+                    className: className, schema: schema, objectId: objectId, writePrincipals: principals, matching: matching, schemas: classes)
             else { return false }
             if changes.publishes(className) {
                 try await changes.publish(
