@@ -149,6 +149,19 @@ public struct SQLWriter: Sendable {
         return update.result(try await db.query(update.statement))
     }
 
+    /// The table of a one-object UPDATE or DELETE, and ` AND (…)` for its `WHERE` when the stored object must also
+    /// match `condition` (a class's pointer permissions), compiled with `schemas` (the classes it may name). The
+    /// condition's columns are written `t0."field"`, so the table then takes that name; the SET and RETURNING lists
+    /// (bare column names) do not need it.
+    static func conditioned(
+        _ dialect: any SQLDialect, className: String, schema: ClassSchema, _ condition: QueryNode?, schemas: [String: ClassSchema]
+    ) throws(ParseError) -> (table: String, matching: SQLFragment?) {
+        guard let condition else { return (dialect.table(className), nil) }
+        let alias = "t0"
+        let compiled = try WhereCompiler(dialect: dialect, schemas: schemas, readPrincipals: nil).compile(condition, schema: schema, alias: alias)
+        return ("\(dialect.table(className)) AS \(alias)", SQLFragment(" AND (") + compiled + ")")
+    }
+
     /// The UPDATE of one object (`update`), for running alone (`SQLDatabase.writeStatement`) or in a transaction.
     /// `matching`: what the stored object must also match to be written (a class's pointer permissions), compiled into
     /// the statement's `WHERE` with `schemas` (the classes it may name); an object that does not match is not written,
@@ -157,14 +170,7 @@ public struct SQLWriter: Sendable {
         _ dialect: any SQLDialect, className: String, schema: ClassSchema, objectId: String, updatedAt: ParseDate, assignments: [Assignment],
         writePrincipals: [String]?, matching condition: QueryNode? = nil, schemas: [String: ClassSchema] = [:]
     ) throws(ParseError) -> ObjectUpdate {
-        let alias = "t0"
-        var matching: SQLFragment?
-        if let condition {
-            matching = try WhereCompiler(dialect: dialect, schemas: schemas, readPrincipals: nil).compile(condition, schema: schema, alias: alias)
-        }
-        // The condition's columns are written `t0."field"`: the table takes that name, which the SET and RETURNING
-        // lists (bare column names) do not need.
-        let table = matching == nil ? dialect.table(className) : "\(dialect.table(className)) AS \(alias)"
+        let (table, matching) = try conditioned(dialect, className: className, schema: schema, condition, schemas: schemas)
         var f = SQLFragment(unsafeSQL: "UPDATE \(table) SET \(dialect.quote("updatedAt")) = ")
         f.append(bind: .text(updatedAt.iso))
         var incremented: [String] = []
@@ -189,11 +195,7 @@ public struct SQLWriter: Sendable {
         f.append(" WHERE \(dialect.quote("objectId")) = ")
         f.append(bind: .text(objectId))
         f.append(writeFilter(dialect, writePrincipals))
-        if let matching {
-            f.append(" AND (")
-            f.append(matching)
-            f.append(")")
-        }
+        if let matching { f.append(matching) }
         f.append(" RETURNING \(dialect.quote("objectId"))")
         for name in incremented { f.append(", \(dialect.quote(name))") }
         return ObjectUpdate(statement: f, incremented: incremented)
@@ -236,20 +238,11 @@ public struct SQLWriter: Sendable {
         className: String, schema: ClassSchema, objectId: String, writePrincipals: [String]?, matching condition: QueryNode? = nil,
         schemas: [String: ClassSchema] = [:]
     ) async throws -> Bool {
-        let alias = "t0"
-        var matching: SQLFragment?
-        if let condition {
-            matching = try WhereCompiler(dialect: dialect, schemas: schemas, readPrincipals: nil).compile(condition, schema: schema, alias: alias)
-        }
-        let table = matching == nil ? dialect.table(className) : "\(dialect.table(className)) AS \(alias)"
+        let (table, matching) = try Self.conditioned(dialect, className: className, schema: schema, condition, schemas: schemas)
         var f = SQLFragment(unsafeSQL: "DELETE FROM \(table) WHERE \(dialect.quote("objectId")) = ")
         f.append(bind: .text(objectId))
         f.append(writeFilter(writePrincipals))
-        if let matching {
-            f.append(" AND (")
-            f.append(matching)
-            f.append(")")
-        }
+        if let matching { f.append(matching) }
         f.append(" RETURNING \(dialect.quote("objectId"))")
         return !(try await db.query(f)).isEmpty
     }
