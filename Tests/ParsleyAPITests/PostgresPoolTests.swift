@@ -132,10 +132,11 @@ struct PostgresPoolTests {
     @Test("by default a short statement timeout does not shorten the wait for a connection: a statement queued behind a longer write runs")
     func shortStatementTimeoutStillQueues() async throws {
         try await PostgresCluster.shared.withFreshDatabase { url in
-            let database = try await PostgresDatabase.open(url: url, poolSize: 1, statementTimeout: .milliseconds(50), logger: TestDatabase.logger)
+            // 250 ms: a `SELECT 1` on a loaded machine (CI's tests run side by side) once took longer than 50 ms.
+            let database = try await PostgresDatabase.open(url: url, poolSize: 1, statementTimeout: .milliseconds(250), logger: TestDatabase.logger)
             try await database.serving {
-                // The write holds the only connection for 300 ms without a statement running (no statement timeout applies).
-                let holder = Task { try await database.write { _ in try await Task.sleep(for: .milliseconds(300)) } }
+                // The write holds the only connection for 1 s without a statement running (no statement timeout applies).
+                let holder = Task { try await database.write { _ in try await Task.sleep(for: .milliseconds(1_000)) } }
                 try await Task.sleep(for: .milliseconds(50))
                 let one = try await database.read { try await $0.query("SELECT 1::text") }
                 #expect(one.first?.first?.text == "1")
