@@ -21,7 +21,10 @@ struct MetricsProcessTests {
     }
 
     static func scrapeAfterFinds(_ backend: Backend, databaseURI: String?) async throws {
-        let metricsPort = try LocalCluster.freePort()
+        // Held until the test ends: no parallel test's server can take it; the child binds it beside the reservation.
+        let metricsReservation = try ReservedPort()
+        defer { metricsReservation.release() }
+        let metricsPort = metricsReservation.port
         let dir = try ProcessTests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let mount = ParseServerConfigProcessTests.mount

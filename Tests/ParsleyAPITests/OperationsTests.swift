@@ -358,7 +358,10 @@ struct OperationsProcessTests {
     func configFileAndMetrics() async throws {
         let dir = try ProcessTests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let metricsPort = try LocalCluster.freePort()  // a port nobody listens on (a random one could be a parallel test's)
+        // Held until the test ends: no parallel test's server can take it; the child binds it beside the reservation.
+        let metricsReservation = try ReservedPort()
+        defer { metricsReservation.release() }
+        let metricsPort = metricsReservation.port
         let config = dir.appendingPathComponent("parsley.json")
         try Data(
             #"""

@@ -194,7 +194,10 @@ struct PostgresProcessTests {
             for (setting, shares) in [("1", true), ("0", false)] {
                 let dir = try ProcessTests.tempDir()
                 defer { try? FileManager.default.removeItem(at: dir) }
-                let metricsPort = try LocalCluster.freePort()
+                // Held until the test ends: no parallel test's server can take it; the child binds it beside the reservation.
+                let metricsReservation = try ReservedPort()
+                defer { metricsReservation.release() }
+                let metricsPort = metricsReservation.port
                 let node = try await Self.node(
                     url, dataDir: dir, extra: ["PARSLEY_POSTGRES_POINT_READ_CONCURRENCY": setting, "PARSLEY_METRICS_PORT": "\(metricsPort)"])
                 defer { node.kill() }

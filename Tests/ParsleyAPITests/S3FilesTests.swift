@@ -137,7 +137,10 @@ struct S3FilesTests {
 
     @Test("S3 unreachable: /health answers, uploads fail with 130 (no secret in the answer), and work once S3 is back")
     func unreachableBucket() async throws {
-        let port = try LocalCluster.freePort()
+        // Held for the whole test: refused while S3 is "down", and no parallel test's server can take it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
         let store = try await MotoServer.store { $0.endpoint = "http://127.0.0.1:\(port)" }
         try await FilesHarness.with(.s3, s3Store: store) { f in
             let health = try await f.client.raw(.get, "/parse/health", headers: [:])

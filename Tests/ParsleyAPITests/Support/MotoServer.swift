@@ -38,7 +38,10 @@ actor MotoServer {
     /// A server of its own (for a test that stops it), on `port` when given.
     static func launch(port: Int? = nil) async throws -> (ChildProcess, String) {
         try await ensureInstalled()
-        let port = try port ?? LocalCluster.freePort()
+        // A port of its own is held until moto listens on it (moto binds beside the reservation).
+        let reservation = port == nil ? try ReservedPort() : nil
+        defer { reservation?.release() }
+        let port = port ?? reservation?.port ?? 0
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-moto-\(port).log")
         let child = try ChildProcess("/usr/bin/env", ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)], output: log)
         let url = "http://127.0.0.1:\(port)"
@@ -56,7 +59,8 @@ actor MotoServer {
         request.method = .GET
         guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(2)) else { return false }
         _ = try? await response.body.collect(upTo: 16 << 20)
-        return response.status.code < 500
+        // moto's own page, not any server's answer: a 404 from another test's server is not moto being up.
+        return response.status == .ok
     }
 
     /// moto with its server extras, else `pip install 'moto[server]'`.
