@@ -72,15 +72,22 @@ struct PostgresPoolTests {
     @Test("a statement cancelled while it waits for a connection ends at once and leaves the pool as it was")
     func cancelledWaiter() async throws {
         try await withDatabase(poolSize: 1) { database, _ in
-            let sleeper = Task { _ = try await database.read { try await $0.query("SELECT pg_sleep(1)") } }
-            try await Task.sleep(for: .milliseconds(200))
+            // The sleeper holds the only connection (a flag says when it has it: a fixed pause is too short on a loaded machine).
+            let holding = SharedFlag()
+            let sleeper = Task {
+                _ = try await database.read { connection in
+                    holding.set()
+                    return try await connection.query("SELECT pg_sleep(2)")
+                }
+            }
+            try await holding.wait()
             let started = ContinuousClock.now
             let waiter = Task { try await database.read { try await $0.query("SELECT 1::text") } }
             try await Task.sleep(for: .milliseconds(100))
             waiter.cancel()
             await #expect(throws: CancellationError.self) { _ = try await waiter.value }
-            // Not after the sleeper gave the connection back (about 800 ms from here).
-            #expect(ContinuousClock.now - started < .milliseconds(600))
+            // Not after the sleeper gave the connection back (about 2 s from its start).
+            #expect(ContinuousClock.now - started < .milliseconds(1_200))
             try await sleeper.value
             let one = try await database.read { try await $0.query("SELECT 1::text") }
             #expect(one.first?.first?.text == "1")
@@ -91,8 +98,14 @@ struct PostgresPoolTests {
     @Test("a statement that finds no connection free within the lease timeout fails instead of waiting on; the pool serves the next")
     func leaseTimeout() async throws {
         try await withDatabase(poolSize: 1, leaseTimeout: .milliseconds(400)) { database, _ in
-            let sleeper = Task { _ = try await database.read { try await $0.query("SELECT pg_sleep(2)") } }
-            try await Task.sleep(for: .milliseconds(200))
+            let holding = SharedFlag()
+            let sleeper = Task {
+                _ = try await database.read { connection in
+                    holding.set()
+                    return try await connection.query("SELECT pg_sleep(2)")
+                }
+            }
+            try await holding.wait()
             let started = ContinuousClock.now
             await #expect(throws: StoreError.self) { _ = try await database.read { try await $0.query("SELECT 1::text") } }
             // Failed once it had waited 400 ms (the sweep runs every 100 ms), not when the sleeper gave the connection back.
@@ -117,8 +130,14 @@ struct PostgresPoolTests {
                     let p = ParseClient(client: client, options: options)
                     let id = try await p.createId("Held", ["n": 1])
                     // A write holds the only connection for 1.5 s.
-                    let holder = Task { try await database.write { _ in try await Task.sleep(for: .milliseconds(1_500)) } }
-                    try await Task.sleep(for: .milliseconds(100))
+                    let holding = SharedFlag()
+                    let holder = Task {
+                        try await database.write { _ in
+                            holding.set()
+                            try await Task.sleep(for: .milliseconds(1_500))
+                        }
+                    }
+                    try await holding.wait()
                     let refused = try await p.request(.get, "/classes/Held?where=%7B%22n%22%3A1%7D")
                     #expect(refused.status == 500, "\(refused.json)")
                     #expect(refused.code == 1)
@@ -136,8 +155,14 @@ struct PostgresPoolTests {
             let database = try await PostgresDatabase.open(url: url, poolSize: 1, statementTimeout: .milliseconds(250), logger: TestDatabase.logger)
             try await database.serving {
                 // The write holds the only connection for 1 s without a statement running (no statement timeout applies).
-                let holder = Task { try await database.write { _ in try await Task.sleep(for: .milliseconds(1_000)) } }
-                try await Task.sleep(for: .milliseconds(50))
+                let holding = SharedFlag()
+                let holder = Task {
+                    try await database.write { _ in
+                        holding.set()
+                        try await Task.sleep(for: .milliseconds(1_000))
+                    }
+                }
+                try await holding.wait()
                 let one = try await database.read { try await $0.query("SELECT 1::text") }
                 #expect(one.first?.first?.text == "1")
                 try await holder.value
