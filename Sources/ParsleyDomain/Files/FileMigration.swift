@@ -1,4 +1,4 @@
-public import NIOCore
+import NIOCore
 
 /// Copies every file of one store into another (`parsley files migrate`), streaming each in pieces of
 /// `pieceBytes` (never a whole file in memory). Files the target already has are skipped, so an interrupted run
