@@ -33,6 +33,21 @@ struct PostgresPoolTests {
         return Int(rows.first?.first?.text ?? "") ?? -1
     }
 
+    /// Holds a connection for `duration` (a write that sleeps without a statement running) and returns once it has it:
+    /// on a pool of one, the statements after it wait their turn. A flag says when, since a fixed pause can be too
+    /// short on a loaded machine.
+    static func holdConnection(_ database: PostgresDatabase, for duration: Duration) async throws -> Task<Void, any Error> {
+        let holding = SharedFlag()
+        let holder = Task {
+            try await database.write { _ in
+                holding.set()
+                try await Task.sleep(for: duration)
+            }
+        }
+        try await holding.wait()
+        return holder
+    }
+
     /// `count` statements of `seconds` each, all at once.
     func sleepers(_ database: PostgresDatabase, count: Int, seconds: Double) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -72,15 +87,7 @@ struct PostgresPoolTests {
     @Test("a statement cancelled while it waits for a connection ends at once and leaves the pool as it was")
     func cancelledWaiter() async throws {
         try await withDatabase(poolSize: 1) { database, _ in
-            // The sleeper holds the only connection (a flag says when it has it: a fixed pause is too short on a loaded machine).
-            let holding = SharedFlag()
-            let sleeper = Task {
-                _ = try await database.read { connection in
-                    holding.set()
-                    return try await connection.query("SELECT pg_sleep(2)")
-                }
-            }
-            try await holding.wait()
+            let sleeper = try await Self.holdConnection(database, for: .seconds(2))
             let started = ContinuousClock.now
             let waiter = Task { try await database.read { try await $0.query("SELECT 1::text") } }
             try await Task.sleep(for: .milliseconds(100))
@@ -98,14 +105,7 @@ struct PostgresPoolTests {
     @Test("a statement that finds no connection free within the lease timeout fails instead of waiting on; the pool serves the next")
     func leaseTimeout() async throws {
         try await withDatabase(poolSize: 1, leaseTimeout: .milliseconds(400)) { database, _ in
-            let holding = SharedFlag()
-            let sleeper = Task {
-                _ = try await database.read { connection in
-                    holding.set()
-                    return try await connection.query("SELECT pg_sleep(2)")
-                }
-            }
-            try await holding.wait()
+            let sleeper = try await Self.holdConnection(database, for: .seconds(2))
             let started = ContinuousClock.now
             await #expect(throws: StoreError.self) { _ = try await database.read { try await $0.query("SELECT 1::text") } }
             // Failed once it had waited 400 ms (the sweep runs every 100 ms), not when the sleeper gave the connection back.
@@ -130,14 +130,7 @@ struct PostgresPoolTests {
                     let p = ParseClient(client: client, options: options)
                     let id = try await p.createId("Held", ["n": 1])
                     // A write holds the only connection for 1.5 s.
-                    let holding = SharedFlag()
-                    let holder = Task {
-                        try await database.write { _ in
-                            holding.set()
-                            try await Task.sleep(for: .milliseconds(1_500))
-                        }
-                    }
-                    try await holding.wait()
+                    let holder = try await Self.holdConnection(database, for: .milliseconds(1_500))
                     let refused = try await p.request(.get, "/classes/Held?where=%7B%22n%22%3A1%7D")
                     #expect(refused.status == 500, "\(refused.json)")
                     #expect(refused.code == 1)
@@ -155,14 +148,7 @@ struct PostgresPoolTests {
             let database = try await PostgresDatabase.open(url: url, poolSize: 1, statementTimeout: .milliseconds(250), logger: TestDatabase.logger)
             try await database.serving {
                 // The write holds the only connection for 1 s without a statement running (no statement timeout applies).
-                let holding = SharedFlag()
-                let holder = Task {
-                    try await database.write { _ in
-                        holding.set()
-                        try await Task.sleep(for: .milliseconds(1_000))
-                    }
-                }
-                try await holding.wait()
+                let holder = try await Self.holdConnection(database, for: .milliseconds(1_000))
                 let one = try await database.read { try await $0.query("SELECT 1::text") }
                 #expect(one.first?.first?.text == "1")
                 try await holder.value
