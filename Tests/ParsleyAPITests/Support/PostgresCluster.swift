@@ -245,7 +245,11 @@ enum LocalCluster {
         try String(getpid()).write(to: root.appendingPathComponent("owner.pid"), atomically: true, encoding: .utf8)
         let user = try runAsUser()
         if let user { try chown(root.path, user) }
-        let port = try freePort()
+        // Held until the server listens on it (PostgreSQL binds beside the reservation): initdb and the certificates
+        // take seconds, long enough for a parallel test's server to be given a port that was merely free.
+        let reservation = try ReservedPort()
+        defer { reservation.release() }
+        let port = reservation.port
         try run(
             asUser: user,
             [bin.appendingPathComponent("initdb").path, "-D", data.path, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"])
@@ -354,29 +358,6 @@ enum LocalCluster {
             throw PostgresCluster.Unavailable(
                 description: "PostgreSQL test cluster: `\(command.joined(separator: " "))` failed (exit status \(status)): \(output)")
         }
-    }
-
-    /// A TCP port on 127.0.0.1 that nobody listens on right now.
-    static func freePort() throws -> Int {
-        #if canImport(Glibc)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw PostgresCluster.Unavailable(description: "socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
-            }
-        }
-        guard ok else { throw PostgresCluster.Unavailable(description: "no free port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Clusters left behind by test processes that died without running their exit hook.

@@ -8,8 +8,8 @@ import Synchronization
 /// A TCP port on 127.0.0.1 held for one test: a socket bound to it (with `SO_REUSEADDR`) that never listens.
 ///
 /// While it is held, a connection to the port is refused, and the kernel hands the port to no other socket
-/// that binds port 0, so a parallel test's server cannot take it (a port from `LocalCluster.freePort()` is
-/// free only at the moment it is returned). A server that binds with `SO_REUSEADDR` (moto's, Python's
+/// that binds port 0, so a parallel test's server cannot take it (a port found free and let go is free only at
+/// that moment). A server that binds with `SO_REUSEADDR` (moto's, Python's
 /// `http.server`) can still listen on it while it is held, which is how a test brings a service "back".
 final class ReservedPort: Sendable {
     let port: Int
