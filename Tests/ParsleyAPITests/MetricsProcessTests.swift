@@ -21,7 +21,6 @@ struct MetricsProcessTests {
     }
 
     static func scrapeAfterFinds(_ backend: Backend, databaseURI: String?) async throws {
-        // Held until the test ends: no parallel test's server can take it; the child binds it beside the reservation.
         let metricsReservation = try ReservedPort()
         defer { metricsReservation.release() }
         let metricsPort = metricsReservation.port

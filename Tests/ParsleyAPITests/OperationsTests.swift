@@ -358,7 +358,6 @@ struct OperationsProcessTests {
     func configFileAndMetrics() async throws {
         let dir = try ProcessTests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
-        // Held until the test ends: no parallel test's server can take it; the child binds it beside the reservation.
         let metricsReservation = try ReservedPort()
         defer { metricsReservation.release() }
         let metricsPort = metricsReservation.port

@@ -44,7 +44,7 @@ struct PostgresPoolTests {
                 try await Task.sleep(for: duration)
             }
         }
-        try await holding.wait()
+        try await waitUntil { holding.isSet }
         return holder
     }
 

@@ -194,7 +194,6 @@ struct PostgresProcessTests {
             for (setting, shares) in [("1", true), ("0", false)] {
                 let dir = try ProcessTests.tempDir()
                 defer { try? FileManager.default.removeItem(at: dir) }
-                // Held until the test ends: no parallel test's server can take it; the child binds it beside the reservation.
                 let metricsReservation = try ReservedPort()
                 defer { metricsReservation.release() }
                 let metricsPort = metricsReservation.port

@@ -135,7 +135,6 @@ struct PushTransportFailureTests {
                     "host": .string(fake.url), "caFile": .string(fake.certificateFile),
                 ]
             ]
-            // Held until the test ends: no parallel test's server can take it; the child binds it beside the reservation.
             let metricsReservation = try ReservedPort()
             defer { metricsReservation.release() }
             let metricsPort = metricsReservation.port

@@ -28,12 +28,6 @@ struct RequestSchedulerTests {
         func resume() { continuation.withLock { $0 }?.resume() }
     }
 
-    /// Polls `condition` every 5 ms for at most 10 s.
-    static func waitUntil(_ condition: () -> Bool) async throws {
-        for _ in 0..<2000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
-        guard condition() else { throw CancellationError() }
-    }
-
     /// Runs `body` while a request on `busy` holds the scheduler's only thread, then lets that request end.
     static func whileBusy(_ busy: ConnectionExecutor, _ body: () -> Void) async throws {
         let gate = DispatchSemaphore(value: 0)
@@ -70,7 +64,7 @@ struct RequestSchedulerTests {
                 order.append("older")
                 older.end()
             }
-            try await Self.waitUntil { parked.isWaiting }
+            try await waitUntil { parked.isWaiting }
 
             // Another request keeps the only thread busy while a new request arrives, then the older one's wait ends.
             var newerRequest: Task<Void, Never>?

@@ -37,11 +37,13 @@ actor MotoServer {
 
     /// A server of its own (for a test that stops it), on `port` when given.
     static func launch(port: Int? = nil) async throws -> (ChildProcess, String) {
+        guard let port else {
+            // A port of its own, held until moto listens on it (moto binds beside the reservation).
+            let reservation = try ReservedPort()
+            defer { reservation.release() }
+            return try await launch(port: reservation.port)
+        }
         try await ensureInstalled()
-        // A port of its own is held until moto listens on it (moto binds beside the reservation).
-        let reservation = port == nil ? try ReservedPort() : nil
-        defer { reservation?.release() }
-        let port = port ?? reservation?.port ?? 0
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("parsley-moto-\(port).log")
         let child = try ChildProcess("/usr/bin/env", ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)], output: log)
         let url = "http://127.0.0.1:\(port)"

@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// While it is held, a connection to the port is refused, and the kernel hands the port to no other socket
 /// that binds port 0, so a parallel test's server cannot take it (a port found free and let go is free only at
-/// that moment). A server that binds with `SO_REUSEADDR` (moto's, Python's
-/// `http.server`) can still listen on it while it is held, which is how a test brings a service "back".
+/// that moment). A server that binds with `SO_REUSEADDR` (moto, PostgreSQL, Hummingbird's listeners) can still
+/// listen on it while it is held, which is how a child process gets it and a test brings a service "back".
 final class ReservedPort: Sendable {
     let port: Int
     private let fd: Mutex<Int32>
@@ -20,31 +20,15 @@ final class ReservedPort: Sendable {
     }
 
     init() throws {
-        #if canImport(Glibc)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = Self.socket(reuseAddress: true)
         guard fd >= 0 else { throw Failed(description: "socket() failed: errno \(errno)") }
-        var one: Int32 = 1
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok =
-            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) == 0
-            && withUnsafeMutablePointer(to: &address) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                    bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
-                }
-            }
-        guard ok else {
+        let port = Self.bind(fd, port: 0)
+        guard port > 0 else {
             let code = errno
             close(fd)
             throw Failed(description: "could not reserve a port: errno \(code)")
         }
-        self.port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         self.fd = Mutex(fd)
     }
 
@@ -57,4 +41,41 @@ final class ReservedPort: Sendable {
     }
 
     deinit { release() }
+
+    /// A TCP socket, with `SO_REUSEADDR` when asked; negative when it could not be made.
+    static func socket(reuseAddress: Bool = false) -> Int32 {
+        #if canImport(Glibc)
+            let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let fd = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        var one: Int32 = 1
+        if fd >= 0, reuseAddress { _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) }
+        return fd
+    }
+
+    /// 127.0.0.1:`port` as a socket address.
+    static func address(_ port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
+    /// Binds `fd` to 127.0.0.1:`port` (0: any free port): the port bound, or -1.
+    static func bind(_ fd: Int32, port: Int) -> Int {
+        var address = address(port)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                #if canImport(Glibc)
+                    Glibc.bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
+                #else
+                    Darwin.bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
+                #endif
+            }
+        }
+        return ok ? Int(UInt16(bigEndian: address.sin_port)) : -1
+    }
 }

@@ -9,18 +9,18 @@ final class SharedFlag: Sendable {
     var isSet: Bool { raised.withLock { $0 } }
     func set() { raised.withLock { $0 = true } }
     func clear() { raised.withLock { $0 = false } }
+}
 
-    /// Returns once the flag is set (looked at every 10 ms); throws when `limit` passes first.
-    func wait(upTo limit: Duration = .seconds(10)) async throws {
-        let started = ContinuousClock.now
-        while !isSet {
-            guard ContinuousClock.now - started < limit else { throw NotSet(limit: limit) }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+/// Polls `condition` every 5 ms for at most `limit`; throws when it never held.
+func waitUntil(upTo limit: Duration = .seconds(10), _ condition: () -> Bool) async throws {
+    let started = ContinuousClock.now
+    while !condition() {
+        guard ContinuousClock.now - started < limit else { throw ConditionNeverHeld(limit: limit) }
+        try await Task.sleep(for: .milliseconds(5))
     }
+}
 
-    struct NotSet: Error, CustomStringConvertible {
-        let limit: Duration
-        var description: String { "the flag was not set within \(limit)" }
-    }
+struct ConditionNeverHeld: Error, CustomStringConvertible {
+    let limit: Duration
+    var description: String { "the condition did not hold within \(limit)" }
 }
