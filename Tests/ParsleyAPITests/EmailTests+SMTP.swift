@@ -232,19 +232,10 @@ struct SMTPTests {
     @Test("a server that accepts but never answers: the send gives up after the timeout")
     func silentServer() async throws {
         // A listening socket nobody accepts on: the kernel completes the connection, no greeting ever comes.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = LoopbackSocket.socket()
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        try #require(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let port = LoopbackSocket.bind(fd, port: 0)
+        try #require(port > 0 && listen(fd, 4) == 0)
         let adapter = SMTPEmailAdapter(.init(host: "127.0.0.1", port: port, from: "a@b.co", timeout: .milliseconds(500)))
         let started = ContinuousClock.now
         let error = await #expect(throws: SMTPEmailAdapter.SMTPError.self) {

@@ -184,20 +184,9 @@ final class RawConnection: @unchecked Sendable {
     let fd: Int32
 
     init(port: Int) throws {
-        #if canImport(Glibc)
-            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        fd = LoopbackSocket.socket()
         guard fd >= 0 else { throw Failure("socket failed") }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { ptr in
-            ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else {
+        guard LoopbackSocket.connect(fd, port: port) == 0 else {
             systemClose(fd)
             throw Failure("connect failed")
         }

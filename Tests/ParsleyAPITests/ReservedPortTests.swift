@@ -16,36 +16,26 @@ struct ReservedPortTests {
         defer { reserved.release() }
         #expect(Self.connect(reserved.port) == ECONNREFUSED)
         // Held: a socket without SO_REUSEADDR cannot bind it.
-        let plain = ReservedPort.socket()
+        let plain = LoopbackSocket.socket()
         defer { close(plain) }
-        #expect(ReservedPort.bind(plain, port: reserved.port) == -1)
+        #expect(LoopbackSocket.bind(plain, port: reserved.port) == -1)
         // Servers that bind port 0 (with SO_REUSEADDR, as Hummingbird's do, or without) are given other ports.
         for n in 0..<2_000 {
-            let fd = ReservedPort.socket(reuseAddress: n % 2 == 0)
+            let fd = LoopbackSocket.socket(reuseAddress: n % 2 == 0)
             defer { close(fd) }
-            #expect(ReservedPort.bind(fd, port: 0) != reserved.port)
+            #expect(LoopbackSocket.bind(fd, port: 0) != reserved.port)
         }
-        let server = ReservedPort.socket(reuseAddress: true)
+        let server = LoopbackSocket.socket(reuseAddress: true)
         defer { close(server) }
-        #expect(ReservedPort.bind(server, port: reserved.port) == reserved.port)
+        #expect(LoopbackSocket.bind(server, port: reserved.port) == reserved.port)
         #expect(listen(server, 4) == 0)
         #expect(Self.connect(reserved.port) == 0)
     }
 
     /// 0 when a connection to 127.0.0.1:`port` is accepted, else the error number.
     static func connect(_ port: Int) -> Int32 {
-        let fd = ReservedPort.socket()
+        let fd = LoopbackSocket.socket()
         defer { close(fd) }
-        var address = ReservedPort.address(port)
-        let result = withUnsafePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                #if canImport(Glibc)
-                    Glibc.connect(fd, sa, socklen_t(MemoryLayout<sockaddr_in>.size))
-                #else
-                    Darwin.connect(fd, sa, socklen_t(MemoryLayout<sockaddr_in>.size))
-                #endif
-            }
-        }
-        return result == 0 ? 0 : errno
+        return LoopbackSocket.connect(fd, port: port)
     }
 }
